@@ -1,0 +1,28 @@
+import { db } from "@/lib/db";
+import { AppError } from "@/lib/http/errors";
+import { sha256Hex } from "@/lib/auth/tokens";
+
+export type SessionContext = {
+  sessionId: string;
+  accountId: string;
+  walletAddress: string;
+  expiresAt: Date;
+};
+
+/** Resolves a session cookie's token to its live server-side session, or throws 401. */
+export async function getSessionOrThrow(token: string | undefined): Promise<SessionContext> {
+  if (!token) throw new AppError("session_required", "Sign in with your wallet first: this route needs the svc_session cookie.");
+  const session = await db.session.findUnique({
+    where: { tokenHash: sha256Hex(token) },
+    include: { account: { select: { walletAddress: true } } },
+  });
+  if (!session || session.revokedAt || session.expiresAt <= new Date()) {
+    throw new AppError("session_required", "Your session has expired or was signed out; sign in again.");
+  }
+  return {
+    sessionId: session.id,
+    accountId: session.accountId,
+    walletAddress: session.account.walletAddress,
+    expiresAt: session.expiresAt,
+  };
+}

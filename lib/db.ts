@@ -1,0 +1,29 @@
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "@prisma/client";
+import { requireDatabaseUrl } from "@/lib/env";
+
+export { Prisma } from "@prisma/client";
+
+/** A client usable both at the top level and inside `db.$transaction(async (tx) => …)`. */
+export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
+
+function createPrismaClient() {
+  const adapter = new PrismaPg({ connectionString: requireDatabaseUrl(), max: 10 });
+  return new PrismaClient({ adapter });
+}
+
+// One client per process, created on first use (so `next build` can import routes without a database);
+// Next.js dev reloads modules, so it lives on globalThis.
+const holder = globalThis as unknown as { svcPrisma?: PrismaClient };
+
+function client(): PrismaClient {
+  return (holder.svcPrisma ??= createPrismaClient());
+}
+
+export const db: PrismaClient = new Proxy({} as PrismaClient, {
+  get(_target, property) {
+    const c = client();
+    const value = Reflect.get(c, property, c);
+    return typeof value === "function" ? value.bind(c) : value;
+  },
+});

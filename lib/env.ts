@@ -1,0 +1,94 @@
+import { z } from "zod";
+
+/**
+ * The whole configuration, validated once. Nothing else reads `process.env`.
+ * Defaults are for local development against `npm run dev` (anvil's public dev keys, loopback
+ * services); production sets every secret explicitly and `SVC_ENV=production` refuses the dev ones.
+ */
+
+// Anvil's well-known dev accounts 0 and 1: public keys, for local dev and tests only.
+const DEV_RELAYER_PRIVATE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+const DEV_TREASURY_ADDRESS = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+// The ASCII text "dev-only-secret-key-not-for-prod": obviously not a secret, local dev only.
+const DEV_SECRET_KEY = "6465762d6f6e6c792d7365637265742d6b65792d6e6f742d666f722d70726f64";
+
+const hex = (bytes: number) =>
+  z.string().regex(new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`), `must be 0x followed by ${bytes * 2} hex digits`);
+const flag = z
+  .enum(["true", "false", "1", "0", ""])
+  .optional()
+  .transform((v) => v === "true" || v === "1");
+
+const EnvSchema = z.object({
+  SVC_ENV: z.enum(["development", "test", "production"]).default("development"),
+  /** PostgreSQL connection string; unset in dev/tests means "start the embedded database". */
+  DATABASE_URL: z.string().url().optional(),
+  /** Public origin of the deployment, e.g. https://svc.example; its host is the SIWE domain. */
+  SVC_ORIGIN: z.string().url().default("http://localhost:3000"),
+  BASE_RPC_URL: z.string().url().default("http://127.0.0.1:8545"),
+  RELAYER_PRIVATE_KEY: hex(32).default(DEV_RELAYER_PRIVATE_KEY),
+  TREASURY_ADDRESS: hex(20).default(DEV_TREASURY_ADDRESS),
+  USDC_ADDRESS: hex(20).default("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"),
+  /** 32-byte hex key for AES-256-GCM encryption of supplier upstream credentials. */
+  SECRET_KEY: z
+    .string()
+    .regex(/^(0x)?[0-9a-fA-F]{64}$/, "must be 32 bytes of hex")
+    .default(DEV_SECRET_KEY),
+  /** Platform fee in basis points of each clear (1000 = 10%). */
+  PLATFORM_FEE_BPS: z.coerce.number().int().min(0).max(5000).default(1000),
+  /** Buyer max price (cents per diem) when neither request, key nor account says otherwise. */
+  DEFAULT_MAX_PRICE_CENTS: z.coerce.number().int().min(1).max(10_000).default(100),
+  /** Allows loopback/private upstream URLs for suppliers (local dev and tests only). */
+  ALLOW_PRIVATE_UPSTREAMS: flag,
+  /** Largest JSON request body accepted, in bytes. */
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_000_000),
+  /** Optional Redis URL for the shared rate-limit store; unset = PostgreSQL or in-memory. */
+  REDIS_URL: z.string().url().optional(),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+const DEV_ONLY_DEFAULTS = {
+  RELAYER_PRIVATE_KEY: DEV_RELAYER_PRIVATE_KEY,
+  SECRET_KEY: DEV_SECRET_KEY,
+} as const;
+
+/** Parses an environment; exported for tests. Throws one error that lists every bad variable. */
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  const result = EnvSchema.safeParse(source);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid environment configuration:\n${lines.join("\n")}`);
+  }
+  const parsed = result.data;
+  if (parsed.SVC_ENV === "production") {
+    for (const [name, devValue] of Object.entries(DEV_ONLY_DEFAULTS)) {
+      if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue) {
+        throw new Error(`Invalid environment configuration:\n  ${name}: must be set in production`);
+      }
+    }
+    if (!parsed.DATABASE_URL) throw new Error("Invalid environment configuration:\n  DATABASE_URL: required in production");
+    if (parsed.ALLOW_PRIVATE_UPSTREAMS) {
+      throw new Error("Invalid environment configuration:\n  ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
+    }
+  }
+  return parsed;
+}
+
+export const env: Env = parseEnv(process.env);
+
+/** The deployment's host (SIWE `domain`) and origin, derived once. */
+export const deployment = {
+  origin: new URL(env.SVC_ORIGIN).origin,
+  host: new URL(env.SVC_ORIGIN).host,
+  secure: new URL(env.SVC_ORIGIN).protocol === "https:",
+} as const;
+
+/** The database URL, or a clear error when the app was started without one. */
+export function requireDatabaseUrl(): string {
+  if (!env.DATABASE_URL) {
+    throw new Error("DATABASE_URL is not set. Run `npm run dev` (it starts an embedded database) or set DATABASE_URL.");
+  }
+  return env.DATABASE_URL;
+}

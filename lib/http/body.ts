@@ -1,0 +1,72 @@
+import type { z } from "zod";
+import { AppError } from "@/lib/http/errors";
+
+/** Reads a JSON body with a byte limit, rejecting a wrong content type or malformed JSON with a clear 400. */
+export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+  const contentType = req.headers.get("content-type") ?? "";
+  if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+    throw new AppError(
+      "unsupported_content_type",
+      `Expected Content-Type: application/json, got ${contentType ? `"${contentType}"` : "none"}.`,
+    );
+  }
+  const declared = Number(req.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+
+  const text = await readTextWithLimit(req, maxBytes);
+  if (text.trim() === "") throw new AppError("invalid_json", "The request body is empty; expected a JSON object.");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new AppError("invalid_json", `The request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+async function readTextWithLimit(req: Request, maxBytes: number): Promise<string> {
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function tooLarge(maxBytes: number) {
+  return new AppError("payload_too_large", `The request body is larger than ${maxBytes} bytes.`, {
+    details: { limit_bytes: maxBytes },
+  });
+}
+
+/** Query parameters as a plain object; a repeated parameter keeps its last value. */
+export function readQuery(req: Request): Record<string, string> {
+  return Object.fromEntries(new URL(req.url).searchParams.entries());
+}
+
+/** Parses input with a zod schema, turning the first problems into one readable 400. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where: "body" | "query"): z.infer<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issues = result.error.issues;
+  const unknown = issues.find((i) => i.code === "unrecognized_keys");
+  if (unknown && "keys" in unknown) {
+    const keys = (unknown.keys as string[]).map((k) => `"${[...unknown.path, k].join(".")}"`).join(", ");
+    throw new AppError("unknown_field", `Unknown field${unknown.keys.length > 1 ? "s" : ""} in ${where}: ${keys}.`, {
+      details: { param: unknown.keys[0] },
+    });
+  }
+  const first = issues[0];
+  const path = first.path.length > 0 ? first.path.join(".") : where;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
+  throw new AppError("invalid_request", `Invalid ${where === "body" ? "request body" : "query"}: ${path}: ${first.message}${more}.`, {
+    details: { param: first.path.join(".") || null },
+  });
+}

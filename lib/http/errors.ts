@@ -1,0 +1,77 @@
+/** The one error type. Route handlers and domain functions throw it; `route()` renders it. */
+
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  unsupported_content_type: 400,
+  unknown_field: 400,
+  stream_not_supported: 400,
+  max_price_above_key_cap: 400,
+  missing_credentials: 401,
+  invalid_api_key: 401,
+  session_required: 401,
+  session_cookie_not_accepted: 401,
+  invalid_siwe_message: 401,
+  insufficient_balance: 402,
+  payment_required: 402,
+  spend_limit_exceeded: 402,
+  cross_site_request: 403,
+  not_found: 404,
+  model_not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_error: 502,
+  no_offer_at_or_below_max: 503,
+  no_capacity: 503,
+  no_healthy_supplier: 503,
+  service_unavailable: 503,
+} as const satisfies Record<string, number>;
+
+export type AppErrorCode = keyof typeof ERROR_STATUS;
+
+/** OpenAI's `type` for a status, so OpenAI SDKs classify our errors as they do theirs. */
+export function errorTypeForStatus(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 402) return "payment_required";
+  if (status === 403) return "permission_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "api_error";
+  return "invalid_request_error";
+}
+
+export type AppErrorOptions = {
+  /** Extra machine-readable fields placed beside message/type/code in the error body. */
+  details?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  cause?: unknown;
+};
+
+export class AppError extends Error {
+  readonly code: AppErrorCode;
+  readonly status: number;
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+export type ErrorBody = {
+  error: { message: string; type: string; code: AppErrorCode } & Record<string, unknown>;
+};
+
+export function errorBody(error: AppError): ErrorBody {
+  return {
+    error: { ...error.details, message: error.message, type: errorTypeForStatus(error.status), code: error.code },
+  };
+}

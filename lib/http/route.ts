@@ -1,0 +1,119 @@
+import { randomBytes } from "node:crypto";
+import type { z } from "zod";
+import { readAuthorization, readSessionCookie } from "@/lib/auth/credentials";
+import { getApiKeyOrThrow, type ApiKeyContext } from "@/lib/auth/api-key-auth";
+import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
+import { deployment, env } from "@/lib/env";
+import { AppError, errorBody } from "@/lib/http/errors";
+import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
+import { json } from "@/lib/http/responses";
+import { log } from "@/lib/log";
+
+export type AuthMode = "public" | "session" | "bearer";
+
+type Schema = z.ZodType | undefined;
+type Infer<S extends Schema> = S extends z.ZodType ? z.infer<S> : undefined;
+
+type BaseContext<B extends Schema, Q extends Schema> = {
+  req: Request;
+  body: Infer<B>;
+  query: Infer<Q>;
+  params: Record<string, string>;
+  requestId: string;
+  ip: string;
+};
+
+export type RouteContext<A extends AuthMode, B extends Schema, Q extends Schema> = BaseContext<B, Q> &
+  (A extends "session" ? { session: SessionContext } : A extends "bearer" ? { apiKey: ApiKeyContext } : unknown);
+
+type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
+  auth: A;
+  body?: B;
+  query?: Q;
+  /** Overrides the configured JSON body limit for this route. */
+  maxBodyBytes?: number;
+};
+
+type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * The one way to write a route handler: authenticates by mode, parses body and query with zod,
+ * and renders every thrown error as `{"error":{"message","type","code"}}` with an `X-Request-Id`.
+ */
+export function route<A extends AuthMode, B extends Schema = undefined, Q extends Schema = undefined>(
+  options: RouteOptions<A, B, Q>,
+  handler: (ctx: RouteContext<A, B, Q>) => Promise<Response> | Response,
+) {
+  return async (req: Request, next?: NextRouteContext): Promise<Response> => {
+    const incomingId = req.headers.get("x-request-id");
+    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomBytes(12).toString("hex")}`;
+    let response: Response;
+    try {
+      const auth = await authenticate(options.auth, req);
+      const body = options.body
+        ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")
+        : undefined;
+      const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
+      const params = flattenParams(next ? await next.params : {});
+      const ctx = { req, body, query, params, requestId, ip: clientIp(req), ...auth } as RouteContext<A, B, Q>;
+      response = await handler(ctx);
+    } catch (error) {
+      response = errorResponse(error, requestId, req);
+    }
+    response.headers.set("x-request-id", requestId);
+    return response;
+  };
+}
+
+async function authenticate(mode: AuthMode, req: Request) {
+  if (mode === "public") return {};
+  const authorization = readAuthorization(req);
+  const cookie = readSessionCookie(req);
+  if (mode === "bearer") {
+    if (cookie) {
+      throw new AppError(
+        "session_cookie_not_accepted",
+        "The inference endpoint takes an API key, not a browser session: send Authorization: Bearer svc_... without the svc_session cookie.",
+      );
+    }
+    return { apiKey: await getApiKeyOrThrow(authorization.bearer) };
+  }
+  if (authorization.present) {
+    throw new AppError(
+      "session_required",
+      "This route needs a signed-in wallet session (the svc_session cookie); API keys are only accepted by POST /v1/chat/completions.",
+    );
+  }
+  if (!SAFE_METHODS.has(req.method)) assertSameOrigin(req);
+  return { session: await getSessionOrThrow(cookie) };
+}
+
+/** Session mutations must come from our own origin (the cookie is SameSite=Lax; this closes the rest). */
+function assertSameOrigin(req: Request) {
+  const origin = req.headers.get("origin");
+  const fetchSite = req.headers.get("sec-fetch-site");
+  if ((origin && origin !== deployment.origin) || fetchSite === "cross-site") {
+    throw new AppError("cross_site_request", `Cross-site request refused: expected Origin ${deployment.origin}.`);
+  }
+}
+
+function flattenParams(params: Record<string, string | string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, Array.isArray(v) ? v.join("/") : v]));
+}
+
+function clientIp(req: Request): string {
+  const forwarded = req.headers.get("x-forwarded-for");
+  return forwarded?.split(",")[0]?.trim() || req.headers.get("x-real-ip") || "unknown";
+}
+
+export function errorResponse(error: unknown, requestId: string, req?: Request): Response {
+  if (error instanceof AppError) {
+    return json(errorBody(error), { status: error.status, headers: error.headers });
+  }
+  log.error("unhandled error", { requestId, method: req?.method, path: req ? new URL(req.url).pathname : undefined, error });
+  const internal = new AppError("internal_error", `Internal error; quote request id ${requestId} when reporting it.`);
+  return json(errorBody(internal), { status: internal.status });
+}

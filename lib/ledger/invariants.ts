@@ -1,0 +1,58 @@
+import { db, Prisma, type Tx } from "@/lib/db";
+
+export type LedgerReport = { ok: boolean; violations: string[] };
+
+/**
+ * Checks the ledger's invariants on one consistent snapshot:
+ * every journal entry sums to zero; every materialized balance equals the sum of its lines;
+ * no balance but the external contra account is negative; held money is within [0, balance] and
+ * equals the active holds; an offer-day's held capacity equals its active holds' burn.
+ * Pass a transaction client to check uncommitted state (tests do); otherwise it opens a REPEATABLE READ one.
+ */
+export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
+  if (!tx) {
+    return db.$transaction((t) => checkLedgerInvariants(t), { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead });
+  }
+  const violations: string[] = [];
+
+  const unbalanced = await tx.$queryRaw<{ entry_id: string; total: string }[]>`
+    SELECT entry_id::text, SUM(amount_micros)::text AS total
+    FROM journal_lines GROUP BY entry_id HAVING SUM(amount_micros) <> 0`;
+  for (const e of unbalanced) violations.push(`journal entry ${e.entry_id} lines sum to ${e.total}, not 0`);
+
+  const drifted = await tx.$queryRaw<{ id: string; balance: string; lines: string }[]>`
+    SELECT la.id::text, la.balance_micros::text AS balance, COALESCE(SUM(jl.amount_micros), 0)::text AS lines
+    FROM ledger_accounts la LEFT JOIN journal_lines jl ON jl.ledger_account_id = la.id
+    GROUP BY la.id HAVING la.balance_micros <> COALESCE(SUM(jl.amount_micros), 0)`;
+  for (const a of drifted) violations.push(`ledger account ${a.id} balance ${a.balance} differs from its lines ${a.lines}`);
+
+  const negative = await tx.$queryRaw<{ id: string; kind: string; balance: string; held: string }[]>`
+    SELECT id::text, kind::text, balance_micros::text AS balance, held_micros::text AS held
+    FROM ledger_accounts
+    WHERE (kind <> 'external' AND balance_micros < 0) OR held_micros < 0
+       OR (kind <> 'external' AND held_micros > balance_micros)`;
+  for (const a of negative) violations.push(`ledger account ${a.id} (${a.kind}) has balance ${a.balance} and held ${a.held}`);
+
+  const heldDrift = await tx.$queryRaw<{ id: string; held: string; holds: string }[]>`
+    SELECT la.id::text, la.held_micros::text AS held, COALESCE(h.total, 0)::text AS holds
+    FROM ledger_accounts la
+    LEFT JOIN (SELECT account_id, SUM(amount_micros) AS total FROM holds WHERE status = 'active' GROUP BY account_id) h
+      ON h.account_id = la.owner_id
+    WHERE la.kind = 'buyer' AND la.held_micros <> COALESCE(h.total, 0)`;
+  for (const a of heldDrift) violations.push(`buyer ledger account ${a.id} holds ${a.held} but its active holds total ${a.holds}`);
+
+  const capacityDrift = await tx.$queryRaw<{ offer_id: string; day: string; held: string; holds: string }[]>`
+    SELECT d.offer_id::text, d.day::text, d.held_micro_diem::text AS held, COALESCE(h.total, 0)::text AS holds
+    FROM offer_days d
+    LEFT JOIN (SELECT offer_id, day, SUM(burn_micro_diem) AS total FROM holds WHERE status = 'active' GROUP BY offer_id, day) h
+      ON h.offer_id = d.offer_id AND h.day = d.day
+    WHERE d.held_micro_diem <> COALESCE(h.total, 0)`;
+  for (const d of capacityDrift) violations.push(`offer ${d.offer_id} on ${d.day} holds ${d.held} micro-diem but its active holds burn ${d.holds}`);
+
+  return { ok: violations.length === 0, violations };
+}
+
+export async function assertLedgerInvariants(tx?: Tx): Promise<void> {
+  const report = await checkLedgerInvariants(tx);
+  if (!report.ok) throw new Error(`Ledger invariants violated:\n- ${report.violations.join("\n- ")}`);
+}

@@ -1,0 +1,52 @@
+/**
+ * Money and capacity as BigInt micro-units (6 decimals): micro-USDC and micro-diem.
+ * Decimal strings are parsed with integer arithmetic only (a float turns "2.01" into 2009999).
+ */
+
+export const MICROS_PER_UNIT = 1_000_000n;
+
+const DECIMAL = /^(\d{1,15})(?:\.(\d{1,6}))?$/;
+
+/** "12.5" → 12_500_000n. Rejects signs, exponents, more than 6 decimals, and empty parts. Returns null when invalid. */
+export function parseMicros(input: string): bigint | null {
+  const match = DECIMAL.exec(input);
+  if (!match) return null;
+  const [, whole, fraction = ""] = match;
+  return BigInt(whole) * MICROS_PER_UNIT + BigInt(fraction.padEnd(6, "0"));
+}
+
+/** 12_500_000n → "12.500000" (always six places; negative amounts keep their sign). */
+export function formatMicros(micros: bigint): string {
+  const negative = micros < 0n;
+  const abs = negative ? -micros : micros;
+  const whole = abs / MICROS_PER_UNIT;
+  const fraction = (abs % MICROS_PER_UNIT).toString().padStart(6, "0");
+  return `${negative ? "-" : ""}${whole}.${fraction}`;
+}
+
+/** ceil(a / b) for non-negative bigints. */
+export function ceilDiv(a: bigint, b: bigint): bigint {
+  if (a < 0n || b <= 0n) throw new RangeError("ceilDiv expects a >= 0 and b > 0");
+  return (a + b - 1n) / b;
+}
+
+/** burn in micro-diem = tokens x list price (micro-diem per 1M tokens) / 1M, rounded up so capacity is never under-counted. */
+export function burnMicroDiem(
+  promptTokens: number,
+  completionTokens: number,
+  price: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint },
+): bigint {
+  const scaled = BigInt(promptTokens) * price.inputMicroDiemPerMTok + BigInt(completionTokens) * price.outputMicroDiemPerMTok;
+  return ceilDiv(scaled, 1_000_000n);
+}
+
+/** charge in micro-USDC = ceil(burn x price cents / 100): one diem at 100 cents costs one USDC. */
+export function chargeMicros(burn: bigint, priceCents: number): bigint {
+  return ceilDiv(burn * BigInt(priceCents), 100n);
+}
+
+/** The supplier gets floor(charge x (1 - fee)); the platform the rest, so the two always add up to the charge. */
+export function splitCharge(charge: bigint, feeBps: number): { supplierMicros: bigint; feeMicros: bigint } {
+  const supplierMicros = (charge * BigInt(10_000 - feeBps)) / 10_000n;
+  return { supplierMicros, feeMicros: charge - supplierMicros };
+}

@@ -1,0 +1,53 @@
+/** Seed data: the model catalog (every environment) and a demo supplier's offers (local dev only). */
+import type { PrismaClient } from "@prisma/client";
+import { CATALOG } from "../lib/market/catalog";
+import { encryptCredential } from "../lib/supply/credentials";
+
+export async function seedCatalog(db: PrismaClient): Promise<void> {
+  for (const model of CATALOG) {
+    const { id, ...fields } = model;
+    await db.model.upsert({ where: { id }, create: model, update: fields });
+  }
+}
+
+export type DemoOffer = { priceCents: number; dailyCapacityDiem: number; models: string[] };
+
+export const DEMO_OFFERS: readonly DemoOffer[] = [
+  { priceCents: 80, dailyCapacityDiem: 25, models: ["llama-3.3-70b", "mistral-31-24b"] },
+  { priceCents: 90, dailyCapacityDiem: 100, models: ["llama-3.3-70b", "qwen3-235b", "venice-uncensored"] },
+  { priceCents: 120, dailyCapacityDiem: 250, models: ["llama-3.3-70b", "qwen3-235b", "mistral-31-24b", "venice-uncensored"] },
+];
+
+/** Gives the demo supplier wallet its offers on the reference upstream, once (idempotent by wallet). */
+export async function seedDemoSupplier(
+  db: PrismaClient,
+  supplier: { walletAddress: string; upstreamBaseUrl: string; upstreamApiKey: string },
+): Promise<number> {
+  const account = await db.account.upsert({
+    where: { walletAddress: supplier.walletAddress },
+    create: { walletAddress: supplier.walletAddress },
+    update: {},
+  });
+  const existing = await db.offer.count({ where: { supplierId: account.id, status: { not: "withdrawn" } } });
+  if (existing > 0) {
+    // The reference upstream may have moved to another port since the last run: point the offers at it.
+    await db.offer.updateMany({
+      where: { supplierId: account.id },
+      data: { upstreamBaseUrl: supplier.upstreamBaseUrl, upstreamKeyCiphertext: encryptCredential(supplier.upstreamApiKey) },
+    });
+    return existing;
+  }
+  for (const offer of DEMO_OFFERS) {
+    await db.offer.create({
+      data: {
+        supplierId: account.id,
+        upstreamBaseUrl: supplier.upstreamBaseUrl,
+        upstreamKeyCiphertext: encryptCredential(supplier.upstreamApiKey),
+        priceCents: offer.priceCents,
+        dailyCapacityMicroDiem: BigInt(offer.dailyCapacityDiem) * 1_000_000n,
+        models: { create: offer.models.map((modelId) => ({ modelId, upstreamModel: modelId })) },
+      },
+    });
+  }
+  return DEMO_OFFERS.length;
+}

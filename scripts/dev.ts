@@ -1,0 +1,141 @@
+/**
+ * `npm run dev`: the whole marketplace on one machine, from a fresh clone.
+ * Database (DATABASE_URL, or the embedded PGlite under .data/), migrations, the local chain with USDC,
+ * the reference upstream, the catalog and a demo supplier's offers, then the Next.js app.
+ * Ctrl-C stops everything it started.
+ */
+import { spawn } from "node:child_process";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "@prisma/client";
+import { DEV_ROLES, getDevAccount } from "../lib/chain/constants";
+import { env } from "../lib/env";
+import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
+import { startEmbeddedDatabase } from "./embedded-db";
+import { startLocalChain } from "./local-chain";
+import { migrateDatabase } from "./migrate";
+import { waitFor } from "./process-utils";
+import { startReferenceUpstream } from "./reference-upstream/server";
+
+const PORTS = { app: 3000, chain: 8545, upstream: 8787, embeddedDb: 54329 } as const;
+
+type Stoppable = { name: string; stop: () => Promise<void> };
+const started: Stoppable[] = [];
+
+function step(message: string) {
+  console.log(`\x1b[2m[svc]\x1b[0m ${message}`);
+}
+
+async function main() {
+  const t0 = performance.now();
+
+  let databaseUrl = env.DATABASE_URL;
+  if (databaseUrl) {
+    step(`database: ${redact(databaseUrl)} (from DATABASE_URL)`);
+  } else {
+    const db = await startEmbeddedDatabase({ dataDir: ".data/pglite", port: PORTS.embeddedDb });
+    started.push({ name: "embedded database", stop: db.stop });
+    databaseUrl = db.url;
+    step(`database: embedded PGlite on 127.0.0.1:${db.port} (data in .data/pglite)`);
+  }
+  await migrateDatabase(databaseUrl);
+  step("migrations applied");
+
+  const chain = await startLocalChain({ port: PORTS.chain });
+  started.push({ name: "local chain", stop: chain.stop });
+  step(`chain: anvil (chain id 8453) at ${chain.rpcUrl}, USDC at the Base address, dev accounts funded`);
+
+  const upstream = await startReferenceUpstream({ port: PORTS.upstream });
+  started.push({ name: "reference upstream", stop: upstream.stop });
+  step(`reference upstream (a stand-in for a supplier's LLM provider, not a model) at ${upstream.url}`);
+
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+  try {
+    await seedCatalog(prisma);
+    const supplier = getDevAccount("demoSupplier");
+    const offers = await seedDemoSupplier(prisma, {
+      walletAddress: supplier.address,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
+    });
+    step(`catalog seeded; demo supplier ${supplier.address} has ${offers} offers`);
+  } finally {
+    await prisma.$disconnect();
+  }
+
+  const app = spawn(process.execPath, ["node_modules/next/dist/bin/next", "dev", "--port", String(PORTS.app)], {
+    stdio: "inherit",
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      BASE_RPC_URL: chain.rpcUrl,
+      ALLOW_PRIVATE_UPSTREAMS: "true",
+      NEXT_TELEMETRY_DISABLED: "1",
+    },
+  });
+  started.push({
+    name: "next dev",
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (app.exitCode !== null) return resolve();
+        app.once("exit", () => resolve());
+        app.kill("SIGTERM");
+      }),
+  });
+  app.once("exit", (code) => {
+    if (!stopping) void shutdown(code ?? 1);
+  });
+
+  const origin = `http://localhost:${PORTS.app}`;
+  await waitFor("the app to answer /healthz", 180_000, async () => {
+    const res = await fetch(`${origin}/healthz`).catch(() => null);
+    return res?.status === 200;
+  });
+  printBanner(origin, chain.rpcUrl, upstream, Math.round(performance.now() - t0));
+}
+
+function printBanner(origin: string, rpcUrl: string, upstream: { url: string; apiKey: string }, ms: number) {
+  const role = (name: keyof typeof DEV_ROLES) => getDevAccount(name);
+  console.log(`
+\x1b[1msvc is running\x1b[0m (ready in ${(ms / 1000).toFixed(1)} s)
+
+  Web UI            ${origin}
+  API               ${origin}/v1   (try: curl ${origin}/v1/models)
+  Health            ${origin}/healthz
+  Chain RPC         ${rpcUrl}   (chain id 8453; add it to your wallet as a custom network)
+  Reference upstream ${upstream.url}   (key: ${upstream.apiKey})
+
+  Dev wallets (anvil's public test keys, each holding 1,000,000 test USDC):
+    buyer      ${role("demoBuyer").address}   key ${role("demoBuyer").privateKey}
+    supplier   ${role("demoSupplier").address}   key ${role("demoSupplier").privateKey}
+    treasury   ${role("treasury").address}
+    relayer    ${role("relayer").address}
+
+  Next: open the web UI, connect a wallet with the buyer key, sign in, top up, create an API key,
+  then call POST ${origin}/v1/chat/completions with it. Ctrl-C stops everything.
+`);
+}
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = "***";
+  return u.toString();
+}
+
+let stopping = false;
+async function shutdown(code: number) {
+  if (stopping) return;
+  stopping = true;
+  step("stopping…");
+  for (const s of started.reverse()) {
+    await s.stop().catch((error: unknown) => console.error(`failed to stop ${s.name}:`, error));
+  }
+  process.exit(code);
+}
+
+process.on("SIGINT", () => void shutdown(0));
+process.on("SIGTERM", () => void shutdown(0));
+
+main().catch(async (error: unknown) => {
+  console.error(`\n[svc] could not start: ${(error as Error).message}`);
+  await shutdown(1);
+});

@@ -1,0 +1,131 @@
+/**
+ * Serves PGlite over the Postgres wire protocol for several clients: pglite-socket's server with a
+ * batch-aware query queue.
+ *
+ * Why not the stock queue: PGlite is ONE backend. pglite-socket 0.1.x interleaves messages from different
+ * connections between transactions, so one client's Parse/Bind/Execute/Sync batch can be split by another's
+ * Parse, which replaces the shared unnamed prepared statement ("unnamed prepared statement does not exist").
+ * This queue hands the backend to one connection from its first message until its batch ends (Sync or a
+ * simple Query) outside a transaction, which is what a real server's separate backends guarantee.
+ *
+ * Usage: tsx scripts/pglite-server.ts --db=<dir|memory://> --port=<n> [--host=127.0.0.1]
+ */
+import { parseArgs } from "node:util";
+import { PGlite } from "@electric-sql/pglite";
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+
+const QUERY = 0x51; // 'Q': simple query (a complete batch)
+const SYNC = 0x53; // 'S': ends an extended-protocol batch
+const TERMINATE = 0x58; // 'X'
+
+type Item = {
+  handlerId: number;
+  message: Uint8Array;
+  onData: (data: Uint8Array) => void;
+  resolve: (bytes: number) => void;
+  reject: (error: unknown) => void;
+};
+
+export class BatchAwareQueue {
+  private waiting: Item[] = [];
+  private owner: number | null = null;
+  private pumping = false;
+
+  constructor(private readonly db: PGlite) {}
+
+  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ handlerId, message, onData, resolve, reject });
+      void this.pump();
+    });
+  }
+
+  getQueueLength(): number {
+    return this.waiting.length;
+  }
+
+  clearQueueForHandler(handlerId: number): void {
+    this.waiting = this.waiting.filter((item) => {
+      if (item.handlerId !== handlerId) return true;
+      item.reject(new Error("Handler disconnected"));
+      return false;
+    });
+  }
+
+  async clearTransactionIfNeeded(handlerId: number): Promise<void> {
+    if (this.owner !== handlerId) return;
+    if (this.db.isInTransaction()) await this.db.exec("ROLLBACK");
+    this.owner = null;
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      for (;;) {
+        const index = this.owner === null ? 0 : this.waiting.findIndex((i) => i.handlerId === this.owner);
+        if (index === -1 || this.waiting.length === 0) return;
+        const [item] = this.waiting.splice(index, 1);
+        let bytes = 0;
+        try {
+          await this.db.runExclusive(() =>
+            this.db.execProtocolRawStream(item.message, {
+              onRawData: (data) => {
+                bytes += data.length;
+                item.onData(data);
+              },
+            }),
+          );
+          item.resolve(bytes);
+        } catch (error) {
+          item.reject(error);
+        }
+        this.owner = endsBatch(item.message) && !this.db.isInTransaction() ? null : item.handlerId;
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+}
+
+function endsBatch(message: Uint8Array): boolean {
+  const type = message[0];
+  // A startup or SSL request has no type byte: its first byte is the high byte of its length (0).
+  return type === QUERY || type === SYNC || type === TERMINATE || type === 0;
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      db: { type: "string", default: "memory://" },
+      port: { type: "string", default: "5432" },
+      host: { type: "string", default: "127.0.0.1" },
+      "max-connections": { type: "string", default: "20" },
+    },
+  });
+  const db = await PGlite.create(values.db!);
+  const server = new PGLiteSocketServer({
+    db,
+    port: Number(values.port),
+    host: values.host,
+    maxConnections: Number(values["max-connections"]),
+  });
+  // The server hands its queue to each connection's handler as it arrives; swap in ours before any does.
+  (server as unknown as { queryQueue: BatchAwareQueue }).queryQueue = new BatchAwareQueue(db);
+  await server.start();
+  console.log(`pglite-server listening on ${values.host}:${values.port}`);
+
+  const shutdown = async () => {
+    await server.stop();
+    await db.close();
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+}
+
+void main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

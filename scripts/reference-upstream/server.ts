@@ -1,0 +1,349 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { z } from "zod";
+import { countChatPromptTokens, countTextTokens, truncateTextToTokens } from "../../lib/upstream/tokens";
+import { REFERENCE_MODELS, type ReferenceModel } from "./catalog";
+
+/**
+ * A stand-in for a supplier's OpenAI-compatible provider (Venice-shaped).
+ * It is not a model: replies are deterministic text derived from the request,
+ * and every response carries `X-Reference-Upstream: 1`.
+ */
+
+export type UpstreamMode =
+  | "ok"
+  | "timeout"
+  | "garbage"
+  | "no-usage"
+  | "bad-shape"
+  | `latency:${number}`
+  | `error:${number}`;
+
+type ResolvedMode =
+  | { kind: "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" }
+  | { kind: "latency"; ms: number }
+  | { kind: "error"; status: number };
+
+export type ReferenceUpstreamOptions = {
+  port?: number;
+  host?: string;
+  apiKey?: string;
+  defaultMode?: UpstreamMode;
+  models?: typeof REFERENCE_MODELS;
+};
+
+export type ReferenceUpstream = {
+  /** Base URL ending in /v1, ready for `new OpenAI({ baseURL })`. */
+  url: string;
+  port: number;
+  apiKey: string;
+  stop: () => Promise<void>;
+  /** Chat completion requests received (counted on arrival, before auth or validation). */
+  requestCount: () => number;
+};
+
+export const DEFAULT_REFERENCE_API_KEY = "ref-upstream-dev-key";
+export const UPSTREAM_MODE_HEADER = "x-upstream-mode";
+export const REFERENCE_OWNER = "svc-reference-upstream";
+export const REPLY_PREFIX = "[reference upstream]";
+
+const MODELS_CREATED_AT = 1_735_689_600;
+const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_LATENCY_MS = 600_000;
+const QUOTE_MAX_CHARS = 80;
+
+const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape"]);
+
+export function parseUpstreamMode(raw: string): UpstreamMode | null {
+  const s = raw.trim().toLowerCase();
+  if (SIMPLE_MODES.has(s)) return s as UpstreamMode;
+  const latency = /^latency:(\d{1,7})$/.exec(s);
+  if (latency && Number(latency[1]) <= MAX_LATENCY_MS) return `latency:${Number(latency[1])}`;
+  const error = /^error:(\d{3})$/.exec(s);
+  if (error && Number(error[1]) >= 400 && Number(error[1]) <= 599) return `error:${Number(error[1])}`;
+  return null;
+}
+
+function resolveMode(mode: UpstreamMode): ResolvedMode {
+  const [kind, arg] = mode.split(":");
+  if (kind === "latency") return { kind, ms: Number(arg) };
+  if (kind === "error") return { kind, status: Number(arg) };
+  return { kind: kind as "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" };
+}
+
+const messageSchema = z.object({
+  role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+  content: z.string(),
+});
+
+const maxTokensSchema = z.number().int().positive().nullish();
+
+const chatRequestSchema = z.object({
+  model: z.string().min(1),
+  messages: z.array(messageSchema).min(1),
+  max_tokens: maxTokensSchema,
+  max_completion_tokens: maxTokensSchema,
+  stream: z.boolean().nullish(),
+});
+
+type ChatRequest = z.infer<typeof chatRequestSchema>;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function errorBody(status: number, code: string, message: string) {
+  const type = status >= 500 ? "server_error" : "invalid_request_error";
+  return { error: { message, type, param: null, code } };
+}
+
+function sendRaw(res: ServerResponse, status: number, contentType: string, body: string): void {
+  if (res.destroyed || res.headersSent) return;
+  res.writeHead(status, {
+    "Content-Type": contentType,
+    "Content-Length": Buffer.byteLength(body),
+    "X-Reference-Upstream": "1",
+  });
+  res.end(body);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  sendRaw(res, status, "application/json", JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, status: number, code: string, message: string): void {
+  sendJson(res, status, errorBody(status, code, message));
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value).digest();
+}
+
+function isAuthorized(req: IncomingMessage, apiKey: string): boolean {
+  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
+  if (!match) return false;
+  return timingSafeEqual(digest(match[1].trim()), digest(apiKey));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, "request_too_large", "Request body exceeds 1 MiB");
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseChatRequest(raw: string): ChatRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new HttpError(400, "invalid_json", "We could not parse the JSON body of your request.");
+  }
+  const parsed = chatRequestSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue.path.length ? issue.path.join(".") : "body";
+    throw new HttpError(400, "invalid_request", `Invalid request at ${where}: ${issue.message}`);
+  }
+  if (parsed.data.stream) {
+    throw new HttpError(400, "stream_not_supported", "The reference upstream does not support stream=true");
+  }
+  return parsed.data;
+}
+
+function findModel(models: typeof REFERENCE_MODELS, id: string): ReferenceModel {
+  const model = models.find((m) => m.id === id);
+  if (!model) throw new HttpError(404, "model_not_found", `The model '${id}' does not exist`);
+  return model;
+}
+
+function quote(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > QUOTE_MAX_CHARS ? `${flat.slice(0, QUOTE_MAX_CHARS)}...` : flat;
+}
+
+function composeReply(request: ChatRequest): string {
+  const lastUser = [...request.messages].reverse().find((m) => m.role === "user") ?? request.messages.at(-1)!;
+  const fingerprint = digest(JSON.stringify([request.model, request.messages])).toString("hex").slice(0, 12);
+  return (
+    `${REPLY_PREFIX} You said: "${quote(lastUser.content)}". ` +
+    `This deterministic reply (fingerprint ${fingerprint}) comes from the svc reference upstream ` +
+    `standing in for ${request.model}; no language model produced it.`
+  );
+}
+
+function effectiveMaxTokens(request: ChatRequest, model: ReferenceModel): number {
+  const requested = [request.max_tokens, request.max_completion_tokens].filter((n): n is number => n != null);
+  return Math.min(model.maxOutputTokens, ...requested);
+}
+
+function buildCompletion(request: ChatRequest, model: ReferenceModel, mode: ResolvedMode) {
+  const promptTokens = countChatPromptTokens(request.messages);
+  if (promptTokens > model.contextTokens) {
+    throw new HttpError(
+      400,
+      "context_length_exceeded",
+      `This model's maximum context length is ${model.contextTokens} tokens; the messages use ${promptTokens}.`,
+    );
+  }
+  const full = composeReply(request);
+  const content = truncateTextToTokens(full, effectiveMaxTokens(request, model));
+  const completionTokens = countTextTokens(content);
+  const base = {
+    id: `chatcmpl-${randomBytes(12).toString("hex")}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: model.id,
+  };
+  const choices = [
+    {
+      index: 0,
+      message: { role: "assistant", content },
+      finish_reason: content === full ? "stop" : "length",
+    },
+  ];
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+  if (mode.kind === "no-usage") return { ...base, choices };
+  if (mode.kind === "bad-shape") return { ...base, usage };
+  return { ...base, choices, usage };
+}
+
+function toModelEntry(model: ReferenceModel) {
+  return {
+    id: model.id,
+    object: "model",
+    created: MODELS_CREATED_AT,
+    owned_by: REFERENCE_OWNER,
+    type: "text",
+    model_spec: {
+      name: model.name,
+      availableContextTokens: model.contextTokens,
+      maxCompletionTokens: model.maxOutputTokens,
+      pricing: {
+        input: { usd: Number(model.inputUsdPerMTok), diem: Number(model.inputUsdPerMTok) },
+        output: { usd: Number(model.outputUsdPerMTok), diem: Number(model.outputUsdPerMTok) },
+      },
+    },
+  };
+}
+
+function requestMode(req: IncomingMessage, fallback: ResolvedMode): ResolvedMode {
+  const header = req.headers[UPSTREAM_MODE_HEADER];
+  const raw = Array.isArray(header) ? header[0] : header;
+  if (raw === undefined) return fallback;
+  const mode = parseUpstreamMode(raw);
+  if (!mode) throw new HttpError(400, "invalid_upstream_mode", `Unknown X-Upstream-Mode '${raw}'`);
+  return resolveMode(mode);
+}
+
+export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}): Promise<ReferenceUpstream> {
+  const host = opts.host ?? "127.0.0.1";
+  const apiKey = opts.apiKey ?? DEFAULT_REFERENCE_API_KEY;
+  const models = opts.models ?? REFERENCE_MODELS;
+  const defaultMode = parseUpstreamMode(opts.defaultMode ?? "ok");
+  if (!defaultMode) throw new Error(`Invalid defaultMode '${opts.defaultMode}'`);
+  const fallbackMode = resolveMode(defaultMode);
+
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let chatRequests = 0;
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
+  }
+
+  async function handleChat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const mode = requestMode(req, fallbackMode);
+    const raw = await readBody(req);
+    if (mode.kind === "timeout") return;
+    if (mode.kind === "latency") await sleep(mode.ms);
+    if (mode.kind === "error") {
+      return sendError(res, mode.status, "injected_error", `Reference upstream injected HTTP ${mode.status}`);
+    }
+    if (mode.kind === "garbage") {
+      return sendRaw(res, 200, "application/json", "<html>upstream garbage: this is not JSON {");
+    }
+    const request = parseChatRequest(raw);
+    const model = findModel(models, request.model);
+    sendJson(res, 200, buildCompletion(request, model, mode));
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? "/", "http://reference.invalid").pathname.replace(/\/+$/, "");
+    if (req.method === "GET" && path === "/health") return sendJson(res, 200, { ok: true });
+    const isChat = req.method === "POST" && path === "/v1/chat/completions";
+    if (isChat) chatRequests++;
+    if (path === "/v1" || path.startsWith("/v1/")) {
+      if (!isAuthorized(req, apiKey)) {
+        return sendError(res, 401, "invalid_api_key", "Incorrect API key provided.");
+      }
+      if (isChat) return handleChat(req, res);
+      if (req.method === "GET" && path === "/v1/models") {
+        return sendJson(res, 200, { object: "list", data: models.map(toModelEntry) });
+      }
+    }
+    sendError(res, 404, "not_found", `No route for ${req.method} ${path || "/"}`);
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((err: unknown) => {
+      if (err instanceof HttpError) return sendError(res, err.status, err.code, err.message);
+      sendError(res, 500, "internal_error", err instanceof Error ? err.message : String(err));
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  let stopping: Promise<void> | undefined;
+
+  function stop(): Promise<void> {
+    stopping ??= new Promise<void>((resolve) => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    });
+    return stopping;
+  }
+
+  return {
+    url: `http://${urlHost}:${port}/v1`,
+    port,
+    apiKey,
+    stop,
+    requestCount: () => chatRequests,
+  };
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { db, type Tx } from "@/lib/db";
+import { checkLedgerInvariants } from "@/lib/ledger/invariants";
+import { seedAccount } from "../helpers/factories";
+
+class Rollback extends Error {}
+
+/** Breaks the ledger inside a transaction, checks it there, and rolls everything back. */
+async function reportOnBrokenLedger(breakIt: (tx: Tx, ownerId: string) => Promise<void>) {
+  const owner = await seedAccount();
+  let report: Awaited<ReturnType<typeof checkLedgerInvariants>> | undefined;
+  await db
+    .$transaction(async (tx) => {
+      await breakIt(tx, owner.id);
+      report = await checkLedgerInvariants(tx);
+      throw new Rollback();
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof Rollback)) throw error;
+    });
+  return report!;
+}
+
+describe("the ledger invariant check", () => {
+  it("passes on the ledger the suite has built so far", async () => {
+    expect(await checkLedgerInvariants()).toEqual({ ok: true, violations: [] });
+  });
+
+  it("catches a balance changed without journal lines", async () => {
+    const report = await reportOnBrokenLedger(async (tx, ownerId) => {
+      await tx.ledgerAccount.create({ data: { kind: "buyer", ownerId, balanceMicros: 5_000_000n } });
+    });
+    expect(report.ok).toBe(false);
+    expect(report.violations.join("\n")).toMatch(/balance 5000000 differs from its lines 0/);
+  });
+
+  it("catches a journal entry whose lines do not sum to zero", async () => {
+    const report = await reportOnBrokenLedger(async (tx, ownerId) => {
+      const buyer = await tx.ledgerAccount.create({ data: { kind: "buyer", ownerId, balanceMicros: 7n } });
+      // The database refuses unbalanced lines; switch its guard off inside this (rolled back) transaction
+      // to stand for a ledger corrupted by anything that bypassed it.
+      await tx.$executeRawUnsafe(`ALTER TABLE journal_lines DISABLE TRIGGER journal_lines_balanced`);
+      const entry = await tx.journalEntry.create({ data: { kind: "topup" } });
+      await tx.journalLine.createMany({ data: [{ entryId: entry.id, ledgerAccountId: buyer.id, amountMicros: 7n }] });
+    });
+    expect(report.ok).toBe(false);
+    expect(report.violations.join("\n")).toMatch(/lines sum to 7, not 0/);
+  });
+
+  it("catches held money that no active hold accounts for", async () => {
+    const report = await reportOnBrokenLedger(async (tx, ownerId) => {
+      const external = await tx.ledgerAccount.upsert({
+        where: { kind_ownerId: { kind: "external", ownerId: ownerId } },
+        create: { kind: "external", ownerId },
+        update: {},
+      });
+      const buyer = await tx.ledgerAccount.create({ data: { kind: "buyer", ownerId, balanceMicros: 9n, heldMicros: 4n } });
+      await tx.ledgerAccount.update({ where: { id: external.id }, data: { balanceMicros: -9n } });
+      await tx.journalEntry.create({
+        data: {
+          kind: "topup",
+          lines: { create: [{ ledgerAccountId: buyer.id, amountMicros: 9n }, { ledgerAccountId: external.id, amountMicros: -9n }] },
+        },
+      });
+    });
+    expect(report.ok).toBe(false);
+    expect(report.violations).toHaveLength(1);
+    expect(report.violations[0]).toMatch(/holds 4 but its active holds total 0/);
+  });
+
+  it("is backed by the database: a negative balance or an unbalanced entry cannot be committed", async () => {
+    const owner = await seedAccount();
+    await expect(db.ledgerAccount.create({ data: { kind: "buyer", ownerId: owner.id, balanceMicros: -1n } })).rejects.toThrow(
+      /would go negative/,
+    );
+    const buyer = await db.ledgerAccount.create({ data: { kind: "supplier", ownerId: owner.id } });
+    const entry = await db.journalEntry.create({ data: { kind: "topup" } });
+    await expect(
+      db.journalLine.createMany({ data: [{ entryId: entry.id, ledgerAccountId: buyer.id, amountMicros: 3n }] }),
+    ).rejects.toThrow(/unbalanced by 3 micros/);
+    expect(await db.journalLine.count({ where: { ledgerAccountId: buyer.id } })).toBe(0);
+    await db.journalEntry.delete({ where: { id: entry.id } });
+  });
+});

@@ -1,0 +1,12 @@
+import { afterAll, afterEach } from "vitest";
+import { assertLedgerInvariants } from "@/lib/ledger/invariants";
+import { db } from "@/lib/db";
+
+// No request, crash or retry may create or destroy money: the ledger invariants hold after every test.
+afterEach(async () => {
+  await assertLedgerInvariants();
+});
+
+afterAll(async () => {
+  await db.$disconnect();
+});

@@ -1,0 +1,49 @@
+/**
+ * Once per test run: a database (DATABASE_URL if set, else a throwaway embedded PGlite), migrated from
+ * scratch, the catalog seeded, and a fresh local chain. Workers inherit the resulting environment.
+ */
+import type { TestProject } from "vitest/node";
+import { startEmbeddedDatabase } from "../../scripts/embedded-db";
+import { startLocalChain } from "../../scripts/local-chain";
+import { migrateDatabase, resetTestDatabase } from "../../scripts/migrate";
+
+export default async function setup(_project: TestProject) {
+  const stops: (() => Promise<void>)[] = [];
+  // eslint-disable-next-line no-restricted-properties -- the test runner hands configuration to workers
+  const env = process.env;
+
+  let databaseUrl = env.DATABASE_URL;
+  if (databaseUrl) {
+    await resetTestDatabase(databaseUrl);
+  } else {
+    const embedded = await startEmbeddedDatabase();
+    stops.push(embedded.stop);
+    databaseUrl = embedded.url;
+    env.SVC_TEST_EMBEDDED_DB = "1";
+  }
+  await migrateDatabase(databaseUrl);
+
+  const chain = await startLocalChain();
+  stops.push(chain.stop);
+
+  Object.assign(env, {
+    DATABASE_URL: databaseUrl,
+    BASE_RPC_URL: chain.rpcUrl,
+    SVC_ENV: "test",
+    ALLOW_PRIVATE_UPSTREAMS: "true",
+    LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+  });
+
+  const [{ PrismaClient }, { PrismaPg }, { seedCatalog }] = await Promise.all([
+    import("@prisma/client"),
+    import("@prisma/adapter-pg"),
+    import("../../prisma/seed"),
+  ]);
+  const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+  await seedCatalog(prisma);
+  await prisma.$disconnect();
+
+  return async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
+}

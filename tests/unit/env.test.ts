@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { parseEnv } from "@/lib/env";
+
+describe("configuration", () => {
+  it("has local-dev defaults for everything", () => {
+    const env = parseEnv({});
+    expect(env.PLATFORM_FEE_BPS).toBe(1000);
+    expect(env.DEFAULT_MAX_PRICE_CENTS).toBe(100);
+    expect(env.USDC_ADDRESS).toBe("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913");
+    expect(env.SVC_ORIGIN).toBe("http://localhost:3000");
+    expect(env.ALLOW_PRIVATE_UPSTREAMS).toBe(false);
+  });
+
+  it("lists every bad variable in one error", () => {
+    const bad = { PLATFORM_FEE_BPS: "ten", TREASURY_ADDRESS: "0x12", SVC_ORIGIN: "nope" };
+    expect(() => parseEnv(bad)).toThrow(/^Invalid environment configuration/);
+    const message = (() => {
+      try {
+        parseEnv(bad);
+        return "";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    for (const name of Object.keys(bad)) expect(message).toContain(`${name}:`);
+  });
+
+  it("refuses production with the public dev keys or without a database", () => {
+    const production = { SVC_ENV: "production", DATABASE_URL: "postgresql://db.internal/svc", SVC_ORIGIN: "https://svc.example" };
+    expect(() => parseEnv(production)).toThrow(/RELAYER_PRIVATE_KEY: must be set in production/);
+    const keys = { RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`, SECRET_KEY: "22".repeat(32) };
+    expect(parseEnv({ ...production, ...keys }).SVC_ENV).toBe("production");
+    expect(() => parseEnv({ ...production, ...keys, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
+    expect(() => parseEnv({ ...production, ...keys, ALLOW_PRIVATE_UPSTREAMS: "true" })).toThrow(/ALLOW_PRIVATE_UPSTREAMS/);
+  });
+});
