@@ -1,6 +1,6 @@
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
-import { sha256Hex } from "@/lib/auth/tokens";
+import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
 
 export type SessionContext = {
   sessionId: string;
@@ -25,4 +25,19 @@ export async function getSessionOrThrow(token: string | undefined): Promise<Sess
     walletAddress: session.account.walletAddress,
     expiresAt: session.expiresAt,
   };
+}
+
+export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Opens a server-side session for an account; the returned token goes in the svc_session cookie only. */
+export async function createSession(
+  accountId: string,
+  options: { userAgent?: string | null; now?: Date } = {},
+): Promise<{ token: string; expiresAt: Date }> {
+  const token = randomBase62(32);
+  const expiresAt = new Date((options.now ?? new Date()).getTime() + SESSION_TTL_MS);
+  await db.session.create({
+    data: { tokenHash: sha256Hex(token), accountId, expiresAt, userAgent: options.userAgent?.slice(0, 256) ?? null },
+  });
+  return { token, expiresAt };
 }

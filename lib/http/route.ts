@@ -57,7 +57,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
         ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")
         : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
-      const params = flattenParams(next ? await next.params : {});
+      const params = flattenParams((await next?.params) ?? {});
       const ctx = { req, body, query, params, requestId, ip: clientIp(req), ...auth } as RouteContext<A, B, Q>;
       response = await handler(ctx);
     } catch (error) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { db, type Tx } from "@/lib/db";
 import { checkLedgerInvariants } from "@/lib/ledger/invariants";
+import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount } from "../helpers/factories";
 
 class Rollback extends Error {}
@@ -26,6 +27,11 @@ describe("the ledger invariant check", () => {
     expect(await checkLedgerInvariants()).toEqual({ ok: true, violations: [] });
   });
 
+  it("starts from the two system accounts the first migration creates", async () => {
+    const system = await db.ledgerAccount.findMany({ where: { ownerId: null }, orderBy: { id: "asc" } });
+    expect(system.map((a) => a.kind)).toEqual(["platform", "external"]);
+  });
+
   it("catches a balance changed without journal lines", async () => {
     const report = await reportOnBrokenLedger(async (tx, ownerId) => {
       await tx.ledgerAccount.create({ data: { kind: "buyer", ownerId, balanceMicros: 5_000_000n } });
@@ -49,18 +55,14 @@ describe("the ledger invariant check", () => {
 
   it("catches held money that no active hold accounts for", async () => {
     const report = await reportOnBrokenLedger(async (tx, ownerId) => {
-      const external = await tx.ledgerAccount.upsert({
-        where: { kind_ownerId: { kind: "external", ownerId: ownerId } },
-        create: { kind: "external", ownerId },
-        update: {},
-      });
       const buyer = await tx.ledgerAccount.create({ data: { kind: "buyer", ownerId, balanceMicros: 9n, heldMicros: 4n } });
-      await tx.ledgerAccount.update({ where: { id: external.id }, data: { balanceMicros: -9n } });
-      await tx.journalEntry.create({
-        data: {
-          kind: "topup",
-          lines: { create: [{ ledgerAccountId: buyer.id, amountMicros: 9n }, { ledgerAccountId: external.id, amountMicros: -9n }] },
-        },
+      await tx.ledgerAccount.update({ where: { id: EXTERNAL_LEDGER_ACCOUNT_ID }, data: { balanceMicros: { decrement: 9n } } });
+      const entry = await tx.journalEntry.create({ data: { kind: "topup" } });
+      await tx.journalLine.createMany({
+        data: [
+          { entryId: entry.id, ledgerAccountId: buyer.id, amountMicros: 9n },
+          { entryId: entry.id, ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -9n },
+        ],
       });
     });
     expect(report.ok).toBe(false);

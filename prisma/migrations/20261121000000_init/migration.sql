@@ -494,3 +494,9 @@ $$;
 CREATE TRIGGER "journal_lines_append_only"
   BEFORE UPDATE OR DELETE ON "journal_lines"
   FOR EACH STATEMENT EXECUTE FUNCTION "refuse_journal_line_changes"();
+
+-- The two system ledger accounts, at fixed ids (lib/ledger/system-accounts.ts): unique (kind, owner_id) does
+-- not stop duplicates when owner_id is NULL, so they are created once here instead of upserted at run time.
+INSERT INTO "ledger_accounts" ("id", "kind", "owner_id") VALUES
+  ('00000000-0000-4000-8000-000000000001', 'platform', NULL),
+  ('00000000-0000-4000-8000-000000000002', 'external', NULL);
