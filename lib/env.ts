@@ -42,8 +42,22 @@ const EnvSchema = z.object({
   ALLOW_PRIVATE_UPSTREAMS: flag,
   /** Largest JSON request body accepted, in bytes. */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_000_000),
-  /** Optional Redis URL for the shared rate-limit store; unset = PostgreSQL or in-memory. */
+  /** Optional Redis URL for the shared rate-limit store. */
   REDIS_URL: z.string().url().optional(),
+  /** Where rate-limit counters live: this instance's memory, or a store several instances share. */
+  RATE_LIMIT_STORE: z.enum(["memory", "postgres", "redis"]).default("memory"),
+  RATE_LIMIT_PER_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  /** How long the router waits for an upstream's answer before a 502 (it never retries). */
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
+  /** Bounds of one x402 top-up and the smallest supplier withdrawal, as USD decimal strings. */
+  TOPUP_MIN_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00").default("1.00"),
+  TOPUP_MAX_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 10000.00").default("10000.00"),
+  WITHDRAWAL_MIN_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00").default("1.00"),
+  /** How long a top-up's EIP-3009 authorization may stay valid (x402 maxTimeoutSeconds). */
+  X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).max(3600).default(120),
+  /** Set by Next.js ("nodejs" | "edge"); background jobs start only in the Node.js runtime. */
+  NEXT_RUNTIME: z.enum(["nodejs", "edge"]).optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 
@@ -62,6 +76,9 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     throw new Error(`Invalid environment configuration:\n${lines.join("\n")}`);
   }
   const parsed = result.data;
+  if (parsed.RATE_LIMIT_STORE === "redis" && !parsed.REDIS_URL) {
+    throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
+  }
   if (parsed.SVC_ENV === "production") {
     for (const [name, devValue] of Object.entries(DEV_ONLY_DEFAULTS)) {
       if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue) {

@@ -11,13 +11,26 @@ export type ApiKeyContext = {
   spendLimitMicros: bigint | null;
 };
 
+/**
+ * `lastUsedAt` is kept to this resolution: a key in use costs one write per minute, not one per request
+ * on the completion hot path.
+ */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 /** Resolves a Bearer `svc_` key to its live key record, or throws 401. */
-export async function getApiKeyOrThrow(bearer: string | undefined): Promise<ApiKeyContext> {
+export async function getApiKeyOrThrow(bearer: string | undefined, now = new Date()): Promise<ApiKeyContext> {
   if (!bearer) throw new AppError("missing_credentials", "Send your API key as `Authorization: Bearer svc_...`.");
   if (!bearer.startsWith(API_KEY_PREFIX)) throw new AppError("invalid_api_key", "API keys start with svc_.");
   const key = await db.apiKey.findUnique({ where: { keyHash: sha256Hex(bearer) } });
-  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= new Date())) {
+  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) {
     throw new AppError("invalid_api_key", "This API key is unknown, revoked or expired.");
+  }
+  const staleBefore = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+  if (!key.lastUsedAt || key.lastUsedAt < staleBefore) {
+    await db.apiKey.updateMany({
+      where: { id: key.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: staleBefore } }] },
+      data: { lastUsedAt: now },
+    });
   }
   return {
     apiKeyId: key.id,

@@ -1,4 +1,6 @@
-/** The one place that reads credentials off a request: the session cookie and the Bearer header. */
+/** The one place that reads credentials off a request (the session cookie and the Bearer header) and writes the cookie. */
+import { deployment } from "@/lib/env";
+import { AppError } from "@/lib/http/errors";
 
 export const SESSION_COOKIE = "svc_session";
 
@@ -21,4 +23,25 @@ export function readAuthorization(req: Request): { present: boolean; bearer?: st
   if (!header) return { present: false };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return { present: true, bearer: match?.[1] };
+}
+
+/** The Set-Cookie value that hands a session token to the browser; only verify sets it. */
+export function serializeSessionCookie(token: string, expiresAt: Date, options: { secure: boolean; now?: Date }): string {
+  const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - (options.now ?? new Date()).getTime()) / 1000));
+  return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}${options.secure ? "; Secure" : ""}`;
+}
+
+export function serializeClearedSessionCookie(options: { secure: boolean }): string {
+  return `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0${options.secure ? "; Secure" : ""}`;
+}
+
+/**
+ * Refuses a request a browser marks as started by another site. route() applies this to session mutations;
+ * sign-in applies it too, so another site cannot sign a visitor into the attacker's account (login CSRF).
+ */
+export function assertSameSiteRequest(req: Request): void {
+  const origin = req.headers.get("origin");
+  if ((origin !== null && origin !== deployment.origin) || req.headers.get("sec-fetch-site") === "cross-site") {
+    throw new AppError("cross_site_request", `Cross-site request refused: expected Origin ${deployment.origin}.`);
+  }
 }

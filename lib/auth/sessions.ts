@@ -1,4 +1,4 @@
-import { db } from "@/lib/db";
+import { db, type Tx } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
 
@@ -32,12 +32,26 @@ export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** Opens a server-side session for an account; the returned token goes in the svc_session cookie only. */
 export async function createSession(
   accountId: string,
-  options: { userAgent?: string | null; now?: Date } = {},
+  options: { userAgent?: string | null; now?: Date; tx?: Tx } = {},
 ): Promise<{ token: string; expiresAt: Date }> {
   const token = randomBase62(32);
   const expiresAt = new Date((options.now ?? new Date()).getTime() + SESSION_TTL_MS);
-  await db.session.create({
+  await (options.tx ?? db).session.create({
     data: { tokenHash: sha256Hex(token), accountId, expiresAt, userAgent: options.userAgent?.slice(0, 256) ?? null },
   });
   return { token, expiresAt };
+}
+
+/** Ends a session server-side: its cookie stops working at once, wherever it was copied to. */
+export async function revokeSession(sessionId: string, now = new Date()): Promise<void> {
+  await db.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: now } });
+}
+
+/** Revokes the session a cookie token belongs to, if any (a fresh sign-in replaces the browser's old session). */
+export async function revokeSessionByToken(token: string, now = new Date()): Promise<void> {
+  await db.session.updateMany({ where: { tokenHash: sha256Hex(token), revokedAt: null }, data: { revokedAt: now } });
+}
+
+export function describeSession(session: SessionContext) {
+  return { address: session.walletAddress, expiresAt: session.expiresAt.toISOString() };
 }

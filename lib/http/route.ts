@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
 import type { z } from "zod";
-import { readAuthorization, readSessionCookie } from "@/lib/auth/credentials";
+import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/credentials";
 import { getApiKeyOrThrow, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
-import { deployment, env } from "@/lib/env";
+import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
+import { enforceRateLimits, inferenceRateLimits } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
 import { log } from "@/lib/log";
 
@@ -32,6 +33,8 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   query?: Q;
   /** Overrides the configured JSON body limit for this route. */
   maxBodyBytes?: number;
+  /** Per-key and per-IP limits (bearer routes): 429 with Retry-After, X-RateLimit-* on every answer. */
+  rateLimit?: A extends "bearer" ? boolean : never;
 };
 
 type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
@@ -51,8 +54,12 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     const incomingId = req.headers.get("x-request-id");
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomBytes(12).toString("hex")}`;
     let response: Response;
+    let rateHeaders: Record<string, string> = {};
     try {
       const auth = await authenticate(options.auth, req);
+      if (options.rateLimit && "apiKey" in auth && auth.apiKey) {
+        rateHeaders = await enforceRateLimits(inferenceRateLimits(auth.apiKey.apiKeyId, clientIp(req)));
+      }
       const body = options.body
         ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")
         : undefined;
@@ -63,6 +70,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     } catch (error) {
       response = errorResponse(error, requestId, req);
     }
+    for (const [name, value] of Object.entries(rateHeaders)) if (!response.headers.has(name)) response.headers.set(name, value);
     response.headers.set("x-request-id", requestId);
     return response;
   };
@@ -87,17 +95,9 @@ async function authenticate(mode: AuthMode, req: Request) {
       "This route needs a signed-in wallet session (the svc_session cookie); API keys are only accepted by POST /v1/chat/completions.",
     );
   }
-  if (!SAFE_METHODS.has(req.method)) assertSameOrigin(req);
+  // Session mutations must come from our own origin (the cookie is SameSite=Lax; this closes the rest).
+  if (!SAFE_METHODS.has(req.method)) assertSameSiteRequest(req);
   return { session: await getSessionOrThrow(cookie) };
-}
-
-/** Session mutations must come from our own origin (the cookie is SameSite=Lax; this closes the rest). */
-function assertSameOrigin(req: Request) {
-  const origin = req.headers.get("origin");
-  const fetchSite = req.headers.get("sec-fetch-site");
-  if ((origin && origin !== deployment.origin) || fetchSite === "cross-site") {
-    throw new AppError("cross_site_request", `Cross-site request refused: expected Origin ${deployment.origin}.`);
-  }
 }
 
 function flattenParams(params: Record<string, string | string[]>): Record<string, string> {

@@ -1,0 +1,47 @@
+import { db, type Tx } from "@/lib/db";
+import { AppError } from "@/lib/http/errors";
+import { randomBase62 } from "@/lib/auth/tokens";
+
+export const NONCE_TTL_MS = 10 * 60 * 1000;
+
+/** 128 bits as 22 base62 characters: EIP-4361 wants at least 8 alphanumerics, we want at least 96 bits. */
+const NONCE_ENTROPY_BYTES = 16;
+
+export type IssuedNonce = { nonce: string; issuedAt: Date; expiresAt: Date };
+
+/**
+ * Issues a single-use nonce bound to one (checksummed) wallet. Expired rows are swept here so the
+ * table stays as small as the number of sign-ins in flight, without a separate job.
+ */
+export async function issueNonce(walletAddress: string, now = new Date()): Promise<IssuedNonce> {
+  const nonce = randomBase62(NONCE_ENTROPY_BYTES);
+  const expiresAt = new Date(now.getTime() + NONCE_TTL_MS);
+  await db.siweNonce.deleteMany({ where: { expiresAt: { lt: now } } });
+  await db.siweNonce.create({ data: { nonce, walletAddress, issuedAt: now, expiresAt } });
+  return { nonce, issuedAt: now, expiresAt };
+}
+
+/** Checks, without consuming it, that a nonce was issued to this wallet and is still usable. */
+export async function assertNonceUsable(nonce: string, walletAddress: string, now = new Date()): Promise<void> {
+  const row = await db.siweNonce.findUnique({ where: { nonce } });
+  if (!row) throw nonceInvalid("This nonce was not issued by us (or expired long ago); request a new one from GET /auth/nonce.");
+  if (row.walletAddress !== walletAddress) throw nonceInvalid("This nonce was issued for another wallet; request one for yours.");
+  if (row.consumedAt) throw nonceInvalid("This nonce was already used to sign in; request a new one.");
+  if (row.expiresAt <= now) throw nonceInvalid("This nonce has expired; request a new one.");
+}
+
+/**
+ * Consumes a nonce with one conditional update, so of two concurrent sign-ins with the same nonce
+ * exactly one wins; throws for the loser.
+ */
+export async function consumeNonce(tx: Tx, nonce: string, walletAddress: string, now = new Date()): Promise<void> {
+  const { count } = await tx.siweNonce.updateMany({
+    where: { nonce, walletAddress, consumedAt: null, expiresAt: { gt: now } },
+    data: { consumedAt: now },
+  });
+  if (count !== 1) throw nonceInvalid("This nonce was already used to sign in; request a new one.");
+}
+
+function nonceInvalid(message: string) {
+  return new AppError("siwe_nonce_invalid", message);
+}

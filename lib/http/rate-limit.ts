@@ -1,0 +1,118 @@
+import { Redis } from "ioredis";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/http/errors";
+
+/**
+ * Fixed one-minute windows, counted per key and per client IP. The counter store is this instance's memory
+ * by default; RATE_LIMIT_STORE=postgres or redis shares the limit between instances.
+ */
+
+const WINDOW_MS = 60_000;
+
+export type RateLimitStore = {
+  /** Adds one hit to `key` in the window starting at `windowStart` and returns the window's count. */
+  hit(key: string, windowStart: number): Promise<number>;
+};
+
+export function createMemoryStore(): RateLimitStore {
+  const counts = new Map<string, { windowStart: number; count: number }>();
+  return {
+    async hit(key, windowStart) {
+      const current = counts.get(key);
+      if (!current || current.windowStart !== windowStart) {
+        if (counts.size > 100_000) for (const [k, v] of counts) if (v.windowStart < windowStart) counts.delete(k);
+        counts.set(key, { windowStart, count: 1 });
+        return 1;
+      }
+      current.count += 1;
+      return current.count;
+    },
+  };
+}
+
+export function createPostgresStore(): RateLimitStore {
+  return {
+    async hit(key, windowStart) {
+      const start = new Date(windowStart);
+      const rows = await db.$queryRaw<{ count: number }[]>`
+        INSERT INTO rate_limit_buckets (key, window_start, count) VALUES (${key}, ${start}, 1)
+        ON CONFLICT (key) DO UPDATE SET
+          count = CASE WHEN rate_limit_buckets.window_start = EXCLUDED.window_start THEN rate_limit_buckets.count + 1 ELSE 1 END,
+          window_start = EXCLUDED.window_start
+        RETURNING count`;
+      return rows[0].count;
+    },
+  };
+}
+
+export function createRedisStore(url: string): RateLimitStore {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+  return {
+    async hit(key, windowStart) {
+      const bucket = `svc:rl:${key}:${windowStart}`;
+      const [[, count]] = (await redis.multi().incr(bucket).pexpire(bucket, WINDOW_MS * 2).exec()) as [[null, number]];
+      return count;
+    },
+  };
+}
+
+let store: RateLimitStore | undefined;
+function defaultStore(): RateLimitStore {
+  if (!store) {
+    store =
+      env.RATE_LIMIT_STORE === "redis"
+        ? createRedisStore(env.REDIS_URL!)
+        : env.RATE_LIMIT_STORE === "postgres"
+          ? createPostgresStore()
+          : createMemoryStore();
+  }
+  return store;
+}
+
+export type RateLimitRule = { name: string; key: string; limit: number };
+
+/**
+ * Counts one request against every rule; throws 429 with Retry-After when any is exceeded. Returns the
+ * X-RateLimit-* headers of the tightest rule for the response.
+ */
+export async function enforceRateLimits(
+  rules: RateLimitRule[],
+  options: { store?: RateLimitStore; now?: number } = {},
+): Promise<Record<string, string>> {
+  const now = options.now ?? Date.now();
+  const windowStart = now - (now % WINDOW_MS);
+  const resetSeconds = Math.ceil((windowStart + WINDOW_MS - now) / 1000);
+  const s = options.store ?? defaultStore();
+  const counts = await Promise.all(rules.map((r) => s.hit(`${r.name}:${r.key}`, windowStart)));
+
+  let tightest: Record<string, string> = {};
+  let least = Infinity;
+  for (const [i, rule] of rules.entries()) {
+    const remaining = rule.limit - counts[i];
+    const headers = {
+      "x-ratelimit-limit": String(rule.limit),
+      "x-ratelimit-remaining": String(Math.max(0, remaining)),
+      "x-ratelimit-reset": String(resetSeconds),
+    };
+    if (remaining < 0) {
+      throw new AppError("rate_limited", `Rate limit exceeded: at most ${rule.limit} requests per minute per ${rule.name}. Retry in ${resetSeconds} s.`, {
+        headers: { ...headers, "retry-after": String(resetSeconds) },
+        details: { limit: rule.limit, scope: rule.name },
+      });
+    }
+    if (remaining < least) {
+      least = remaining;
+      tightest = headers;
+    }
+  }
+  return tightest;
+}
+
+/** The inference endpoint's rules: per API key and per client IP. */
+export function inferenceRateLimits(apiKeyId: string, ip: string): RateLimitRule[] {
+  return [
+    { name: "key", key: apiKeyId, limit: env.RATE_LIMIT_PER_KEY_PER_MINUTE },
+    { name: "ip", key: ip, limit: env.RATE_LIMIT_PER_IP_PER_MINUTE },
+  ];
+}
