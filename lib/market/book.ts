@@ -1,0 +1,185 @@
+import { db, Prisma } from "@/lib/db";
+import { AppError } from "@/lib/http/errors";
+import { cached } from "@/lib/market/cache";
+import { formatMicros } from "@/lib/money";
+import { utcDayKey } from "@/lib/supply/capacity";
+
+/**
+ * The order book: what buyers can be routed to right now. An offer is on the book when it is active,
+ * not cooling down after upstream failures, and has capacity left today (UTC). Every market view
+ * (book, market models, pool summary, GET /v1/models) derives its prices and depth from the same
+ * aggregate, so they agree. Offers serve several models from one capacity, so per-model depth
+ * overlaps between models.
+ */
+
+export const BOOK_TTL_MS = 2_000;
+export const DEPTH_TTL_MS = 3_000;
+const MODELS_TTL_MS = 5_000;
+
+/**
+ * SQL condition for "on the book" over `offers o` LEFT JOINed with today's `offer_days d`
+ * (`d.offer_id = o.id AND d.day = <today>::date`). Shared with anyone who must agree with the book.
+ */
+export function onBookCondition(now: Date): Prisma.Sql {
+  return Prisma.sql`o.status = 'active'
+    AND (o.unhealthy_until IS NULL OR o.unhealthy_until <= ${now}::timestamptz)
+    AND o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0) > 0`;
+}
+
+const REMAINING = Prisma.sql`(o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0))`;
+
+export type CatalogEntry = {
+  id: string;
+  name: string;
+  inputMicroDiemPerMTok: bigint;
+  outputMicroDiemPerMTok: bigint;
+  contextTokens: number;
+  maxOutputTokens: number;
+  createdAt: Date;
+};
+
+/** Active catalog models by id (cached briefly: the catalog changes rarely). */
+export function getActiveModels(): Promise<Map<string, CatalogEntry>> {
+  return cached("models", MODELS_TTL_MS, async () => {
+    const models = await db.model.findMany({ where: { active: true }, orderBy: { id: "asc" }, omit: { active: true } });
+    return new Map(models.map((m) => [m.id, m]));
+  });
+}
+
+/** An active model by id; a model added since the cached catalog was read is found by its primary key. */
+export async function getActiveModelOrThrow(modelId: string): Promise<CatalogEntry> {
+  const model =
+    (await getActiveModels()).get(modelId) ??
+    (await db.model.findFirst({ where: { id: modelId, active: true }, omit: { active: true } }));
+  if (!model) throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/models for the models on this market.`);
+  return model;
+}
+
+export type Level = { priceCents: number; remainingMicroDiem: bigint; offers: number };
+export type ModelDepth = {
+  levels: Level[];
+  remainingMicroDiem: bigint;
+  offers: number;
+  suppliers: number;
+  bestPriceCents: number | null;
+};
+
+type DepthRow = { model_id: string; price_cents: number | null; remaining: string; offers: number; suppliers: number };
+
+function emptyDepth(): ModelDepth {
+  return { levels: [], remainingMicroDiem: 0n, offers: 0, suppliers: 0, bestPriceCents: null };
+}
+
+/** Price levels and totals (grouping sets: one row per level, one total per model) in one query. */
+async function queryDepth(now: Date, modelId?: string): Promise<Map<string, ModelDepth>> {
+  const rows = await db.$queryRaw<DepthRow[]>`
+    SELECT om.model_id, o.price_cents, SUM(${REMAINING})::text AS remaining,
+           COUNT(*)::int AS offers, COUNT(DISTINCT o.supplier_id)::int AS suppliers
+    FROM offer_models om
+    JOIN offers o ON o.id = om.offer_id
+    LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${utcDayKey(now)}::date
+    WHERE ${onBookCondition(now)} ${modelId === undefined ? Prisma.empty : Prisma.sql`AND om.model_id = ${modelId}`}
+    GROUP BY GROUPING SETS ((om.model_id, o.price_cents), (om.model_id))
+    ORDER BY om.model_id, o.price_cents NULLS FIRST`;
+  const depth = new Map<string, ModelDepth>();
+  for (const row of rows) {
+    let entry = depth.get(row.model_id);
+    if (!entry) depth.set(row.model_id, (entry = emptyDepth()));
+    if (row.price_cents === null) {
+      entry.remainingMicroDiem = BigInt(row.remaining);
+      entry.offers = row.offers;
+      entry.suppliers = row.suppliers;
+    } else {
+      entry.levels.push({ priceCents: row.price_cents, remainingMicroDiem: BigInt(row.remaining), offers: row.offers });
+      entry.bestPriceCents ??= row.price_cents;
+    }
+  }
+  return depth;
+}
+
+/** Depth of every model on the book (models nobody sells are absent). Cached unless `now` is given. */
+export function getDepthByModel(now?: Date): Promise<Map<string, ModelDepth>> {
+  return now ? queryDepth(now) : cached("depth", DEPTH_TTL_MS, () => queryDepth(new Date()));
+}
+
+/** Capacity-weighted median price: the lowest price at which half of the book's diem is available. */
+export function medianPriceCents(levels: Level[]): number | null {
+  const total = levels.reduce((sum, l) => sum + l.remainingMicroDiem, 0n);
+  if (total === 0n) return null;
+  let cumulative = 0n;
+  for (const level of levels) {
+    cumulative += level.remainingMicroDiem;
+    if (cumulative * 2n >= total) return level.priceCents;
+  }
+  return levels.at(-1)!.priceCents;
+}
+
+export function formatListPrice(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }) {
+  return { inputDiemPerMTok: formatMicros(model.inputMicroDiemPerMTok), outputDiemPerMTok: formatMicros(model.outputMicroDiemPerMTok) };
+}
+
+export type BookView = {
+  model: string;
+  day: string;
+  asOf: string;
+  listPrice: { inputDiemPerMTok: string; outputDiemPerMTok: string };
+  bestPriceCents: number | null;
+  remainingDiem: string;
+  offers: number;
+  suppliers: number;
+  /** Ascending by price; capacity in diem left today at that price. */
+  levels: { priceCents: number; remainingDiem: string; offers: number }[];
+};
+
+/** GET /v1/market/book: price levels of one model, cheapest first. Cached unless `now` is given. */
+export async function getBook(modelId: string, now?: Date): Promise<BookView> {
+  const model = await getActiveModelOrThrow(modelId);
+  return now ? computeBook(model, now) : cached(`book:${modelId}`, BOOK_TTL_MS, () => computeBook(model, new Date()));
+}
+
+async function computeBook(model: CatalogEntry, now: Date): Promise<BookView> {
+  const depth = (await queryDepth(now, model.id)).get(model.id) ?? emptyDepth();
+  return {
+    model: model.id,
+    day: utcDayKey(now),
+    asOf: now.toISOString(),
+    listPrice: formatListPrice(model),
+    bestPriceCents: depth.bestPriceCents,
+    remainingDiem: formatMicros(depth.remainingMicroDiem),
+    offers: depth.offers,
+    suppliers: depth.suppliers,
+    levels: depth.levels.map((l) => ({ priceCents: l.priceCents, remainingDiem: formatMicros(l.remainingMicroDiem), offers: l.offers })),
+  };
+}
+
+export type MarketModelView = {
+  id: string;
+  name: string;
+  listPrice: { inputDiemPerMTok: string; outputDiemPerMTok: string };
+  bestPriceCents: number | null;
+  remainingDiem: string;
+  offers: number;
+  suppliers: number;
+};
+
+/** GET /v1/market/models: every active model with list price, best price and depth on the book. */
+export async function listMarketModels(now?: Date): Promise<{ day: string; asOf: string; data: MarketModelView[] }> {
+  const [models, depth] = await Promise.all([getActiveModels(), getDepthByModel(now)]);
+  const at = now ?? new Date();
+  return {
+    day: utcDayKey(at),
+    asOf: at.toISOString(),
+    data: [...models.values()].map((m) => {
+      const d = depth.get(m.id) ?? emptyDepth();
+      return {
+        id: m.id,
+        name: m.name,
+        listPrice: formatListPrice(m),
+        bestPriceCents: d.bestPriceCents,
+        remainingDiem: formatMicros(d.remainingMicroDiem),
+        offers: d.offers,
+        suppliers: d.suppliers,
+      };
+    }),
+  };
+}

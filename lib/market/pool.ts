@@ -1,0 +1,107 @@
+import { db, Prisma } from "@/lib/db";
+import { getDepthByModel, medianPriceCents } from "@/lib/market/book";
+import { cached } from "@/lib/market/cache";
+import { formatMicros } from "@/lib/money";
+import { utcDayKey } from "@/lib/supply/capacity";
+
+/**
+ * GET /v1/supply/pool/summary: the supply pool today (UTC). The pool is every active offer, including
+ * ones cooling down after upstream failures or already sold out today; `availableNowDiem` and the
+ * prices are what is on the book (see lib/market/book.ts), so they agree with the market views.
+ * Per-model capacity overlaps when one offer serves several models.
+ */
+
+export const POOL_TTL_MS = 5_000;
+
+export type PoolModel = {
+  model: string;
+  offers: number;
+  suppliers: number;
+  dailyCapacityDiem: string;
+  burnedTodayDiem: string;
+  remainingTodayDiem: string;
+  availableNowDiem: string;
+  bestPriceCents: number | null;
+  medianPriceCents: number | null;
+  utilisation: number;
+};
+
+export type PoolSummary = {
+  day: string;
+  asOf: string;
+  suppliers: number;
+  offers: number;
+  offersCoolingDown: number;
+  dailyCapacityDiem: string;
+  burnedTodayDiem: string;
+  remainingTodayDiem: string;
+  availableNowDiem: string;
+  /** Burned today / daily capacity of active offers, 0..1 (4 decimals). */
+  utilisation: number;
+  models: PoolModel[];
+};
+
+type TotalsRow = { suppliers: number; offers: number; cooling: number; capacity: string; burned: string; remaining: string; available: string };
+type ModelRow = { model_id: string; offers: number; suppliers: number; capacity: string; burned: string; remaining: string; available: string };
+
+/** Cached for a few seconds unless `now` is given. */
+export function getPoolSummary(now?: Date): Promise<PoolSummary> {
+  return now ? computePoolSummary(now) : cached("pool", POOL_TTL_MS, () => computePoolSummary(new Date()));
+}
+
+export async function computePoolSummary(now: Date): Promise<PoolSummary> {
+  const day = utcDayKey(now);
+  // The same remaining and health rules as onBookCondition() in lib/market/book.ts.
+  const healthy = Prisma.sql`(o.unhealthy_until IS NULL OR o.unhealthy_until <= ${now}::timestamptz)`;
+  const remaining = Prisma.sql`GREATEST(o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0), 0)`;
+  const aggregates = Prisma.sql`
+    COUNT(*)::int AS offers, COUNT(DISTINCT o.supplier_id)::int AS suppliers,
+    COALESCE(SUM(o.daily_capacity_micro_diem), 0)::text AS capacity,
+    COALESCE(SUM(d.burned_micro_diem), 0)::text AS burned,
+    COALESCE(SUM(${remaining}), 0)::text AS remaining,
+    COALESCE(SUM(${remaining}) FILTER (WHERE ${healthy}), 0)::text AS available`;
+  const today = Prisma.sql`LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${day}::date`;
+  const [[totals], perModel, depth] = await Promise.all([
+    db.$queryRaw<TotalsRow[]>`
+      SELECT ${aggregates}, (COUNT(*) FILTER (WHERE NOT ${healthy}))::int AS cooling
+      FROM offers o ${today}
+      WHERE o.status = 'active'`,
+    db.$queryRaw<ModelRow[]>`
+      SELECT om.model_id, ${aggregates}
+      FROM offer_models om JOIN offers o ON o.id = om.offer_id ${today}
+      WHERE o.status = 'active'
+      GROUP BY om.model_id ORDER BY om.model_id`,
+    getDepthByModel(now),
+  ]);
+  return {
+    day,
+    asOf: now.toISOString(),
+    suppliers: totals.suppliers,
+    offers: totals.offers,
+    offersCoolingDown: totals.cooling,
+    dailyCapacityDiem: formatMicros(BigInt(totals.capacity)),
+    burnedTodayDiem: formatMicros(BigInt(totals.burned)),
+    remainingTodayDiem: formatMicros(BigInt(totals.remaining)),
+    availableNowDiem: formatMicros(BigInt(totals.available)),
+    utilisation: ratio(BigInt(totals.burned), BigInt(totals.capacity)),
+    models: perModel.map((row) => {
+      const d = depth.get(row.model_id);
+      return {
+        model: row.model_id,
+        offers: row.offers,
+        suppliers: row.suppliers,
+        dailyCapacityDiem: formatMicros(BigInt(row.capacity)),
+        burnedTodayDiem: formatMicros(BigInt(row.burned)),
+        remainingTodayDiem: formatMicros(BigInt(row.remaining)),
+        availableNowDiem: formatMicros(BigInt(row.available)),
+        bestPriceCents: d?.bestPriceCents ?? null,
+        medianPriceCents: d ? medianPriceCents(d.levels) : null,
+        utilisation: ratio(BigInt(row.burned), BigInt(row.capacity)),
+      };
+    }),
+  };
+}
+
+function ratio(part: bigint, whole: bigint): number {
+  return whole === 0n ? 0 : Number((part * 10_000n) / whole) / 10_000;
+}

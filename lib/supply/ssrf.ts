@@ -1,0 +1,174 @@
+import { isIP } from "node:net";
+import { deployment, env } from "@/lib/env";
+import { AppError } from "@/lib/http/errors";
+
+/**
+ * SSRF policy for supplier upstreams. A supplier names a URL; we call it from inside our network,
+ * so it must not reach anything but the public internet: https only, and every address the host
+ * resolves to must be public. `allowPrivate` (env.ALLOW_PRIVATE_UPSTREAMS, never in production) lets
+ * local dev and tests use http and loopback/private addresses; cloud metadata, unspecified,
+ * multicast and broadcast addresses stay forbidden even then.
+ *
+ * Checked twice: syntactically when an offer is posted (`assertUpstreamUrlAllowed`) and on every
+ * connection, where lib/upstream/client.ts resolves the host itself and connects only to an
+ * address that passed `isAddressAllowed` (no DNS-rebinding window between check and connect).
+ */
+
+export type UpstreamPolicy = { allowPrivate: boolean };
+
+export function defaultUpstreamPolicy(): UpstreamPolicy {
+  return { allowPrivate: env.ALLOW_PRIVATE_UPSTREAMS };
+}
+
+/** "public": routable on the internet; "private": internal (allowed only by the dev flag); "forbidden": never. */
+export type AddressClass = "public" | "private" | "forbidden";
+
+type Range = { base: bigint; bits: number; cls: Exclude<AddressClass, "public"> };
+
+const V4_RANGES: Range[] = [
+  ["0.0.0.0", 8, "forbidden"], // "this network", incl. 0.0.0.0
+  ["10.0.0.0", 8, "private"],
+  ["100.64.0.0", 10, "private"], // carrier-grade NAT
+  ["127.0.0.0", 8, "private"], // loopback
+  ["169.254.169.254", 32, "forbidden"], // cloud metadata (AWS, GCP, Azure, OpenStack)
+  ["169.254.170.2", 32, "forbidden"], // AWS ECS task metadata
+  ["169.254.0.0", 16, "private"], // link-local
+  ["172.16.0.0", 12, "private"],
+  ["192.0.0.0", 24, "private"], // IETF protocol assignments
+  ["192.0.2.0", 24, "private"], // TEST-NET-1
+  ["192.88.99.0", 24, "private"], // 6to4 relay anycast
+  ["192.168.0.0", 16, "private"],
+  ["198.18.0.0", 15, "private"], // benchmarking
+  ["198.51.100.0", 24, "private"], // TEST-NET-2
+  ["203.0.113.0", 24, "private"], // TEST-NET-3
+  ["224.0.0.0", 4, "forbidden"], // multicast
+  ["240.0.0.0", 4, "forbidden"], // reserved, incl. broadcast 255.255.255.255
+].map(([ip, bits, cls]) => ({ base: ipv4ToBigInt(ip as string), bits: bits as number, cls: cls as Range["cls"] }));
+
+const V6_RANGES: Range[] = [
+  ["::", 128, "forbidden"], // unspecified
+  ["::1", 128, "private"], // loopback
+  ["::", 96, "forbidden"], // deprecated IPv4-compatible addresses
+  ["100::", 64, "private"], // discard-only
+  ["2001::", 32, "private"], // Teredo (embeds an obfuscated IPv4 address)
+  ["2001:db8::", 32, "private"], // documentation
+  ["fd00:ec2::254", 128, "forbidden"], // AWS metadata over IPv6
+  ["fc00::", 7, "private"], // unique local
+  ["fe80::", 10, "private"], // link-local
+  ["fec0::", 10, "private"], // deprecated site-local
+  ["ff00::", 8, "forbidden"], // multicast
+].map(([ip, bits, cls]) => ({ base: ipv6ToBigInt(ip as string)!, bits: bits as number, cls: cls as Range["cls"] }));
+
+/** Classifies an IP address literal (v4 or v6, IPv4-mapped and other IPv4-embedding forms included). */
+export function classifyAddress(address: string): AddressClass {
+  const ip = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const version = isIP(ip);
+  if (version === 4) return classifyV4(ipv4ToBigInt(ip));
+  if (version !== 6) return "forbidden";
+  const value = ipv6ToBigInt(ip);
+  if (value === null) return "forbidden";
+  const embedded = embeddedIPv4(value);
+  if (embedded !== null) return classifyV4(embedded);
+  return classify(value, 128, V6_RANGES);
+}
+
+export function isAddressAllowed(address: string, policy: UpstreamPolicy): boolean {
+  const cls = classifyAddress(address);
+  return cls === "public" || (cls === "private" && policy.allowPrivate);
+}
+
+/**
+ * Checks a supplier's upstream base URL when an offer is posted or changed, and returns it normalized
+ * (no trailing slash). Throws `upstream_url_forbidden` (400) with the reason. A host name is only
+ * checked syntactically here; the addresses it resolves to are checked on every connection.
+ */
+export function assertUpstreamUrlAllowed(raw: string, policy: UpstreamPolicy = defaultUpstreamPolicy()): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw forbidden("upstreamBaseUrl is not an absolute URL.");
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowPrivate)) {
+    throw forbidden(policy.allowPrivate ? "upstreamBaseUrl must use http or https." : "upstreamBaseUrl must use https.");
+  }
+  if (url.username || url.password) throw forbidden("upstreamBaseUrl must not contain credentials; send the key as upstreamApiKey.");
+  if (url.search || url.hash || raw.includes("?") || raw.includes("#")) {
+    throw forbidden("upstreamBaseUrl must not have a query string or fragment.");
+  }
+  if (url.host === deployment.host) throw forbidden("upstreamBaseUrl must not point at this marketplace itself.");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host)) {
+    if (!isAddressAllowed(host, policy)) throw forbidden(`upstreamBaseUrl points at a non-public address (${host}).`);
+  } else if (!policy.allowPrivate && isInternalHostName(host)) {
+    throw forbidden(`upstreamBaseUrl host "${host}" is not a public internet host name.`);
+  }
+  return normalizeBaseUrl(url);
+}
+
+/** The base URL without a trailing slash, so `${base}/models` is well formed. */
+export function normalizeBaseUrl(url: URL): string {
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+}
+
+/** Names that never resolve to a public address: single labels, localhost, and reserved/internal suffixes. */
+function isInternalHostName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, "");
+  if (!name.includes(".")) return true;
+  return /(^|\.)(localhost|local|internal|intranet|lan|home|corp|localdomain|home\.arpa|in-addr\.arpa|ip6\.arpa|test|invalid|example)$/.test(
+    name,
+  );
+}
+
+function forbidden(message: string): AppError {
+  return new AppError("upstream_url_forbidden", message, { details: { param: "upstreamBaseUrl" } });
+}
+
+function classifyV4(value: bigint): AddressClass {
+  return classify(value, 32, V4_RANGES);
+}
+
+/** The most specific matching range wins (the metadata /32 inside link-local /16, ::1 inside ::/96). */
+function classify(value: bigint, width: number, ranges: Range[]): AddressClass {
+  let best: Range | undefined;
+  for (const range of ranges) {
+    const shift = BigInt(width - range.bits);
+    if (value >> shift === range.base >> shift && (!best || range.bits > best.bits)) best = range;
+  }
+  return best?.cls ?? "public";
+}
+
+/** IPv4 carried inside IPv6: IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96) and 6to4 (2002::/16). */
+function embeddedIPv4(value: bigint): bigint | null {
+  const low32 = value & 0xffffffffn;
+  if (value >> 32n === 0xffffn) return low32;
+  if (value >> 32n === 0x0064ff9b_00000000_00000000n) return low32;
+  if (value >> 112n === 0x2002n) return (value >> 80n) & 0xffffffffn;
+  return null;
+}
+
+function ipv4ToBigInt(ip: string): bigint {
+  return ip.split(".").reduce((acc, octet) => (acc << 8n) + BigInt(Number(octet)), 0n);
+}
+
+function ipv6ToBigInt(ip: string): bigint | null {
+  let text = ip.toLowerCase();
+  const dotted = /(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
+  if (dotted) {
+    const v4 = ipv4ToBigInt(dotted[1]);
+    text = `${text.slice(0, dotted.index)}${(v4 >> 16n).toString(16)}:${(v4 & 0xffffn).toString(16)}`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const head = halves[0] ? halves[0].split(":") : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(":") : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...tail];
+  let value = 0n;
+  for (const group of groups) {
+    if (!/^[0-9a-f]{1,4}$/.test(group)) return null;
+    value = (value << 16n) + BigInt(parseInt(group, 16));
+  }
+  return value;
+}

@@ -1,0 +1,165 @@
+/**
+ * Market factories: private models, offers written directly, and clears as the (not yet written)
+ * completion hot path would leave them: hold (cleared) → completion → clear, with the offer-day burn
+ * raised to match. No ledger money moves (no journal entry), so the ledger invariants still hold.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { chargeMicros, splitCharge } from "@/lib/money";
+import { utcDay, utcDayKey } from "@/lib/supply/capacity";
+import { encryptCredential } from "@/lib/supply/credentials";
+import { seedAccount } from "./factories";
+
+/** A catalog model only this test uses (other files run in parallel on the same database). */
+export async function seedPrivateModel(
+  overrides: Partial<{ id: string; inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }> = {},
+) {
+  return db.model.create({
+    data: {
+      id: overrides.id ?? `test-${randomBytes(5).toString("hex")}`,
+      name: "Private test model",
+      inputMicroDiemPerMTok: overrides.inputMicroDiemPerMTok ?? 700_000n,
+      outputMicroDiemPerMTok: overrides.outputMicroDiemPerMTok ?? 2_800_000n,
+      contextTokens: 32_768,
+      maxOutputTokens: 4_096,
+    },
+  });
+}
+
+export type SeedOfferOptions = {
+  supplierId?: string;
+  models: (string | { id: string; upstreamModel: string })[];
+  priceCents: number;
+  dailyCapacityMicroDiem: bigint;
+  status?: "active" | "paused" | "withdrawn";
+  unhealthyUntil?: Date | null;
+  upstreamBaseUrl?: string;
+  upstreamApiKey?: string;
+};
+
+/** An offer written directly (no upstream check), for market fixtures. */
+export async function seedOffer(options: SeedOfferOptions) {
+  const supplierId = options.supplierId ?? (await seedAccount()).id;
+  return db.offer.create({
+    data: {
+      supplierId,
+      upstreamBaseUrl: options.upstreamBaseUrl ?? "http://127.0.0.1:9/v1",
+      upstreamKeyCiphertext: encryptCredential(options.upstreamApiKey ?? "seeded-offer-key"),
+      priceCents: options.priceCents,
+      dailyCapacityMicroDiem: options.dailyCapacityMicroDiem,
+      status: options.status ?? "active",
+      unhealthyUntil: options.unhealthyUntil ?? null,
+      consecutiveFailures: options.unhealthyUntil ? 1 : 0,
+      models: {
+        create: options.models.map((m) =>
+          typeof m === "string" ? { modelId: m, upstreamModel: m } : { modelId: m.id, upstreamModel: m.upstreamModel },
+        ),
+      },
+    },
+  });
+}
+
+let buyer: Promise<{ accountId: string; apiKeyId: string }> | undefined;
+
+/** One buyer (account + API key row) per test file, the counterparty of every seeded clear. */
+function seededBuyer() {
+  buyer ??= (async () => {
+    const account = await seedAccount();
+    const key = await db.apiKey.create({
+      data: { accountId: account.id, name: "market fixture", prefix: "svc_fixture", keyHash: randomBytes(32).toString("hex") },
+    });
+    return { accountId: account.id, apiKeyId: key.id };
+  })();
+  return buyer;
+}
+
+/**
+ * A clear of `burnMicroDiem` on an offer at `at` (default now), at the offer's price unless given.
+ * Charge and split follow lib/money.ts; the burn is added to the offer-day of `at`.
+ */
+export async function seedClear(options: { offerId: string; modelId: string; burnMicroDiem: bigint; priceCents?: number; at?: Date }) {
+  const at = options.at ?? new Date();
+  const { accountId, apiKeyId } = await seededBuyer();
+  const priceCents = options.priceCents ?? (await db.offer.findUniqueOrThrow({ where: { id: options.offerId } })).priceCents;
+  const charge = chargeMicros(options.burnMicroDiem, priceCents);
+  const { supplierMicros, feeMicros } = splitCharge(charge, env.PLATFORM_FEE_BPS);
+  const completionId = `chatcmpl-${randomUUID().replace(/-/g, "")}`;
+  return db.$transaction(async (tx) => {
+    const hold = await tx.hold.create({
+      data: {
+        accountId,
+        apiKeyId,
+        offerId: options.offerId,
+        modelId: options.modelId,
+        day: utcDay(at),
+        priceCents,
+        amountMicros: charge,
+        burnMicroDiem: options.burnMicroDiem,
+        status: "cleared",
+        expiresAt: new Date(at.getTime() + 60_000),
+        createdAt: at,
+        settledAt: at,
+      },
+    });
+    await tx.completion.create({
+      data: {
+        id: completionId,
+        holdId: hold.id,
+        accountId,
+        apiKeyId,
+        offerId: options.offerId,
+        modelId: options.modelId,
+        promptTokens: 100,
+        completionTokens: 100,
+        latencyMs: 50,
+        createdAt: at,
+      },
+    });
+    const clear = await tx.clear.create({
+      data: {
+        completionId,
+        offerId: options.offerId,
+        modelId: options.modelId,
+        priceCents,
+        burnMicroDiem: options.burnMicroDiem,
+        chargeMicros: charge,
+        supplierMicros,
+        feeMicros,
+        createdAt: at,
+      },
+    });
+    await tx.$executeRaw`
+      INSERT INTO offer_days (offer_id, day, burned_micro_diem, held_micro_diem)
+      VALUES (${options.offerId}::uuid, ${utcDayKey(at)}::date, ${options.burnMicroDiem}, 0)
+      ON CONFLICT (offer_id, day) DO UPDATE SET burned_micro_diem = offer_days.burned_micro_diem + EXCLUDED.burned_micro_diem`;
+    return clear;
+  });
+}
+
+/** An in-flight reservation: an active hold and the offer-day's held capacity raised to match. */
+export async function seedActiveHold(options: { offerId: string; modelId: string; burnMicroDiem: bigint; at?: Date }) {
+  const at = options.at ?? new Date();
+  const { accountId, apiKeyId } = await seededBuyer();
+  return db.$transaction(async (tx) => {
+    const hold = await tx.hold.create({
+      data: {
+        accountId,
+        apiKeyId,
+        offerId: options.offerId,
+        modelId: options.modelId,
+        day: utcDay(at),
+        priceCents: 100,
+        amountMicros: 0n,
+        burnMicroDiem: options.burnMicroDiem,
+        expiresAt: new Date(at.getTime() + 60_000),
+        createdAt: at,
+      },
+    });
+    await tx.$executeRaw`
+      INSERT INTO offer_days (offer_id, day, burned_micro_diem, held_micro_diem)
+      VALUES (${options.offerId}::uuid, ${utcDayKey(at)}::date, 0, ${options.burnMicroDiem})
+      ON CONFLICT (offer_id, day) DO UPDATE SET held_micro_diem = offer_days.held_micro_diem + EXCLUDED.held_micro_diem`;
+    return hold;
+  });
+}

@@ -1,0 +1,364 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { GET as listRoute, POST as postRoute } from "@/app/v1/supply/offers/route";
+import { DELETE as deleteRoute, GET as getRoute, PATCH as patchRoute } from "@/app/v1/supply/offers/[id]/route";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/http/errors";
+import { decryptCredential } from "@/lib/supply/credentials";
+import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/health";
+import { createOffer, CreateOfferBody, getOfferCredentials, type OfferView, type UpstreamPricingView } from "@/lib/supply/offers";
+import { postChatCompletion } from "@/lib/upstream/client";
+import { REFERENCE_MODELS } from "../../scripts/reference-upstream/catalog";
+import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
+import { seedSignedInAccount } from "../helpers/factories";
+import { jsonRequest, readError, routeParams } from "../helpers/http";
+import { seedClear, seedPrivateModel } from "../helpers/market-factories";
+
+type Account = Awaited<ReturnType<typeof seedSignedInAccount>>;
+type Posted = OfferView & { upstreamPricing?: UpstreamPricingView[] };
+
+// A key no other string in the system could contain by accident.
+const UPSTREAM_KEY = `ref-key-${randomBytes(12).toString("hex")}`;
+
+let upstream: ReferenceUpstream;
+let sameModel: string; // list price equal to what the upstream publishes for it
+let pricierModel: string; // list price above the upstream's llama price
+let supplier: Account;
+let other: Account;
+
+function validOffer(overrides: Record<string, unknown> = {}) {
+  return {
+    upstreamBaseUrl: upstream.url,
+    upstreamApiKey: UPSTREAM_KEY,
+    models: [sameModel, { id: pricierModel, upstreamModel: "llama-3.3-70b" }],
+    priceCents: 85,
+    dailyCapacity: "12.5",
+    ...overrides,
+  };
+}
+
+const post = (body: unknown, who: Account = supplier) => postRoute(jsonRequest("POST", "/v1/supply/offers", body, { cookie: who.cookie }));
+const list = (who: Account = supplier, query = "") => listRoute(jsonRequest("GET", `/v1/supply/offers${query}`, undefined, { cookie: who.cookie }));
+const getOne = (id: string, who: Account = supplier) =>
+  getRoute(jsonRequest("GET", `/v1/supply/offers/${id}`, undefined, { cookie: who.cookie }), routeParams({ id }));
+const patch = (id: string, body: unknown, who: Account = supplier) =>
+  patchRoute(jsonRequest("PATCH", `/v1/supply/offers/${id}`, body, { cookie: who.cookie }), routeParams({ id }));
+const withdraw = (id: string, who: Account = supplier) =>
+  deleteRoute(jsonRequest("DELETE", `/v1/supply/offers/${id}`, undefined, { cookie: who.cookie }), routeParams({ id }));
+
+async function postOk(overrides: Record<string, unknown> = {}): Promise<Posted> {
+  const res = await post(validOffer(overrides));
+  expect(res.status, await res.clone().text()).toBe(201);
+  return (await res.json()) as Posted;
+}
+
+const offerCount = (accountId: string) => db.offer.count({ where: { supplierId: accountId } });
+
+beforeAll(async () => {
+  sameModel = (await seedPrivateModel()).id;
+  pricierModel = (await seedPrivateModel({ inputMicroDiemPerMTok: 1_000_000n, outputMicroDiemPerMTok: 4_000_000n })).id;
+  upstream = await startReferenceUpstream({
+    port: 0,
+    apiKey: UPSTREAM_KEY,
+    models: [...REFERENCE_MODELS, { ...REFERENCE_MODELS[0], id: sameModel, name: "Same as list" }],
+  });
+  [supplier, other] = await Promise.all([seedSignedInAccount(), seedSignedInAccount()]);
+});
+
+afterAll(async () => {
+  await db.offer.updateMany({ where: { supplierId: { in: [supplier.id, other.id] } }, data: { status: "withdrawn" } });
+  await db.model.updateMany({ where: { id: { in: [sameModel, pricierModel] } }, data: { active: false } });
+  await upstream.stop();
+});
+
+describe("POST /v1/supply/offers", () => {
+  it("posts an offer after checking the upstream, and shows the upstream's prices against our list price", async () => {
+    const offer = await postOk();
+    expect(offer).toMatchObject({
+      status: "active",
+      priceCents: 85,
+      dailyCapacity: "12.500000",
+      upstreamBaseUrl: upstream.url,
+      models: [
+        { id: sameModel, upstreamModel: sameModel },
+        { id: pricierModel, upstreamModel: "llama-3.3-70b" },
+      ].sort((a, b) => a.id.localeCompare(b.id)),
+      today: { burnedDiem: "0.000000", heldDiem: "0.000000", remainingDiem: "12.500000" },
+      earningsUsdc: "0.000000",
+      health: { status: "healthy", cooldownUntil: null },
+      onBook: true,
+    });
+    expect(offer.upstreamPricing).toEqual([
+      {
+        model: sameModel,
+        upstreamModel: sameModel,
+        listPrice: { inputDiemPerMTok: "0.700000", outputDiemPerMTok: "2.800000" },
+        upstreamPrice: { inputDiemPerMTok: "0.700000", outputDiemPerMTok: "2.800000" },
+        comparison: "same",
+      },
+      {
+        model: pricierModel,
+        upstreamModel: "llama-3.3-70b",
+        listPrice: { inputDiemPerMTok: "1.000000", outputDiemPerMTok: "4.000000" },
+        upstreamPrice: { inputDiemPerMTok: "0.700000", outputDiemPerMTok: "2.800000" },
+        comparison: "upstream_lower",
+      },
+    ]);
+    const row = await db.offer.findUniqueOrThrow({ where: { id: offer.id } });
+    expect(row.dailyCapacityMicroDiem).toBe(12_500_000n);
+    expect(row.supplierId).toBe(supplier.id);
+  });
+
+  it.each([
+    ["a key the upstream refuses", { upstreamApiKey: "wrong-key" }, 422, "upstream_auth_failed"],
+    ["an unreachable upstream", { upstreamBaseUrl: "http://127.0.0.1:9/v1" }, 422, "upstream_unreachable"],
+    ["a URL that is not an OpenAI base URL", { upstreamBaseUrl: "ROOT" }, 422, "upstream_unreachable"],
+    ["a model the upstream lacks", { models: [{ id: "PRICIER", upstreamModel: "no-such-upstream-model" }] }, 422, "upstream_model_missing"],
+    ["the cloud metadata address", { upstreamBaseUrl: "http://169.254.169.254/v1" }, 400, "upstream_url_forbidden"],
+    ["a non-http URL", { upstreamBaseUrl: "file:///etc/passwd" }, 400, "upstream_url_forbidden"],
+    ["credentials in the URL", { upstreamBaseUrl: "http://user:pw@127.0.0.1:9/v1" }, 400, "upstream_url_forbidden"],
+    ["a zero price", { priceCents: 0 }, 400, "invalid_request"],
+    ["a negative price", { priceCents: -5 }, 400, "invalid_request"],
+    ["a price above 10000 cents", { priceCents: 10_001 }, 400, "invalid_request"],
+    ["a fractional price", { priceCents: 85.5 }, 400, "invalid_request"],
+    ["a price as a string", { priceCents: "85" }, 400, "invalid_request"],
+    ["zero capacity", { dailyCapacity: "0" }, 400, "invalid_request"],
+    ["negative capacity", { dailyCapacity: "-1" }, 400, "invalid_request"],
+    ["capacity below one micro-diem", { dailyCapacity: "0.0000001" }, 400, "invalid_request"],
+    ["capacity in scientific notation", { dailyCapacity: "1e3" }, 400, "invalid_request"],
+    ["capacity as a number", { dailyCapacity: 5 }, 400, "invalid_request"],
+    ["absurd capacity", { dailyCapacity: "1000000.000001" }, 400, "invalid_request"],
+    ["a model not on this market", { models: ["no-such-model"] }, 400, "invalid_request"],
+    ["the same model twice", { models: ["SAME", "SAME"] }, 400, "invalid_request"],
+    ["no models", { models: [] }, 400, "invalid_request"],
+    ["a key with whitespace", { upstreamApiKey: "two words" }, 400, "invalid_request"],
+    ["an unknown field", { colour: "red" }, 400, "unknown_field"],
+  ])("refuses %s and creates nothing", async (_what, overrides, status, code) => {
+    const resolved = JSON.parse(
+      JSON.stringify(overrides)
+        .replaceAll('"ROOT"', JSON.stringify(upstream.url.replace(/\/v1$/, "")))
+        .replaceAll('"PRICIER"', JSON.stringify(pricierModel))
+        .replaceAll('"SAME"', JSON.stringify(sameModel)),
+    ) as Record<string, unknown>;
+    const before = await offerCount(supplier.id);
+    const res = await post(validOffer(resolved));
+    const error = await readError(res);
+    expect({ status: res.status, code: error.code }).toEqual({ status, code });
+    expect(error.message.length).toBeGreaterThan(10);
+    expect(JSON.stringify(error)).not.toContain(UPSTREAM_KEY);
+    expect(await offerCount(supplier.id)).toBe(before);
+  });
+
+  it("names the missing models", async () => {
+    const res = await post(validOffer({ models: [{ id: pricierModel, upstreamModel: "gone-model" }] }));
+    expect(await res.json()).toMatchObject({ error: { code: "upstream_model_missing", missingModels: ["gone-model"] } });
+  });
+
+  it("refuses private-network upstreams when the dev flag is off, at posting and at connection time", async () => {
+    const production = { allowPrivate: false };
+    const before = await offerCount(supplier.id);
+    for (const url of [upstream.url, upstream.url.replace("http:", "https:"), `https://localhost:${upstream.port}/v1`]) {
+      const error = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstreamBaseUrl: url })), { policy: production }).catch(
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe("upstream_url_forbidden");
+    }
+    // A public-looking name that resolves to loopback passes the posting check and is stopped by the connection's lookup.
+    const rebound = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstreamBaseUrl: "https://upstream.example.com/v1" })), {
+      policy: production,
+      resolver: async () => [{ address: "127.0.0.1", family: 4 }],
+    }).catch((e: unknown) => e);
+    expect((rebound as AppError).code).toBe("upstream_url_forbidden");
+    expect((rebound as AppError).status).toBe(400);
+    expect(await offerCount(supplier.id)).toBe(before);
+  });
+
+  it("needs a wallet session, not an API key", async () => {
+    const anonymous = await postRoute(jsonRequest("POST", "/v1/supply/offers", validOffer()));
+    expect(anonymous.status).toBe(401);
+    expect((await readError(anonymous)).code).toBe("session_required");
+    const bearer = await postRoute(jsonRequest("POST", "/v1/supply/offers", validOffer(), { authorization: "Bearer svc_abc" }));
+    expect(bearer.status).toBe(401);
+    expect((await readError(bearer)).code).toBe("session_required");
+    expect((await listRoute(jsonRequest("GET", "/v1/supply/offers"))).status).toBe(401);
+  });
+});
+
+describe("upstream credentials", () => {
+  it("are stored encrypted, round-trip for the router, and appear in no response, log line or column", async () => {
+    const writes: string[] = [];
+    const capture = (chunk: unknown) => {
+      writes.push(typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8"));
+      return true;
+    };
+    const out = vi.spyOn(process.stdout, "write").mockImplementation(capture);
+    const err = vi.spyOn(process.stderr, "write").mockImplementation(capture);
+    const level = env.LOG_LEVEL;
+    env.LOG_LEVEL = "debug";
+    const bodies: string[] = [];
+    let id: string;
+    try {
+      const created = await post(validOffer());
+      bodies.push(await created.text());
+      id = (JSON.parse(bodies[0]) as Posted).id;
+      for (const res of [
+        await list(),
+        await getOne(id),
+        await patch(id, { upstreamApiKey: UPSTREAM_KEY, priceCents: 86 }),
+        await patch(id, { upstreamApiKey: `${UPSTREAM_KEY}-wrong` }),
+        await post(validOffer({ upstreamApiKey: `${UPSTREAM_KEY}x` })),
+        await withdraw(id),
+      ]) {
+        bodies.push(await res.text());
+      }
+    } finally {
+      env.LOG_LEVEL = level;
+      out.mockRestore();
+      err.mockRestore();
+    }
+    expect(writes.some((line) => line.includes("offer posted"))).toBe(true); // the capture saw our log lines
+    for (const text of [...bodies, ...writes]) expect(text).not.toContain(UPSTREAM_KEY);
+
+    // Every column of the offer's rows, as text.
+    const rows = await db.$queryRaw<{ row: string }[]>`
+      SELECT to_jsonb(o)::text AS row FROM offers o WHERE o.id = ${id}::uuid
+      UNION ALL SELECT to_jsonb(m)::text FROM offer_models m WHERE m.offer_id = ${id}::uuid`;
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    for (const { row } of rows) expect(row).not.toContain(UPSTREAM_KEY);
+
+    const stored = await db.offer.findUniqueOrThrow({ where: { id } });
+    expect(stored.upstreamKeyCiphertext).toMatch(/^v1\./);
+    expect(decryptCredential(stored.upstreamKeyCiphertext)).toBe(UPSTREAM_KEY);
+    const credentials = await getOfferCredentials(id);
+    expect(credentials).toEqual({ baseUrl: upstream.url, apiKey: UPSTREAM_KEY });
+    const forwarded = await postChatCompletion({
+      ...credentials,
+      body: { model: sameModel, messages: [{ role: "user", content: "ping" }], max_tokens: 8 },
+      timeoutMs: 5_000,
+    });
+    expect(forwarded.status).toBe(200);
+  });
+});
+
+describe("GET /v1/supply/offers", () => {
+  it("lists only the caller's offers, with today's burn and remaining capacity, earnings and health", async () => {
+    const offer = await postOk({ priceCents: 85, dailyCapacity: "10" });
+    await seedClear({ offerId: offer.id, modelId: sameModel, burnMicroDiem: 2_000_000n });
+    await reportUpstreamFailure(offer.id, "HTTP 502 from upstream");
+
+    const res = await list();
+    expect(res.status).toBe(200);
+    const mine = ((await res.json()) as { data: OfferView[] }).data.find((o) => o.id === offer.id)!;
+    // 2 diem at 85 cents = 1.70 USDC charged; the supplier earns 90%.
+    expect(mine).toMatchObject({
+      today: { burnedDiem: "2.000000", heldDiem: "0.000000", remainingDiem: "8.000000" },
+      earningsUsdc: "1.530000",
+      clears: 1,
+      health: { status: "cooling_down", consecutiveFailures: 1, lastFailureReason: "HTTP 502 from upstream" },
+      onBook: false,
+    });
+    expect(Date.parse(mine.health.cooldownUntil!)).toBeGreaterThan(Date.now());
+    expect(mine.today.resetsAt).toMatch(/T00:00:00\.000Z$/);
+
+    await reportUpstreamSuccess(offer.id);
+    const healed = (await (await getOne(offer.id)).json()) as OfferView;
+    expect(healed.health).toMatchObject({ status: "healthy", cooldownUntil: null, consecutiveFailures: 0 });
+    expect(healed.onBook).toBe(true);
+
+    const theirs = (await (await list(other)).json()) as { data: OfferView[] };
+    expect(theirs.data.some((o) => o.id === offer.id)).toBe(false);
+  });
+});
+
+describe("PATCH /v1/supply/offers/{id}", () => {
+  it("changes price, capacity and status", async () => {
+    const offer = await postOk();
+    const res = await patch(offer.id, { priceCents: 90, dailyCapacity: "20" });
+    expect(res.status).toBe(200);
+    const changed = (await res.json()) as Posted;
+    expect(changed).toMatchObject({ priceCents: 90, dailyCapacity: "20.000000", today: { remainingDiem: "20.000000" } });
+    expect(changed.upstreamPricing).toBeUndefined(); // no credential or model change, no upstream call
+
+    const paused = (await (await patch(offer.id, { status: "paused" })).json()) as OfferView;
+    expect(paused).toMatchObject({ status: "paused", onBook: false });
+    const resumed = (await (await patch(offer.id, { status: "active" })).json()) as OfferView;
+    expect(resumed).toMatchObject({ status: "active", onBook: true });
+  });
+
+  it("rechecks the upstream when models or credentials change, and changes nothing when the check fails", async () => {
+    const offer = await postOk({ priceCents: 70 });
+    await reportUpstreamFailure(offer.id, "timeout");
+
+    const models = await patch(offer.id, { models: [sameModel] });
+    expect(models.status).toBe(200);
+    expect(((await models.json()) as Posted).models).toEqual([{ id: sameModel, upstreamModel: sameModel }]);
+
+    for (const [body, code] of [
+      [{ models: [{ id: pricierModel, upstreamModel: "missing-model" }] }, "upstream_model_missing"],
+      [{ upstreamApiKey: "wrong-key", priceCents: 99 }, "upstream_auth_failed"],
+      [{ upstreamBaseUrl: "http://127.0.0.1:9/v1", priceCents: 99 }, "upstream_unreachable"],
+      [{ upstreamBaseUrl: "http://169.254.169.254/v1" }, "upstream_url_forbidden"],
+    ] as const) {
+      const res = await patch(offer.id, body);
+      expect((await readError(res)).code).toBe(code);
+    }
+    const unchanged = await db.offer.findUniqueOrThrow({ where: { id: offer.id }, include: { models: true } });
+    expect(unchanged.priceCents).toBe(70);
+    expect(unchanged.upstreamBaseUrl).toBe(upstream.url);
+    expect(unchanged.models.map((m) => m.modelId)).toEqual([sameModel]);
+    expect(decryptCredential(unchanged.upstreamKeyCiphertext)).toBe(UPSTREAM_KEY);
+
+    // Fresh credentials that pass the check also end the cooldown.
+    const fixed = await patch(offer.id, { upstreamBaseUrl: `${upstream.url}/`, upstreamApiKey: UPSTREAM_KEY });
+    expect(fixed.status).toBe(200);
+    const body = (await fixed.json()) as Posted;
+    expect(body.upstreamPricing?.map((p) => p.comparison)).toEqual(["same"]);
+    expect(body.health.status).toBe("healthy");
+    expect(body.upstreamBaseUrl).toBe(upstream.url);
+  });
+
+  it("rejects empty or invalid changes", async () => {
+    const offer = await postOk();
+    for (const body of [{}, { status: "withdrawn" }, { priceCents: 0 }, { dailyCapacity: "0" }, { supplierId: other.id }]) {
+      const res = await patch(offer.id, body);
+      expect(res.status).toBe(400);
+    }
+  });
+});
+
+describe("DELETE /v1/supply/offers/{id}", () => {
+  it("withdraws the offer for good and keeps it for history", async () => {
+    const offer = await postOk();
+    const res = await withdraw(offer.id);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as OfferView).status).toBe("withdrawn");
+    expect((await db.offer.findUniqueOrThrow({ where: { id: offer.id } })).status).toBe("withdrawn");
+    expect((await withdraw(offer.id)).status).toBe(200);
+
+    const change = await patch(offer.id, { status: "active" });
+    expect(change.status).toBe(409);
+    expect((await readError(change)).code).toBe("conflict");
+
+    const all = (await (await list()).json()) as { data: OfferView[] };
+    expect(all.data.find((o) => o.id === offer.id)?.status).toBe("withdrawn");
+    const active = (await (await list(supplier, "?status=active")).json()) as { data: OfferView[] };
+    expect(active.data.some((o) => o.id === offer.id)).toBe(false);
+    expect(active.data.every((o) => o.status === "active")).toBe(true);
+  });
+});
+
+describe("offers of another wallet", () => {
+  it("are a 404 to read, change or withdraw, as are unknown and malformed ids", async () => {
+    const offer = await postOk({ priceCents: 77 });
+    for (const id of [offer.id, randomUUID(), "not-a-uuid", "1; DROP TABLE offers"]) {
+      for (const res of [await getOne(id, other), await patch(id, { priceCents: 1 }, other), await withdraw(id, other)]) {
+        expect(res.status).toBe(404);
+        expect((await readError(res)).code).toBe("not_found");
+      }
+    }
+    const row = await db.offer.findUniqueOrThrow({ where: { id: offer.id } });
+    expect({ status: row.status, priceCents: row.priceCents }).toEqual({ status: "active", priceCents: 77 });
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "@/lib/http/errors";
+import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed } from "@/lib/supply/ssrf";
+
+const PRODUCTION = { allowPrivate: false };
+const DEV = { allowPrivate: true };
+
+function rejection(url: string, policy = PRODUCTION): AppError {
+  try {
+    assertUpstreamUrlAllowed(url, policy);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AppError);
+    return error as AppError;
+  }
+  throw new Error(`${url} was allowed`);
+}
+
+describe("SSRF: address classification", () => {
+  it.each([
+    "127.0.0.1",
+    "127.255.255.254",
+    "10.1.2.3",
+    "172.16.0.1",
+    "172.31.255.255",
+    "192.168.1.1",
+    "100.64.0.1", // CGNAT
+    "100.127.255.254",
+    "169.254.10.10", // link-local
+    "::1",
+    "fc00::1",
+    "fd12:3456::1", // unique local
+    "fe80::1",
+    "fe80::1%eth0",
+    "::ffff:127.0.0.1", // IPv4-mapped loopback
+    "::ffff:7f00:1",
+    "::ffff:10.0.0.1",
+    "::ffff:169.254.1.1",
+    "64:ff9b::a00:1", // NAT64 of 10.0.0.1
+    "2002:c0a8:0101::1", // 6to4 of 192.168.1.1
+  ])("%s is private: refused without the dev flag, allowed with it", (ip) => {
+    expect(classifyAddress(ip)).toBe("private");
+    expect(isAddressAllowed(ip, PRODUCTION)).toBe(false);
+    expect(isAddressAllowed(ip, DEV)).toBe(true);
+  });
+
+  it.each([
+    "0.0.0.0",
+    "0.1.2.3",
+    "::",
+    "169.254.169.254", // cloud metadata
+    "::ffff:169.254.169.254",
+    "::ffff:a9fe:a9fe",
+    "fd00:ec2::254",
+    "224.0.0.1",
+    "239.255.255.250",
+    "255.255.255.255",
+    "ff02::1",
+    "::127.0.0.1", // deprecated IPv4-compatible
+    "not-an-ip",
+  ])("%s is forbidden even with the dev flag", (ip) => {
+    expect(classifyAddress(ip)).toBe("forbidden");
+    expect(isAddressAllowed(ip, DEV)).toBe(false);
+  });
+
+  it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:0808:0808::1"])(
+    "%s is public",
+    (ip) => {
+      expect(classifyAddress(ip)).toBe("public");
+      expect(isAddressAllowed(ip, PRODUCTION)).toBe(true);
+    },
+  );
+});
+
+describe("SSRF: upstream URLs at posting time", () => {
+  it("accepts public https URLs and normalizes the trailing slash", () => {
+    expect(assertUpstreamUrlAllowed("https://api.venice.ai/api/v1/", PRODUCTION)).toBe("https://api.venice.ai/api/v1");
+    expect(assertUpstreamUrlAllowed("https://8.8.8.8:8443/v1", PRODUCTION)).toBe("https://8.8.8.8:8443/v1");
+  });
+
+  it.each([
+    ["http://api.venice.ai/api/v1", /https/],
+    ["https://127.0.0.1/v1", /non-public/],
+    ["https://localhost/v1", /not a public/],
+    ["https://upstream.localhost/v1", /not a public/],
+    ["https://metadata.google.internal/v1", /not a public/],
+    ["https://intranet/v1", /not a public/],
+    ["https://10.0.0.5/v1", /non-public/],
+    ["https://[::1]/v1", /non-public/],
+    ["https://[::ffff:127.0.0.1]/v1", /non-public/],
+    ["https://[fd00::1]/v1", /non-public/],
+    ["https://100.64.1.1/v1", /non-public/],
+    ["https://0x7f000001/v1", /non-public/], // 127.0.0.1 spelled in hex
+    ["https://2130706433/v1", /non-public/], // 127.0.0.1 as one number
+    ["https://127.1/v1", /non-public/],
+    ["https://169.254.169.254/latest", /non-public/],
+    ["https://user:pass@api.venice.ai/v1", /credentials/],
+    ["https://api.venice.ai/v1?key=abc", /query/],
+    ["ftp://api.venice.ai/v1", /https/],
+    ["file:///etc/passwd", /https/],
+    ["not a url", /absolute URL/],
+  ])("refuses %s with the dev flag off (400 upstream_url_forbidden)", (url, reason) => {
+    const error = rejection(url);
+    expect(error.code).toBe("upstream_url_forbidden");
+    expect(error.status).toBe(400);
+    expect(error.message).toMatch(reason);
+  });
+
+  it("with the dev flag allows http and loopback/private hosts, but never metadata or non-http schemes", () => {
+    expect(assertUpstreamUrlAllowed("http://127.0.0.1:8787/v1", DEV)).toBe("http://127.0.0.1:8787/v1");
+    expect(assertUpstreamUrlAllowed("http://localhost:8787/v1/", DEV)).toBe("http://localhost:8787/v1");
+    expect(assertUpstreamUrlAllowed("http://10.0.0.5/v1", DEV)).toBe("http://10.0.0.5/v1");
+    expect(rejection("http://169.254.169.254/latest", DEV).code).toBe("upstream_url_forbidden");
+    expect(rejection("http://0.0.0.0:8787/v1", DEV).code).toBe("upstream_url_forbidden");
+    expect(rejection("ftp://127.0.0.1/v1", DEV).code).toBe("upstream_url_forbidden");
+    expect(rejection("http://localhost:3000/v1", DEV).message).toMatch(/this marketplace/); // our own origin in tests
+  });
+});
