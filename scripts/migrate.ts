@@ -10,10 +10,12 @@ export async function migrateDatabase(url: string): Promise<void> {
   });
 }
 
-/** Drops and recreates the public schema. Refuses anything but a database whose name says it is for tests. */
+/** Drops and recreates the public schema. Refuses anything but a database whose name says it is for tests or benchmarks. */
 export async function resetTestDatabase(url: string): Promise<void> {
   const name = new URL(url).pathname.slice(1);
-  if (!/test/i.test(name)) throw new Error(`Refusing to wipe database "${name}": test databases must have "test" in their name.`);
+  if (!/test|bench/i.test(name)) {
+    throw new Error(`Refusing to wipe database "${name}": test and benchmark databases must have "test" or "bench" in their name.`);
+  }
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: url });
   await client.connect();

@@ -9,6 +9,8 @@ export type ApiKeyContext = {
   accountId: string;
   maxPriceCents: number | null;
   spendLimitMicros: bigint | null;
+  /** The owning account's default max price, read in the same query (the router needs it on every call). */
+  accountDefaultMaxPriceCents: number | null;
 };
 
 /**
@@ -21,7 +23,10 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 export async function getApiKeyOrThrow(bearer: string | undefined, now = new Date()): Promise<ApiKeyContext> {
   if (!bearer) throw new AppError("missing_credentials", "Send your API key as `Authorization: Bearer svc_...`.");
   if (!bearer.startsWith(API_KEY_PREFIX)) throw new AppError("invalid_api_key", "API keys start with svc_.");
-  const key = await db.apiKey.findUnique({ where: { keyHash: sha256Hex(bearer) } });
+  const key = await db.apiKey.findUnique({
+    where: { keyHash: sha256Hex(bearer) },
+    include: { account: { select: { defaultMaxPriceCents: true } } },
+  });
   if (!key || key.revokedAt || (key.expiresAt && key.expiresAt <= now)) {
     throw new AppError("invalid_api_key", "This API key is unknown, revoked or expired.");
   }
@@ -37,5 +42,6 @@ export async function getApiKeyOrThrow(bearer: string | undefined, now = new Dat
     accountId: key.accountId,
     maxPriceCents: key.maxPriceCents,
     spendLimitMicros: key.spendLimitMicros,
+    accountDefaultMaxPriceCents: key.account.defaultMaxPriceCents,
   };
 }

@@ -39,6 +39,11 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
 
 type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
 
+/** What a route enforces, attached to its handler so descriptions (lib/openapi) read it from the route itself. */
+export type RouteMeta = { auth: AuthMode; body?: z.ZodType; query?: z.ZodType; rateLimit: boolean };
+
+export type RouteHandler = ((req: Request, next?: NextRouteContext) => Promise<Response>) & { readonly meta: RouteMeta };
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -49,8 +54,8 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 export function route<A extends AuthMode, B extends Schema = undefined, Q extends Schema = undefined>(
   options: RouteOptions<A, B, Q>,
   handler: (ctx: RouteContext<A, B, Q>) => Promise<Response> | Response,
-) {
-  return async (req: Request, next?: NextRouteContext): Promise<Response> => {
+): RouteHandler {
+  const handle = async (req: Request, next?: NextRouteContext): Promise<Response> => {
     const incomingId = req.headers.get("x-request-id");
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomBytes(12).toString("hex")}`;
     let response: Response;
@@ -74,6 +79,8 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     response.headers.set("x-request-id", requestId);
     return response;
   };
+  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: options.rateLimit === true };
+  return Object.assign(handle, { meta });
 }
 
 async function authenticate(mode: AuthMode, req: Request) {

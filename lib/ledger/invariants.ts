@@ -6,7 +6,9 @@ export type LedgerReport = { ok: boolean; violations: string[] };
  * Checks the ledger's invariants on one consistent snapshot:
  * every journal entry sums to zero; every materialized balance equals the sum of its lines;
  * no balance but the external contra account is negative; held money is within [0, balance] and
- * equals the active holds; an offer-day's held capacity equals its active holds' burn.
+ * equals the active holds; an offer-day's held capacity equals its active holds' burn; a settled payment is
+ * credited by exactly its amount and no other payment at all; a pending or sent withdrawal has debited exactly
+ * its amount and a failed one nothing.
  * Pass a transaction client to check uncommitted state (tests do); otherwise it opens a REPEATABLE READ one.
  */
 export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
@@ -48,6 +50,32 @@ export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
       ON h.offer_id = d.offer_id AND h.day = d.day
     WHERE d.held_micro_diem <> COALESCE(h.total, 0)`;
   for (const d of capacityDrift) violations.push(`offer ${d.offer_id} on ${d.day} holds ${d.held} micro-diem but its active holds burn ${d.holds}`);
+
+  // Money in: a settled payment is credited by exactly its amount; no other payment is credited at all.
+  const miscredited = await tx.$queryRaw<{ id: string; status: string; amount: string; credited: string }[]>`
+    SELECT p.id::text, p.status::text, p.amount_micros::text AS amount,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind <> 'external'), 0)::text AS credited
+    FROM payments p
+    LEFT JOIN journal_entries je ON je.payment_id = p.id
+    LEFT JOIN journal_lines jl ON jl.entry_id = je.id
+    LEFT JOIN ledger_accounts la ON la.id = jl.ledger_account_id
+    GROUP BY p.id
+    HAVING COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind <> 'external'), 0)
+           <> CASE WHEN p.status = 'settled' THEN p.amount_micros ELSE 0 END`;
+  for (const p of miscredited) violations.push(`payment ${p.id} (${p.status}, ${p.amount}) is credited ${p.credited}`);
+
+  // Money out: a pending or sent withdrawal has left the ledger by exactly its amount, a failed one not at all.
+  const misdebited = await tx.$queryRaw<{ id: string; status: string; amount: string; paid_out: string }[]>`
+    SELECT w.id::text, w.status::text, w.amount_micros::text AS amount,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'external'), 0)::text AS paid_out
+    FROM withdrawals w
+    LEFT JOIN journal_entries je ON je.withdrawal_id = w.id
+    LEFT JOIN journal_lines jl ON jl.entry_id = je.id
+    LEFT JOIN ledger_accounts la ON la.id = jl.ledger_account_id
+    GROUP BY w.id
+    HAVING COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'external'), 0)
+           <> CASE WHEN w.status = 'failed' THEN 0 ELSE w.amount_micros END`;
+  for (const w of misdebited) violations.push(`withdrawal ${w.id} (${w.status}, ${w.amount}) moved ${w.paid_out} out of the ledger`);
 
   return { ok: violations.length === 0, violations };
 }

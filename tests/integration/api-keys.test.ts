@@ -55,7 +55,13 @@ describe("POST /v1/account/api-keys", () => {
     expect(Date.parse(body.createdAt)).not.toBeNaN();
 
     const resolved = await getApiKeyOrThrow(body.key);
-    expect(resolved).toEqual({ apiKeyId: body.id, accountId: buyer.id, maxPriceCents: 150, spendLimitMicros: 25_500_000n });
+    expect(resolved).toEqual({
+      apiKeyId: body.id,
+      accountId: buyer.id,
+      maxPriceCents: 150,
+      spendLimitMicros: 25_500_000n,
+      accountDefaultMaxPriceCents: null,
+    });
   });
 
   it("defaults: a name, no price cap, no spend limit, no expiry", async () => {

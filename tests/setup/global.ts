@@ -32,6 +32,8 @@ export default async function setup(_project: TestProject) {
     SVC_ENV: "test",
     ALLOW_PRIVATE_UPSTREAMS: "true",
     LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    // Short enough that the upstream-timeout tests finish quickly, long enough for 200 parallel reservations.
+    UPSTREAM_TIMEOUT_MS: "6000",
   });
 
   const [{ PrismaClient }, { PrismaPg }, { seedCatalog }] = await Promise.all([

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { AppError } from "@/lib/http/errors";
+
+export const PAGE_DEFAULT = 50;
+export const PAGE_MAX = 200;
+
+/** `?cursor=&limit=` for every paginated list: newest first, `nextCursor` null on the last page. */
+export const PageQuery = z.strictObject({
+  cursor: z.string().min(1).max(128).optional(),
+  limit: z.coerce.number().int().min(1).max(PAGE_MAX).default(PAGE_DEFAULT),
+});
+
+export type Page<T> = { data: T[]; nextCursor: string | null };
+
+/** An opaque cursor: the sort key of the last item of a page. */
+export function encodeCursor(key: string): string {
+  return Buffer.from(key).toString("base64url");
+}
+
+/** Decodes a cursor that must match `pattern`; anything else is a 400 naming the parameter. */
+export function decodeCursor(cursor: string, pattern: RegExp): RegExpExecArray {
+  const match = pattern.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) {
+    throw new AppError("invalid_request", "Invalid query: cursor: use the nextCursor of a previous page.", { details: { param: "cursor" } });
+  }
+  return match;
+}

@@ -1,0 +1,61 @@
+import { db } from "@/lib/db";
+import { AppError } from "@/lib/http/errors";
+import { formatMicros } from "@/lib/money";
+
+export type LedgerItem = {
+  /** The journal entry (one movement of money). */
+  id: string;
+  kind: "topup" | "clear" | "withdrawal" | "withdrawal_reversal";
+  /** Which of the account's balances moved: the prepaid buying balance or the supplier earnings. */
+  ledger: "balance" | "earnings";
+  /** Signed from this account's point of view: positive credits it. */
+  amount: string;
+  createdAt: string;
+  transaction: string | null;
+};
+
+export type LedgerPage = { data: LedgerItem[]; nextCursor: string | null };
+
+export const LEDGER_PAGE_DEFAULT = 50;
+export const LEDGER_PAGE_MAX = 200;
+
+/** One page of an account's own ledger lines, newest first. The cursor is opaque to clients. */
+export async function listAccountLedger(ownerId: string, page: { cursor?: string; limit?: number } = {}): Promise<LedgerPage> {
+  const limit = page.limit ?? LEDGER_PAGE_DEFAULT;
+  const before = page.cursor === undefined ? null : decodeCursor(page.cursor);
+  const rows = await db.$queryRaw<
+    { line_id: bigint; entry_id: string; kind: LedgerItem["kind"]; ledger_kind: string; amount_micros: bigint; created_at: Date; tx_hash: string | null }[]
+  >`
+    SELECT jl.id AS line_id, je.id::text AS entry_id, je.kind::text AS kind, la.kind::text AS ledger_kind,
+           jl.amount_micros, je.created_at, COALESCE(je.tx_hash, w.tx_hash, p.tx_hash) AS tx_hash
+    FROM ledger_accounts la
+    JOIN journal_lines jl ON jl.ledger_account_id = la.id
+    JOIN journal_entries je ON je.id = jl.entry_id
+    LEFT JOIN withdrawals w ON w.id = je.withdrawal_id
+    LEFT JOIN payments p ON p.id = je.payment_id
+    WHERE la.owner_id = ${ownerId}::uuid AND la.kind IN ('buyer', 'supplier')
+      AND (${before}::bigint IS NULL OR jl.id < ${before}::bigint)
+    ORDER BY jl.id DESC
+    LIMIT ${limit + 1}`;
+
+  const items = rows.slice(0, limit).map((r) => ({
+    id: r.entry_id,
+    kind: r.kind,
+    ledger: r.ledger_kind === "buyer" ? ("balance" as const) : ("earnings" as const),
+    amount: formatMicros(BigInt(r.amount_micros)),
+    createdAt: r.created_at.toISOString(),
+    transaction: r.tx_hash,
+  }));
+  const last = rows[limit - 1];
+  return { data: items, nextCursor: rows.length > limit && last ? encodeCursor(BigInt(last.line_id)) : null };
+}
+
+function encodeCursor(lineId: bigint): string {
+  return Buffer.from(`l${lineId}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): bigint {
+  const match = /^l(\d{1,19})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) throw new AppError("invalid_request", "Invalid query: cursor: use the nextCursor of a previous page.", { details: { param: "cursor" } });
+  return BigInt(match[1]);
+}

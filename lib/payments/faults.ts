@@ -1,0 +1,14 @@
+import type { Hash } from "viem";
+
+/**
+ * Fault-injection points for the tests of crash and chain-failure handling (a throw here stands for the process
+ * dying or the RPC failing at that exact step). Nothing sets them outside tests.
+ */
+export const faults: {
+  /** After the payment row is recorded `pending`, before the transfer is sent. */
+  topUpBeforeSettle?: (paymentId: string) => Promise<void>;
+  /** After a top-up or withdrawal transfer was broadcast, before its receipt is read. */
+  beforeReceipt?: (hash: Hash) => Promise<void>;
+  /** After the transfer settled on chain, before the credit transaction. */
+  topUpBeforeCredit?: (paymentId: string) => Promise<void>;
+} = {};

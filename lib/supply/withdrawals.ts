@@ -1,0 +1,220 @@
+import type { Withdrawal } from "@prisma/client";
+import { encodeFunctionData, getAddress, type Address, type Hash } from "viem";
+import { publicClient } from "@/lib/chain/client";
+import { usdcAbi } from "@/lib/chain/usdc-abi";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/http/errors";
+import { findLedgerAccount, getBalance } from "@/lib/ledger/accounts";
+import { postEntry } from "@/lib/ledger/post-entry";
+import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
+import { log } from "@/lib/log";
+import { formatMicros } from "@/lib/money";
+import { configuredMicros, parseUsdAmount } from "@/lib/payments/amount";
+import { faults } from "@/lib/payments/faults";
+import { RelayerSendError, describeChainError, sendRelayerTransaction, waitForReceipt } from "@/lib/payments/relayer";
+import { treasuryAddress, usdcAddress } from "@/lib/payments/x402";
+
+export type WithdrawalView = {
+  id: string;
+  amount: string;
+  toAddress: string;
+  status: "pending" | "sent" | "failed";
+  transaction: string | null;
+  failureReason: string | null;
+  createdAt: string;
+  completedAt: string | null;
+};
+
+/** A pending withdrawal whose transaction the chain has never heard of after this long was not broadcast (or dropped). */
+const DROPPED_AFTER_MS = 10 * 60_000;
+const RECONCILE_GRACE_MS = 2 * 60_000;
+
+export function parseWithdrawalAmount(input: string): bigint {
+  return parseUsdAmount(input, { minMicros: configuredMicros(env.WITHDRAWAL_MIN_USD) });
+}
+
+/**
+ * Pays a supplier's earnings out to their own wallet in real USDC: the earnings are debited first (a `withdrawal`
+ * entry, supplier → external) in one transaction, then the relayer sends `transferFrom(treasury, wallet)`, then the
+ * withdrawal is marked sent. A transfer that certainly did not happen is reversed (`withdrawal_reversal`) and
+ * answered 502 `withdrawal_failed`; one whose outcome is unknown stays pending for reconciliation (`withdrawal_pending`).
+ */
+export async function requestWithdrawal(accountId: string, walletAddress: string, amountMicros: bigint): Promise<WithdrawalView> {
+  const toAddress = getAddress(walletAddress);
+  const withdrawal = await debitEarnings(accountId, toAddress, amountMicros);
+
+  let hash: Hash;
+  try {
+    hash = await sendRelayerTransaction(
+      {
+        to: usdcAddress,
+        data: encodeFunctionData({ abi: usdcAbi, functionName: "transferFrom", args: [treasuryAddress, toAddress, amountMicros] }),
+      },
+      { onSigned: (signed) => recordTxHash(withdrawal.id, signed) },
+    );
+  } catch (error) {
+    if (error instanceof RelayerSendError && error.broadcast === "not_sent") {
+      throw await failWithdrawal(withdrawal, `transfer refused: ${error.message}`);
+    }
+    throw pendingError(withdrawal, error);
+  }
+
+  try {
+    await faults.beforeReceipt?.(hash);
+    const receipt = await waitForReceipt(hash);
+    if (receipt.status !== "success") throw await failWithdrawal(withdrawal, `transfer ${hash} reverted`);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw pendingError(withdrawal, error);
+  }
+  await markSent(withdrawal.id, hash);
+  return toView(await db.withdrawal.findUniqueOrThrow({ where: { id: withdrawal.id } }));
+}
+
+async function debitEarnings(accountId: string, toAddress: Address, amountMicros: bigint): Promise<Withdrawal> {
+  return db.$transaction(async (tx) => {
+    const earnings = await findLedgerAccount(tx, "supplier", accountId);
+    const available = earnings ? earnings.balanceMicros - earnings.heldMicros : 0n;
+    if (!earnings || available < amountMicros) throw insufficientEarnings(available, amountMicros);
+    const withdrawal = await tx.withdrawal.create({ data: { accountId, toAddress, amountMicros } });
+    try {
+      await postEntry(tx, {
+        kind: "withdrawal",
+        withdrawalId: withdrawal.id,
+        lines: [
+          { ledgerAccountId: earnings.id, amountMicros: -amountMicros },
+          { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros },
+        ],
+      });
+    } catch (error) {
+      // The read above raced another withdrawal; the conditional debit is the real guard.
+      if (error instanceof AppError && error.code === "insufficient_balance") {
+        throw insufficientEarnings((await getBalance("supplier", accountId)).availableMicros, amountMicros);
+      }
+      throw error;
+    }
+    return withdrawal;
+  });
+}
+
+function insufficientEarnings(availableMicros: bigint, amountMicros: bigint) {
+  return new AppError(
+    "insufficient_earnings",
+    `You can withdraw at most ${formatMicros(availableMicros)} USDC, not ${formatMicros(amountMicros)}.`,
+    { details: { available: formatMicros(availableMicros) } },
+  );
+}
+
+/** Persists the hash before the broadcast; refuses (so nothing is sent) if reconciliation already closed the row. */
+async function recordTxHash(withdrawalId: string, txHash: Hash) {
+  const updated = await db.withdrawal.updateMany({ where: { id: withdrawalId, status: "pending" }, data: { txHash } });
+  if (updated.count !== 1) throw new Error(`withdrawal ${withdrawalId} is no longer pending`);
+}
+
+async function markSent(withdrawalId: string, txHash: string): Promise<boolean> {
+  const updated = await db.withdrawal.updateMany({
+    where: { id: withdrawalId, status: "pending" },
+    data: { status: "sent", txHash, completedAt: new Date() },
+  });
+  return updated.count === 1;
+}
+
+/** Restores the earnings of a withdrawal whose transfer certainly did not happen; idempotent. */
+async function reverseWithdrawal(withdrawal: Withdrawal, reason: string): Promise<boolean> {
+  return db.$transaction(async (tx) => {
+    const updated = await tx.withdrawal.updateMany({
+      where: { id: withdrawal.id, status: "pending" },
+      data: { status: "failed", failureReason: reason.slice(0, 500), completedAt: new Date() },
+    });
+    if (updated.count !== 1) return false;
+    const earnings = await findLedgerAccount(tx, "supplier", withdrawal.accountId);
+    if (!earnings) throw new Error(`withdrawal ${withdrawal.id} has no earnings account to restore`);
+    await postEntry(tx, {
+      kind: "withdrawal_reversal",
+      withdrawalId: withdrawal.id,
+      lines: [
+        { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -withdrawal.amountMicros },
+        { ledgerAccountId: earnings.id, amountMicros: withdrawal.amountMicros },
+      ],
+    });
+    return true;
+  });
+}
+
+async function failWithdrawal(withdrawal: Withdrawal, reason: string): Promise<AppError> {
+  await reverseWithdrawal(withdrawal, reason);
+  log.warn("withdrawal failed and was reversed", { withdrawalId: withdrawal.id, reason });
+  return new AppError("withdrawal_failed", `The USDC transfer failed (${reason}); your earnings were restored.`, {
+    details: { withdrawalId: withdrawal.id },
+  });
+}
+
+function pendingError(withdrawal: Withdrawal, cause: unknown) {
+  log.error("withdrawal left pending for reconciliation", { withdrawalId: withdrawal.id, error: cause });
+  return new AppError(
+    "withdrawal_pending",
+    "The transfer was sent but not confirmed yet; the withdrawal stays pending and is completed or reversed automatically.",
+    { details: { withdrawalId: withdrawal.id }, cause },
+  );
+}
+
+export type WithdrawalReconcileReport = { examined: number; sent: number; reversed: number; pending: number };
+
+/**
+ * Resolves withdrawals a request left pending (a crash or an RPC failure after the debit): a mined transfer marks
+ * it sent, a reverted one reverses it, and one the chain never saw is reversed once it is clearly not coming.
+ */
+export async function reconcileWithdrawals(options: { graceMs?: number; now?: Date; limit?: number } = {}): Promise<WithdrawalReconcileReport> {
+  const now = options.now ?? new Date();
+  const candidates = await db.withdrawal.findMany({
+    where: { status: "pending", createdAt: { lt: new Date(now.getTime() - (options.graceMs ?? RECONCILE_GRACE_MS)) } },
+    orderBy: { createdAt: "asc" },
+    take: options.limit ?? 100,
+  });
+  const report: WithdrawalReconcileReport = { examined: candidates.length, sent: 0, reversed: 0, pending: 0 };
+  for (const withdrawal of candidates) {
+    const outcome = await resolveWithdrawal(withdrawal, now).catch((error: unknown) => {
+      log.warn("could not reconcile a withdrawal yet", { withdrawalId: withdrawal.id, error: describeChainError(error) });
+      return "pending" as const;
+    });
+    report[outcome]++;
+  }
+  return report;
+}
+
+async function resolveWithdrawal(withdrawal: Withdrawal, now: Date): Promise<"sent" | "reversed" | "pending"> {
+  // onSigned runs before every broadcast, so no hash means nothing was ever sent.
+  if (!withdrawal.txHash) {
+    return (await reverseWithdrawal(withdrawal, "transfer never sent")) ? "reversed" : "pending";
+  }
+  const hash = withdrawal.txHash as Hash;
+  const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
+  if (receipt) {
+    if (receipt.status === "success") return (await markSent(withdrawal.id, hash)) ? "sent" : "pending";
+    return (await reverseWithdrawal(withdrawal, `transfer ${hash} reverted`)) ? "reversed" : "pending";
+  }
+  const known = await publicClient.getTransaction({ hash }).catch(() => null);
+  if (!known && now.getTime() - withdrawal.createdAt.getTime() > DROPPED_AFTER_MS) {
+    return (await reverseWithdrawal(withdrawal, `transfer ${hash} never reached the chain`)) ? "reversed" : "pending";
+  }
+  return "pending";
+}
+
+export async function listWithdrawals(accountId: string, limit = 100): Promise<WithdrawalView[]> {
+  const rows = await db.withdrawal.findMany({ where: { accountId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: limit });
+  return rows.map(toView);
+}
+
+function toView(w: Withdrawal): WithdrawalView {
+  return {
+    id: w.id,
+    amount: formatMicros(w.amountMicros),
+    toAddress: w.toAddress,
+    status: w.status,
+    transaction: w.txHash,
+    failureReason: w.failureReason,
+    createdAt: w.createdAt.toISOString(),
+    completedAt: w.completedAt?.toISOString() ?? null,
+  };
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { db } from "@/lib/db";
+import { burnMicroDiem, chargeMicros } from "@/lib/money";
+import { reserveCompletion, sweepExpiredHolds } from "@/lib/router/holds";
+import { countChatPromptTokens } from "@/lib/upstream/tokens";
+import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
+import { readError } from "../helpers/http";
+import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
+
+const REQUESTS = 200;
+const MAX_TOKENS = 200;
+const messages = [{ role: "user" as const, content: "Count to three, please." }];
+
+// The upstream answers slowly, so every one of the parallel requests has reserved before any clears:
+// what succeeds is then decided by the reservations alone, which is what makes the counts exact.
+let slow: ReferenceUpstream;
+beforeAll(async () => {
+  slow = await startReferenceUpstream({ defaultMode: "latency:2500" });
+});
+afterAll(() => slow.stop());
+
+/** The router's worst case for `messages` at MAX_TOKENS (its prompt margin: x1.1 + 16 tokens). */
+function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }, priceCents: number) {
+  const reservedPrompt = Math.ceil(countChatPromptTokens(messages) * 1.1) + 16;
+  const burn = burnMicroDiem(reservedPrompt, MAX_TOKENS, model);
+  return { burn, charge: chargeMicros(burn, priceCents) };
+}
+
+async function fireAll(key: string, modelId: string) {
+  const responses = await Promise.all(
+    Array.from({ length: REQUESTS }, () => callCompletions(key, { model: modelId, messages, max_tokens: MAX_TOKENS })),
+  );
+  const byStatus = new Map<number, number>();
+  for (const r of responses) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
+  return { responses, byStatus };
+}
+
+describe("200 concurrent completions", () => {
+  it("on a balance covering 50 worst cases: exactly 50 succeed, 150 get 402, nothing goes negative", async () => {
+    const model = await seedPrivateModel();
+    const offer = await seedOffer({
+      models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
+      priceCents: 100,
+      dailyCapacityMicroDiem: 1_000_000_000n,
+      upstreamBaseUrl: slow.url,
+      upstreamApiKey: slow.apiKey,
+    });
+    const { charge } = worstCase(model, 100);
+    const buyer = await seedBuyer(charge * 50n);
+
+    const { responses, byStatus } = await fireAll(buyer.key, model.id);
+
+    expect(byStatus.get(200)).toBe(50);
+    expect(byStatus.get(402)).toBe(150);
+    const refused = responses.find((r) => r.status === 402)!;
+    expect((await readError(refused)).code).toBe("insufficient_balance");
+
+    const clears = await db.clear.findMany({ where: { offerId: offer.id } });
+    expect(clears).toHaveLength(50);
+    const charged = clears.reduce((sum, c) => sum + c.chargeMicros, 0n);
+    const after = await buyerBalance(buyer.id);
+    expect(after.held).toBe(0n);
+    expect(after.balance).toBe(charge * 50n - charged);
+    expect(after.balance).toBeGreaterThanOrEqual(0n);
+    expect(slow.requestCount()).toBeGreaterThanOrEqual(50);
+  }, 60_000);
+
+  it("on an offer whose capacity covers 30 worst cases: exactly 30 succeed, the rest get 503 no_capacity", async () => {
+    const model = await seedPrivateModel();
+    const { burn } = worstCase(model, 100);
+    const offer = await seedOffer({
+      models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
+      priceCents: 100,
+      dailyCapacityMicroDiem: burn * 30n,
+      upstreamBaseUrl: slow.url,
+      upstreamApiKey: slow.apiKey,
+    });
+    const buyer = await seedBuyer(1_000_000_000n);
+
+    const { responses, byStatus } = await fireAll(buyer.key, model.id);
+
+    expect(byStatus.get(200)).toBe(30);
+    expect(byStatus.get(503)).toBe(170);
+    expect(responses.find((r) => r.status === 503)!.headers.get("x-svc-error-code")).toBe("no_capacity");
+    const day = await db.offerDay.findFirstOrThrow({ where: { offerId: offer.id } });
+    expect(day.heldMicroDiem).toBe(0n);
+    expect(day.burnedMicroDiem).toBeLessThanOrEqual(burn * 30n);
+    expect(await db.clear.count({ where: { offerId: offer.id } })).toBe(30);
+  }, 60_000);
+});
+
+describe("the hold sweeper", () => {
+  it("releases a hold a crash left behind once its deadline has passed, and only then", async () => {
+    const model = await seedPrivateModel();
+    const offer = await seedOffer({ models: [model.id], priceCents: 100, dailyCapacityMicroDiem: 10_000_000n });
+    const buyer = await seedBuyer(1_000_000n);
+    const now = new Date();
+    const reservation = await reserveCompletion({
+      accountId: buyer.id,
+      apiKeyId: buyer.apiKeyId,
+      modelId: model.id,
+      maxPriceCents: 100,
+      burnMicroDiem: 5_000n,
+      now,
+      expiresAt: new Date(now.getTime() + 1_000),
+    });
+    expect(reservation.status).toBe("ok");
+    expect(await buyerBalance(buyer.id)).toEqual({ balance: 1_000_000n, held: 5_000n });
+
+    await sweepExpiredHolds(now);
+    expect((await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } })).status).toBe("active");
+
+    await sweepExpiredHolds(new Date(now.getTime() + 2_000));
+    expect((await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } })).status).toBe("released");
+    expect(await buyerBalance(buyer.id)).toEqual({ balance: 1_000_000n, held: 0n });
+    expect((await db.offerDay.findFirstOrThrow({ where: { offerId: offer.id } })).heldMicroDiem).toBe(0n);
+    expect((await db.apiKey.findUniqueOrThrow({ where: { id: buyer.apiKeyId } })).spentMicros).toBe(0n);
+  });
+});
