@@ -1,5 +1,5 @@
 import { db } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { decodeCursor, encodeCursor, PAGE_DEFAULT, type Page } from "@/lib/http/pagination";
 import { formatMicros } from "@/lib/money";
 
 export type LedgerItem = {
@@ -14,15 +14,14 @@ export type LedgerItem = {
   transaction: string | null;
 };
 
-export type LedgerPage = { data: LedgerItem[]; nextCursor: string | null };
+export type LedgerPage = Page<LedgerItem>;
 
-export const LEDGER_PAGE_DEFAULT = 50;
-export const LEDGER_PAGE_MAX = 200;
+const CURSOR = /^l(\d{1,19})$/;
 
 /** One page of an account's own ledger lines, newest first. The cursor is opaque to clients. */
 export async function listAccountLedger(ownerId: string, page: { cursor?: string; limit?: number } = {}): Promise<LedgerPage> {
-  const limit = page.limit ?? LEDGER_PAGE_DEFAULT;
-  const before = page.cursor === undefined ? null : decodeCursor(page.cursor);
+  const limit = page.limit ?? PAGE_DEFAULT;
+  const before = page.cursor === undefined ? null : BigInt(decodeCursor(page.cursor, CURSOR)[1]);
   const rows = await db.$queryRaw<
     { line_id: bigint; entry_id: string; kind: LedgerItem["kind"]; ledger_kind: string; amount_micros: bigint; created_at: Date; tx_hash: string | null }[]
   >`
@@ -47,15 +46,5 @@ export async function listAccountLedger(ownerId: string, page: { cursor?: string
     transaction: r.tx_hash,
   }));
   const last = rows[limit - 1];
-  return { data: items, nextCursor: rows.length > limit && last ? encodeCursor(BigInt(last.line_id)) : null };
-}
-
-function encodeCursor(lineId: bigint): string {
-  return Buffer.from(`l${lineId}`).toString("base64url");
-}
-
-function decodeCursor(cursor: string): bigint {
-  const match = /^l(\d{1,19})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (!match) throw new AppError("invalid_request", "Invalid query: cursor: use the nextCursor of a previous page.", { details: { param: "cursor" } });
-  return BigInt(match[1]);
+  return { data: items, nextCursor: rows.length > limit && last ? encodeCursor(`l${last.line_id}`) : null };
 }

@@ -1,6 +1,7 @@
 import { db, Prisma } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { cached } from "@/lib/market/cache";
+import type { CatalogModel } from "@/lib/market/catalog";
 import { formatMicros } from "@/lib/money";
 import { utcDayKey } from "@/lib/supply/capacity";
 
@@ -28,15 +29,7 @@ export function onBookCondition(now: Date): Prisma.Sql {
 
 const REMAINING = Prisma.sql`(o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0))`;
 
-export type CatalogEntry = {
-  id: string;
-  name: string;
-  inputMicroDiemPerMTok: bigint;
-  outputMicroDiemPerMTok: bigint;
-  contextTokens: number;
-  maxOutputTokens: number;
-  createdAt: Date;
-};
+export type CatalogEntry = CatalogModel & { createdAt: Date };
 
 /** Active catalog models by id (cached briefly: the catalog changes rarely). */
 export function getActiveModels(): Promise<Map<string, CatalogEntry>> {
@@ -51,7 +44,11 @@ export async function getActiveModelOrThrow(modelId: string): Promise<CatalogEnt
   const model =
     (await getActiveModels()).get(modelId) ??
     (await db.model.findFirst({ where: { id: modelId, active: true }, omit: { active: true } }));
-  if (!model) throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/models for the models on this market.`);
+  if (!model) {
+    throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/models for the models on this market.`, {
+      details: { param: "model" },
+    });
+  }
   return model;
 }
 

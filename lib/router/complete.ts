@@ -4,10 +4,10 @@ import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
+import { getActiveModelOrThrow, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, formatMicros } from "@/lib/money";
 import { clearCompletion, releaseHold, reserveCompletion, type Upstream } from "@/lib/router/holds";
 import { resolveMaxPriceCents } from "@/lib/router/max-price";
-import { getRoutableModel, type RoutableModel } from "@/lib/router/models";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
 import { decryptCredential } from "@/lib/supply/credentials";
@@ -50,7 +50,7 @@ export async function completeChat(input: {
       details: { param: "stream" },
     });
   }
-  const model = await getRoutableModel(body.model);
+  const model = await getActiveModelOrThrow(body.model);
   const maxPriceCents = resolveMaxPriceCents(input.req, apiKey);
   const { promptTokens, maxOutputTokens } = sizeRequest(body, model);
   const reservedPrompt = Math.ceil(promptTokens * PROMPT_RESERVE_FACTOR) + PROMPT_RESERVE_EXTRA_TOKENS;
@@ -121,7 +121,7 @@ export async function completeChat(input: {
   };
 }
 
-function sizeRequest(body: ChatCompletionRequest, model: RoutableModel) {
+function sizeRequest(body: ChatCompletionRequest, model: CatalogEntry) {
   const promptTokens = countChatPromptTokens(body.messages);
   if (promptTokens >= model.contextTokens) {
     throw new AppError(
