@@ -109,10 +109,9 @@ export async function enforceRateLimits(
   return tightest;
 }
 
-/** The inference endpoint's rules: per API key and per client IP. */
-export function inferenceRateLimits(apiKeyId: string, ip: string): RateLimitRule[] {
-  return [
-    { name: "key", key: apiKeyId, limit: env.RATE_LIMIT_PER_KEY_PER_MINUTE },
-    { name: "ip", key: ip, limit: env.RATE_LIMIT_PER_IP_PER_MINUTE },
-  ];
+/** Per client IP always, and per API key when the request carries one. */
+export function requestRateLimits(ip: string, apiKeyId?: string): RateLimitRule[] {
+  const rules: RateLimitRule[] = [{ name: "ip", key: ip, limit: env.RATE_LIMIT_PER_IP_PER_MINUTE }];
+  if (apiKeyId) rules.unshift({ name: "key", key: apiKeyId, limit: env.RATE_LIMIT_PER_KEY_PER_MINUTE });
+  return rules;
 }

@@ -6,7 +6,7 @@ import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
-import { enforceRateLimits, inferenceRateLimits } from "@/lib/http/rate-limit";
+import { enforceRateLimits, requestRateLimits } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
 import { log } from "@/lib/log";
 
@@ -33,8 +33,8 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   query?: Q;
   /** Overrides the configured JSON body limit for this route. */
   maxBodyBytes?: number;
-  /** Per-key and per-IP limits (bearer routes): 429 with Retry-After, X-RateLimit-* on every answer. */
-  rateLimit?: A extends "bearer" ? boolean : never;
+  /** Per-IP limits, and per-key on bearer routes: 429 with Retry-After, X-RateLimit-* on every answer. */
+  rateLimit?: boolean;
 };
 
 type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
@@ -62,8 +62,9 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     let rateHeaders: Record<string, string> = {};
     try {
       const auth = await authenticate(options.auth, req);
-      if (options.rateLimit && "apiKey" in auth && auth.apiKey) {
-        rateHeaders = await enforceRateLimits(inferenceRateLimits(auth.apiKey.apiKeyId, clientIp(req)));
+      if (options.rateLimit) {
+        const apiKeyId = "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined;
+        rateHeaders = await enforceRateLimits(requestRateLimits(clientIp(req), apiKeyId));
       }
       const body = options.body
         ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")

@@ -103,4 +103,28 @@ describe("rate limits", () => {
       vi.resetModules();
     }
   });
+
+  it("guard the unauthenticated sign-in routes per client IP", async () => {
+    vi.resetModules();
+    vi.stubEnv("RATE_LIMIT_PER_IP_PER_MINUTE", "2");
+    try {
+      const { GET: getNonce } = await import("@/app/auth/nonce/route");
+      const ip = `203.0.113.${Math.floor(Math.random() * 250)}`;
+      const ask = (from: string) =>
+        getNonce(
+          new Request("http://localhost:3000/auth/nonce?walletAddress=0x70997970C51812dc3A010C7d01b50e0d17dc79C8", {
+            headers: { "x-forwarded-for": from },
+          }),
+        );
+      expect((await ask(ip)).status).toBe(200);
+      expect((await ask(ip)).status).toBe(200);
+      const limited = await ask(ip);
+      expect(limited.status).toBe(429);
+      expect((await readError(limited)).code).toBe("rate_limited");
+      expect((await ask("198.51.100.7")).status).toBe(200);
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
+  });
 });

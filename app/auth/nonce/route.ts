@@ -5,6 +5,6 @@ import { route } from "@/lib/http/route";
 export const dynamic = "force-dynamic";
 
 // GET /auth/nonce – a single-use nonce bound to the wallet, with every other field its SIWE message needs
-export const GET = route({ auth: "public", query: NonceQuery }, async ({ query }) =>
+export const GET = route({ auth: "public", query: NonceQuery, rateLimit: true }, async ({ query }) =>
   ok(await createSiweChallenge(query.walletAddress), { "cache-control": "no-store" }),
 );

@@ -5,7 +5,7 @@ import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 
 // POST /auth/verify – check a signed SIWE message and open a session; its token travels only in the cookie
-export const POST = route({ auth: "public", body: VerifyBody }, async ({ req, body }) => {
+export const POST = route({ auth: "public", body: VerifyBody, rateLimit: true }, async ({ req, body }) => {
   assertSameSiteRequest(req);
   const { address, token, expiresAt } = await signInWithEthereum(body, {
     userAgent: req.headers.get("user-agent"),

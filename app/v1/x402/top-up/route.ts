@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 const TopUpBody = z.strictObject({ amount: z.string().describe('USD decimal string, e.g. "10.00"') });
 
 // POST /v1/x402/top-up – fund the balance with USDC over x402: a 402 asks for exactly `amount`, the paid retry credits it
-export const POST = route({ auth: "session", body: TopUpBody }, async ({ req, body, session }) => {
+export const POST = route({ auth: "session", body: TopUpBody, rateLimit: true }, async ({ req, body, session }) => {
   const amountMicros = parseTopUpAmount(body.amount);
   const payment = readPaymentHeader(req);
   if (!payment) {
