@@ -20,7 +20,7 @@ const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../.
 const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 
 // /healthz/ledger: an operator health probe (ok + a violation count, no identities or amounts).
-const PUBLIC_PATHS = new Set(["/healthz", "/healthz/ledger", "/v1/models", "/v1/supply/pool/summary", "/auth/nonce", "/auth/verify"]);
+const PUBLIC_PATHS = new Set(["/healthz", "/healthz/ledger", "/openapi.json", "/v1/models", "/v1/supply/pool/summary", "/auth/nonce", "/auth/verify"]);
 
 const isUnder = (pattern: string, prefix: string) => pattern === prefix || pattern.startsWith(`${prefix}/`);
 

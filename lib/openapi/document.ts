@@ -1,0 +1,259 @@
+/**
+ * The OpenAPI 3.1 document, generated from the routes themselves: auth class, body and query schemas come
+ * from each handler's `meta` (route()), response shapes from lib/openapi/schemas.ts, error codes and
+ * statuses from ERROR_STATUS. Served at GET /openapi.json and rendered at /docs.
+ */
+import { z } from "zod";
+import { deployment } from "@/lib/env";
+import { ERROR_STATUS, errorTypeForStatus, type AppErrorCode } from "@/lib/http/errors";
+import type { AuthMode } from "@/lib/http/route";
+import { ERROR_DESCRIPTIONS, guardErrors } from "@/lib/openapi/errors";
+import { REQUEST_HEADERS, RESPONSE_HEADERS, type ResponseHeaderName } from "@/lib/openapi/headers";
+import { listOperations, type OperationSpec } from "@/lib/openapi/registry";
+import { componentRegistry, ErrorBodySchema } from "@/lib/openapi/schemas";
+
+type JsonSchema = Record<string, unknown>;
+type Json = Record<string, unknown>;
+
+export type OpenApiParameter = { name: string; in: "path" | "query" | "header"; required: boolean; description?: string; schema: JsonSchema };
+export type OpenApiResponse = {
+  description: string;
+  headers?: Record<string, { $ref: string }>;
+  content?: { "application/json": { schema: JsonSchema } };
+  /** The error codes this answer can carry, in order. */
+  "x-svc-error-codes"?: AppErrorCode[];
+};
+export type OpenApiOperation = {
+  operationId: string;
+  tags: string[];
+  summary: string;
+  description?: string;
+  security: Record<string, string[]>[];
+  "x-svc-auth": AuthMode;
+  parameters?: (OpenApiParameter | { $ref: string })[];
+  requestBody?: { required: true; content: { "application/json": { schema: JsonSchema } } };
+  responses: Record<string, OpenApiResponse>;
+};
+export type OpenApiDocument = {
+  openapi: "3.1.0";
+  info: { title: string; version: string; summary: string; description: string; license: { name: string; identifier: string } };
+  jsonSchemaDialect: string;
+  servers: { url: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Partial<Record<Lowercase<OperationSpec["method"]>, OpenApiOperation>>>;
+  components: {
+    securitySchemes: Record<string, Json>;
+    schemas: Record<string, JsonSchema>;
+    headers: Record<string, Json>;
+    parameters: Record<string, Json>;
+  };
+};
+
+export const SECURITY_SCHEMES = {
+  sessionCookie: {
+    type: "apiKey",
+    in: "cookie",
+    name: "svc_session",
+    description: "The HttpOnly session cookie set by POST /auth/verify after a Sign-In with Ethereum (EIP-4361) on Base.",
+  },
+  bearerApiKey: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "svc_…",
+    description: "An API key from POST /v1/account/api-keys. Only POST /v1/chat/completions takes it.",
+  },
+} as const;
+
+/** The auth class of a route as OpenAPI security requirements (public = none). */
+export function securityFor(auth: AuthMode): Record<string, string[]>[] {
+  return auth === "session" ? [{ sessionCookie: [] }] : auth === "bearer" ? [{ bearerApiKey: [] }] : [];
+}
+
+const TAGS = [
+  { name: "Auth", description: "Sign-In with Ethereum: nonce, verify, session, logout." },
+  { name: "Account", description: "The signed-in account: balance, API keys, ledger, usage, max-price default." },
+  { name: "Payments", description: "x402 top-ups in USDC on Base." },
+  { name: "Inference", description: "OpenAI-compatible chat completions, paid from the balance." },
+  { name: "Market", description: "Public market data: models, book, trades, stats." },
+  { name: "Supply", description: "Suppliers' offers, earnings and withdrawals; the public pool summary." },
+  { name: "Operations", description: "Health checks, this document, and the JSON 404 of unknown /v1 paths." },
+];
+
+const ref = (kind: "schemas" | "headers" | "parameters", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** zod → JSON Schema as OpenAPI 3.1 takes it (draft 2020-12), without the noise of safe-integer bounds. */
+function toJsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: "any",
+    override: ({ jsonSchema }) => stripSafeIntegerBounds(jsonSchema as JsonSchema),
+  }) as JsonSchema;
+  return json;
+}
+
+function componentSchemas(): Record<string, JsonSchema> {
+  const { schemas } = z.toJSONSchema(componentRegistry, {
+    uri: (id) => `#/components/schemas/${id}`,
+    unrepresentable: "any",
+    override: ({ jsonSchema }) => stripSafeIntegerBounds(jsonSchema as JsonSchema),
+  });
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, schema]) => {
+      const { $schema: _dialect, $id: _id, ...json } = schema as JsonSchema;
+      return [id, json];
+    }),
+  );
+}
+
+function stripSafeIntegerBounds(json: JsonSchema) {
+  if (json.minimum === Number.MIN_SAFE_INTEGER) delete json.minimum;
+  if (json.maximum === Number.MAX_SAFE_INTEGER) delete json.maximum;
+}
+
+/** The schema's registered component, as a $ref; inline when it is not a component. */
+function schemaRef(schema: z.ZodType): JsonSchema {
+  const id = componentRegistry.get(schema)?.id;
+  return id ? ref("schemas", id) : toJsonSchema(schema, "output");
+}
+
+function headerRefs(names: Iterable<ResponseHeaderName>): Record<string, { $ref: string }> {
+  return Object.fromEntries([...new Set(names)].map((name) => [RESPONSE_HEADERS[name].name, ref("headers", name)]));
+}
+
+/** Query parameters from the route's own query schema (one parameter per property). */
+function queryParameters(query: z.ZodType): OpenApiParameter[] {
+  const json = toJsonSchema(query, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, schema]) => {
+    const { description, ...rest } = schema as JsonSchema & { description?: string };
+    return { name, in: "query", required: json.required?.includes(name) ?? false, ...(description ? { description: String(description) } : {}), schema: rest };
+  });
+}
+
+function pathParameters(spec: OperationSpec): OpenApiParameter[] {
+  const names = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  return names.map((name) => ({ name, in: "path", required: true, description: spec.pathParams?.[name], schema: { type: "string" } }));
+}
+
+function errorSchema(codes: AppErrorCode[]): JsonSchema {
+  return {
+    allOf: [
+      ref("schemas", "Error"),
+      { type: "object", properties: { error: { type: "object", properties: { code: { type: "string", enum: codes } } } } },
+    ],
+  };
+}
+
+/** Success answers and error answers merged per status (a 402 can be the x402 challenge or an error). */
+function responsesFor(spec: OperationSpec, codes: AppErrorCode[]): Record<string, OpenApiResponse> {
+  const byStatus = new Map<number, { descriptions: string[]; schemas: JsonSchema[]; headers: ResponseHeaderName[]; codes: AppErrorCode[] }>();
+  // route() puts the rate-limit headers on every answer once the limits were counted, and Retry-After on the 429.
+  const always: ResponseHeaderName[] = spec.handler.meta.rateLimit ? ["RequestId", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset"] : ["RequestId"];
+  const slot = (status: number) => {
+    let entry = byStatus.get(status);
+    if (!entry) byStatus.set(status, (entry = { descriptions: [], schemas: [], headers: [...always, ...(status === 429 ? (["RetryAfter"] as const) : [])], codes: [] }));
+    return entry;
+  };
+  for (const r of spec.responses) {
+    const entry = slot(r.status);
+    entry.descriptions.push(r.description);
+    if (r.schema) entry.schemas.push(schemaRef(r.schema));
+    entry.headers.push(...(r.headers ?? []));
+  }
+  for (const code of codes) slot(ERROR_STATUS[code]).codes.push(code);
+  for (const [status, entry] of byStatus) {
+    if (entry.codes.length === 0) continue;
+    entry.descriptions.push(`${errorTypeForStatus(status)}: ${entry.codes.join(", ")}`);
+    entry.schemas.push(errorSchema(entry.codes));
+    entry.headers.push(...(spec.errorHeaders?.[status] ?? []));
+  }
+
+  const sorted = [...byStatus.entries()].sort(([a], [b]) => a - b);
+  return Object.fromEntries(
+    sorted.map(([status, entry]): [string, OpenApiResponse] => {
+      const schema = entry.schemas.length === 1 ? entry.schemas[0] : entry.schemas.length > 1 ? { oneOf: entry.schemas } : undefined;
+      return [
+        String(status),
+        {
+          description: entry.descriptions.join(" Or ") || String(status),
+          headers: headerRefs(entry.headers),
+          ...(schema ? { content: { "application/json": { schema } } } : {}),
+          ...(entry.codes.length > 0 ? { "x-svc-error-codes": entry.codes } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+/** Every code an operation can answer with: its guards' (auth, input, rate limit) and its own. */
+export function errorCodesFor(spec: OperationSpec): AppErrorCode[] {
+  return [...new Set([...guardErrors(spec.handler.meta, spec.method), ...spec.errors])];
+}
+
+function describeOperation(spec: OperationSpec): OpenApiOperation {
+  const { auth, body, query } = spec.handler.meta;
+  const parameters = [
+    ...pathParameters(spec),
+    ...(query ? queryParameters(query) : []),
+    ...(spec.requestHeaders ?? []).map((name) => ref("parameters", name)),
+    ref("parameters", "RequestIdHeader"),
+  ];
+  return {
+    operationId: spec.operationId,
+    tags: [spec.tag],
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    security: securityFor(auth),
+    "x-svc-auth": auth,
+    parameters,
+    ...(body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(body, "input") } } } } : {}),
+    responses: responsesFor(spec, errorCodesFor(spec)),
+  };
+}
+
+export function buildOpenApiDocument(): OpenApiDocument {
+  const paths: OpenApiDocument["paths"] = {};
+  for (const spec of listOperations()) {
+    const item = (paths[spec.path] ??= {});
+    item[spec.method.toLowerCase() as Lowercase<OperationSpec["method"]>] = describeOperation(spec);
+  }
+  const schemas = componentSchemas();
+  schemas.Error = {
+    ...(schemas.Error ?? toJsonSchema(ErrorBodySchema, "output")),
+    "x-svc-error-descriptions": ERROR_DESCRIPTIONS,
+  };
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "svc API",
+      version: "1",
+      summary: "The open inference marketplace: OpenAI-compatible chat completions paid in USDC on Base.",
+      description:
+        "Public routes need nothing; session routes need the svc_session cookie from Sign-In with Ethereum (GET /auth/nonce, POST /auth/verify); " +
+        "POST /v1/chat/completions needs an svc_ API key as a Bearer token. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
+        "prices are integer cents per diem (100 = list price). Every error is {\"error\":{\"message\",\"type\",\"code\"}} and every answer carries X-Request-Id.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    servers: [{ url: deployment.origin }],
+    tags: TAGS,
+    paths,
+    components: {
+      securitySchemes: SECURITY_SCHEMES,
+      schemas,
+      headers: Object.fromEntries(
+        Object.entries(RESPONSE_HEADERS).map(([key, h]) => [key, { description: h.description, schema: h.schema }]),
+      ),
+      parameters: Object.fromEntries(
+        Object.entries(REQUEST_HEADERS).map(([key, h]) => [key, { name: h.name, in: "header", required: false, description: h.description, schema: h.schema }]),
+      ),
+    },
+  };
+}
+
+let cached: OpenApiDocument | undefined;
+
+/** The document, built once per process (it depends only on code and the configured origin). */
+export function getOpenApiDocument(): OpenApiDocument {
+  cached ??= buildOpenApiDocument();
+  return cached;
+}

@@ -1,0 +1,74 @@
+/** What each error code means, and which codes a route can return only because of how route() guards it. */
+import type { AppErrorCode } from "@/lib/http/errors";
+import type { HttpMethod } from "@/lib/openapi/registry";
+import type { RouteMeta } from "@/lib/http/route";
+
+/** One line per code; a code added to ERROR_STATUS without a line here fails to compile. */
+export const ERROR_DESCRIPTIONS = {
+  invalid_request: "The body, query or a header failed validation; `param` names the field.",
+  invalid_json: "The body is empty or not valid JSON.",
+  unsupported_content_type: "A body was expected with Content-Type: application/json.",
+  unknown_field: "The body or query has a field this route does not take (they are strict, so typos are caught).",
+  stream_not_supported: "`stream: true` on chat completions; v1 answers in one piece only.",
+  context_length_exceeded: "The messages alone fill the model's context window.",
+  max_price_above_key_cap: "X-Svc-Max-Cents is above the API key's own max price cap.",
+  upstream_url_forbidden: "An offer's upstream URL is not https or points at a private address.",
+  invalid_amount: "An amount is not a USD decimal string with at most 6 decimals.",
+  amount_out_of_range: "An amount is below the minimum or above the maximum; `min`/`max` say which.",
+  invalid_payment_header: "PAYMENT-SIGNATURE / X-PAYMENT is not a base64 x402 payment payload.",
+  missing_credentials: "The inference endpoint needs Authorization: Bearer svc_….",
+  invalid_api_key: "The API key is unknown, revoked or expired.",
+  session_required: "The route needs the svc_session cookie of a live wallet session (or an API key was sent to it).",
+  session_cookie_not_accepted: "A svc_session cookie was sent to the inference endpoint, which takes only API keys.",
+  invalid_siwe_message: "The message is not an EIP-4361 message built from GET /auth/nonce.",
+  malformed_signature: "The signature is not 0x-prefixed hex.",
+  siwe_domain_mismatch: "The message signs in to another site than this deployment.",
+  siwe_uri_mismatch: "The message's URI is not on this deployment's origin.",
+  siwe_wrong_chain: "The message's Chain ID is not 8453 (Base).",
+  siwe_nonce_invalid: "The nonce is unknown, already used, expired or issued for another wallet.",
+  siwe_expired: "The message's Expiration Time has passed.",
+  siwe_not_yet_valid: "The message's Not Before time lies in the future.",
+  siwe_issued_at_invalid: "The message's Issued At is in the future or too old.",
+  invalid_signature: "The signature does not prove control of the wallet (EOA, EIP-1271 and EIP-6492 are checked).",
+  insufficient_balance: "The balance cannot cover the request's worst case; `needed` and `available` say by how much.",
+  payment_required: "Payment is required before this call can proceed.",
+  spend_limit_exceeded: "The API key's spend limit cannot cover the request's worst case.",
+  payment_invalid: "The x402 payment does not match what was asked (amount, payee, network, validity) or did not verify; `reason` says why.",
+  payment_settlement_failed: "The USDC transfer did not go through; nothing was credited.",
+  cross_site_request: "A session mutation came from another site (Origin / Sec-Fetch-Site).",
+  not_found: "No such route, or no such object among yours.",
+  model_not_found: "Unknown model; GET /v1/models lists them.",
+  method_not_allowed: "The route does not take this method.",
+  conflict: "The object's state forbids the change (e.g. a withdrawn offer).",
+  authorization_already_used: "This payment authorization was already submitted; sign a new one.",
+  insufficient_earnings: "The withdrawal is more than the available earnings.",
+  payload_too_large: "The body is larger than the configured limit.",
+  unprocessable: "The request is well-formed but cannot be done (e.g. too many open offers).",
+  upstream_unreachable: "The offer's upstream did not answer GET /models as an OpenAI-compatible API.",
+  upstream_auth_failed: "The offer's upstream refused its API key.",
+  upstream_model_missing: "The offer's upstream does not list a model the offer names.",
+  rate_limited: "Too many requests this minute, per key or per IP; wait Retry-After seconds.",
+  internal_error: "Our bug; quote the X-Request-Id when reporting it.",
+  upstream_error: "The supplier's upstream failed or timed out; nothing was charged and the request was not retried.",
+  payment_pending: "The USDC transfer was sent but not yet confirmed; it is credited automatically. Do not sign again.",
+  withdrawal_pending: "The withdrawal transfer was sent but not yet confirmed; reconciliation finishes it.",
+  withdrawal_failed: "The withdrawal transfer failed; the earnings were restored.",
+  no_offer_at_or_below_max: "No offer for the model is posted at or below your max price (see the X-Svc-* headers).",
+  no_capacity: "Offers at or below your max price have no capacity left today for this request's worst case.",
+  no_healthy_supplier: "Every offer at or below your max price is cooling down after upstream failures.",
+  service_unavailable: "A dependency (database, chain) is unavailable; retry shortly.",
+} satisfies Record<AppErrorCode, string>;
+
+const SAFE_METHODS = new Set<HttpMethod>(["GET", "HEAD", "OPTIONS"]);
+
+/** Codes every route with these guards can return before its own code runs (route(), lib/http/body.ts). */
+export function guardErrors(meta: RouteMeta, method: HttpMethod): AppErrorCode[] {
+  const codes: AppErrorCode[] = [];
+  if (meta.auth === "session") codes.push("session_required", ...(SAFE_METHODS.has(method) ? [] : (["cross_site_request"] as const)));
+  if (meta.auth === "bearer") codes.push("missing_credentials", "invalid_api_key", "session_cookie_not_accepted");
+  if (meta.rateLimit) codes.push("rate_limited");
+  if (meta.body) codes.push("unsupported_content_type", "invalid_json", "payload_too_large", "invalid_request", "unknown_field");
+  if (meta.query) codes.push("invalid_request", "unknown_field");
+  codes.push("internal_error");
+  return codes;
+}

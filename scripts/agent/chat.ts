@@ -1,0 +1,103 @@
+/** chat: one completion through the official openai client pointed at {base}/v1, with what it cost from the X-Svc-* headers. */
+import OpenAI from "openai";
+import { callApi, type Context } from "./api";
+import { ApiError, CliError, EXIT, explainApiError } from "./errors";
+import { parseCents } from "./keys";
+
+export type ChatOptions = { prompt: string; model?: string; maxCents?: string; maxTokens?: string; apiKey?: string };
+
+export type ChatResult = {
+  id: string;
+  model: string;
+  answer: string;
+  finishReason: string;
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  /** USDC this completion cost (X-Svc-Cost). */
+  cost: string | null;
+  /** The serving offer's price, cents per diem (X-Svc-Price-Cents). */
+  priceCents: number | null;
+  /** Capacity burned, diem (X-Svc-Burn-Diem). */
+  burnDiem: string | null;
+  /** The max price it was routed under (X-Svc-Max-Cents). */
+  maxCents: number | null;
+  /** Balance after the clear, USDC (X-Balance-Remaining). */
+  balanceRemaining: string | null;
+  requestId: string | null;
+};
+
+type ModelListing = { id: string; best_price_cents: number | null };
+
+/** The model to use: the one asked for, else the cheapest one someone sells right now. */
+export async function pickModel(ctx: Context, wanted: string | undefined): Promise<string> {
+  if (wanted) return wanted;
+  const { data } = await callApi<{ data: ModelListing[] }>(ctx, "/v1/models");
+  const offered = data.data.filter((m) => m.best_price_cents !== null).sort((a, b) => a.best_price_cents! - b.best_price_cents!);
+  if (offered.length === 0) {
+    throw new CliError("No model has an offer on the market right now; pass --model <id> (see GET /v1/models).", EXIT.noOffer, "no_model_offered");
+  }
+  return offered[0].id;
+}
+
+/** The API key: --api-key, else SVC_API_KEY, else the last key `keys create` (or `run`) saved for this base URL. */
+export function resolveApiKey(ctx: Context, flag: string | undefined): string {
+  const key = flag ?? ctx.env.SVC_API_KEY ?? ctx.store.get(ctx.config.baseUrl)?.apiKey?.key;
+  if (!key) {
+    throw new CliError("No API key: pass --api-key, set SVC_API_KEY, or create one with `npm run agent -- keys create`.", EXIT.auth, "api_key_missing");
+  }
+  return key;
+}
+
+export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResult> {
+  if (!options.prompt.trim()) throw new CliError('chat needs a prompt: npm run agent -- chat "Hello"', EXIT.usage, "missing_prompt");
+  const maxCents = parseCents(options.maxCents, "--max-cents");
+  const maxTokens = options.maxTokens === undefined ? undefined : Number(options.maxTokens);
+  if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
+    throw new CliError(`--max-tokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}.`, EXIT.usage, "invalid_max_tokens");
+  }
+  const apiKey = resolveApiKey(ctx, options.apiKey);
+  const model = await pickModel(ctx, options.model);
+
+  // One call is one request: a retry could route elsewhere at another price, so the SDK must not retry on its own.
+  const client = new OpenAI({ baseURL: `${ctx.config.baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 180_000 });
+  try {
+    const { data, response } = await client.chat.completions
+      .create(
+        { model, messages: [{ role: "user", content: options.prompt }], ...(maxTokens ? { max_tokens: maxTokens } : {}) },
+        maxCents === undefined ? undefined : { headers: { "X-Svc-Max-Cents": String(maxCents) } },
+      )
+      .withResponse();
+    const h = response.headers;
+    const num = (name: string) => (h.get(name) === null ? null : Number(h.get(name)));
+    const choice = data.choices[0];
+    return {
+      id: data.id,
+      model: data.model,
+      answer: choice?.message.content ?? "",
+      finishReason: choice?.finish_reason ?? "",
+      usage: {
+        promptTokens: data.usage?.prompt_tokens ?? 0,
+        completionTokens: data.usage?.completion_tokens ?? 0,
+        totalTokens: data.usage?.total_tokens ?? 0,
+      },
+      cost: h.get("x-svc-cost"),
+      priceCents: num("x-svc-price-cents"),
+      burnDiem: h.get("x-svc-burn-diem"),
+      maxCents: num("x-svc-max-cents"),
+      balanceRemaining: h.get("x-balance-remaining"),
+      requestId: h.get("x-request-id"),
+    };
+  } catch (error) {
+    throw fromOpenAI(ctx, error);
+  }
+}
+
+function fromOpenAI(ctx: Context, error: unknown): CliError {
+  if (error instanceof OpenAI.APIConnectionError) {
+    return new CliError(`Cannot reach ${ctx.config.baseUrl}/v1 (${error.message}).${ctx.config.isLocal ? " Is `npm run dev` running?" : ""}`, EXIT.failure, "unreachable");
+  }
+  if (error instanceof OpenAI.APIError && error.status !== undefined && error.headers) {
+    const body = (error.error ?? {}) as Record<string, unknown>;
+    return explainApiError(new ApiError(error.status, String(error.code ?? `http_${error.status}`), String(body.message ?? error.message), body, error.headers));
+  }
+  return error instanceof CliError ? error : new CliError(`The completion failed: ${(error as Error).message}`, EXIT.failure, "chat_failed");
+}

@@ -1,0 +1,104 @@
+/** Each command: call it, then print its result as text or (--json) as one JSON document. */
+import type { Context } from "./api";
+import { chat, type ChatResult } from "./chat";
+import { CliError, EXIT } from "./errors";
+import { createKey, describeKeyLimits, formatKeyTable, getBalance, keyStatus, listKeys, revokeKey } from "./keys";
+import { login } from "./login";
+import { usd, type Output } from "./output";
+import { runFlow } from "./run";
+import { topUp } from "./topup";
+
+export type Values = {
+  name?: string;
+  "max-cents"?: string;
+  "spend-limit"?: string;
+  model?: string;
+  "max-tokens"?: string;
+  prompt?: string;
+  "api-key"?: string;
+  "min-balance"?: string;
+  "topup-amount"?: string;
+};
+
+export const DEFAULT_RUN_PROMPT = "In one short sentence: what is an inference marketplace?";
+
+export async function runCommand(ctx: Context, out: Output, args: string[], v: Values): Promise<void> {
+  const [command, ...rest] = args;
+  switch (command) {
+    case "login": {
+      const r = await login(ctx, out.note);
+      return out.result(`Signed in as ${r.address} to ${r.baseUrl} until ${r.expiresAt}.\nSession saved in ${r.sessionFile} (owner-only).`, r);
+    }
+    case "topup": {
+      const r = await topUp(ctx, rest[0] ?? "", out.note);
+      return out.result(`Topped up ${usd(r.credited)} USDC from ${r.payer} (tx ${r.transaction}).\nBalance: ${usd(r.balance)} USDC available.`, r);
+    }
+    case "balance": {
+      const b = await getBalance(ctx);
+      const address = ctx.store.get(ctx.config.baseUrl)?.address;
+      return out.result(`${usd(b.available)} USDC available (held ${usd(b.held)}, total ${usd(b.total)}) for ${address} on ${ctx.config.baseUrl}.`, { ...b, address });
+    }
+    case "keys":
+      return keysCommand(ctx, out, rest, v);
+    case "chat": {
+      const prompt = v.prompt ?? rest.join(" ");
+      const r = await chat(ctx, { prompt, model: v.model, maxCents: v["max-cents"], maxTokens: v["max-tokens"], apiKey: v["api-key"] });
+      return out.result(`${r.answer}\n\n${costLine(r)}`, r);
+    }
+    case "run": {
+      const r = await runFlow(
+        ctx,
+        {
+          prompt: v.prompt ?? (rest.join(" ") || DEFAULT_RUN_PROMPT),
+          model: v.model,
+          maxCents: v["max-cents"],
+          maxTokens: v["max-tokens"] ?? "128",
+          minBalance: v["min-balance"] ?? "1.00",
+          topUpAmount: v["topup-amount"] ?? "5.00",
+        },
+        out.note,
+      );
+      const human = [
+        r.completion.answer,
+        "",
+        costLine(r.completion),
+        `API key ${r.key.key} (id ${r.key.id}; shown once, saved for \`chat\` in ${ctx.store.file})`,
+      ].join("\n");
+      return out.result(human, r);
+    }
+    default:
+      throw new CliError(command ? `Unknown command "${command}". See --help.` : "No command. See --help.", EXIT.usage, "usage");
+  }
+}
+
+async function keysCommand(ctx: Context, out: Output, [sub, id]: string[], v: Values): Promise<void> {
+  switch (sub) {
+    case "create": {
+      const k = await createKey(ctx, { name: v.name, maxCents: v["max-cents"], spendLimit: v["spend-limit"] });
+      return out.result(
+        `${k.key}\nCreated key "${k.name}" (id ${k.id}; ${describeKeyLimits(k)}).\nThe key is shown only once; it is saved in ${ctx.store.file} for \`chat\`.`,
+        k,
+      );
+    }
+    case "list": {
+      const keys = await listKeys(ctx);
+      return out.result(formatKeyTable(keys), { data: keys });
+    }
+    case "revoke": {
+      const k = await revokeKey(ctx, id);
+      return out.result(`Key ${k.prefix}… (${k.id}) is ${keyStatus(k)}; it is refused from the next request on.`, k);
+    }
+    default:
+      throw new CliError("Usage: keys create [--name N] [--max-cents C] [--spend-limit USD] | keys list | keys revoke <id>", EXIT.usage, "usage");
+  }
+}
+
+export function costLine(r: ChatResult): string {
+  return [
+    `cost ${r.cost ?? "?"} USDC`,
+    `price ${r.priceCents ?? "?"} cents/diem (max ${r.maxCents ?? "?"})`,
+    `burn ${r.burnDiem ?? "?"} diem`,
+    `balance ${r.balanceRemaining ?? "?"} USDC`,
+    `${r.model}, ${r.usage.promptTokens}+${r.usage.completionTokens} tokens`,
+  ].join(" · ");
+}

@@ -1,0 +1,135 @@
+/** The CLI's failures: one error type with an exit code, and plain-language explanations of API errors. */
+
+export const EXIT = {
+  ok: 0,
+  /** Anything else: network, server error, unexpected answer. */
+  failure: 1,
+  /** Bad command line or configuration. */
+  usage: 2,
+  /** Not signed in, session expired, API key missing/revoked. */
+  auth: 3,
+  /** Not enough money: USDC in the wallet (top-up) or balance / spend limit (chat). */
+  funds: 4,
+  /** No offer can take the request at the max price (503). */
+  noOffer: 5,
+} as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failure,
+    readonly code: string = "failed",
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = "CliError";
+  }
+}
+
+/** An error answer of the API: `{"error":{"message","type","code",…}}` plus the headers that explain it. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown>,
+    readonly headers: Headers,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+
+  static async from(res: Response): Promise<ApiError> {
+    const text = await res.text();
+    let error: Record<string, unknown> = {};
+    try {
+      error = ((JSON.parse(text) as { error?: Record<string, unknown> }).error ?? {}) as Record<string, unknown>;
+    } catch {
+      // not our JSON error shape (a proxy, an HTML page): keep the text
+    }
+    const message = typeof error.message === "string" ? error.message : text.slice(0, 300) || res.statusText;
+    return new ApiError(res.status, typeof error.code === "string" ? error.code : `http_${res.status}`, message, error, res.headers);
+  }
+}
+
+const CLI = "npm run agent --";
+
+/** Turns an API error into what the user should know and do, with the right exit code. */
+export function explainApiError(error: ApiError): CliError {
+  const b = error.body;
+  const requestId = error.headers.get("x-request-id");
+  const base = { status: error.status, apiCode: error.code, ...(requestId ? { requestId } : {}) };
+
+  switch (error.code) {
+    case "session_required":
+      return new CliError(`Not signed in, or the session expired: run \`${CLI} login\`. (${error.message})`, EXIT.auth, "session_expired", base);
+    case "invalid_api_key":
+      return new CliError(
+        `The API key is unknown, revoked or expired: create a new one with \`${CLI} keys create\`. (${error.message})`,
+        EXIT.auth,
+        "api_key_rejected",
+        base,
+      );
+    case "missing_credentials":
+      return new CliError(`No API key: pass --api-key, set SVC_API_KEY, or run \`${CLI} keys create\`.`, EXIT.auth, "api_key_missing", base);
+    case "insufficient_balance":
+      return new CliError(
+        `Balance too low: this request can cost up to ${b.needed} USDC, but ${b.available} USDC is available. ` +
+          `Top up with \`${CLI} topup <amount>\`, or lower --max-tokens (the worst case is reserved up front).`,
+        EXIT.funds,
+        "insufficient_balance",
+        { ...base, needed: b.needed, available: b.available, priceCents: b.price_cents },
+      );
+    case "spend_limit_exceeded":
+      return new CliError(
+        `This API key's spend limit (${b.spend_limit} USDC) cannot cover the request's worst case of ${b.needed} USDC: create a key with a higher --spend-limit or lower --max-tokens.`,
+        EXIT.funds,
+        "spend_limit_exceeded",
+        { ...base, needed: b.needed, spendLimit: b.spend_limit },
+      );
+    case "no_offer_at_or_below_max":
+    case "no_capacity":
+    case "no_healthy_supplier":
+      return explainNoOffer(error, base);
+    case "payment_invalid":
+      if (b.reason === "insufficient_funds") {
+        return new CliError(`The wallet does not hold enough USDC for this top-up. (${error.message})`, EXIT.funds, "wallet_insufficient_usdc", base);
+      }
+      return new CliError(`The top-up payment was refused (${String(b.reason ?? "invalid")}): ${error.message}`, EXIT.failure, "payment_invalid", base);
+    case "rate_limited":
+      return new CliError(`Rate limited: retry in ${error.headers.get("retry-after") ?? "a few"} s. (${error.message})`, EXIT.failure, "rate_limited", base);
+    default:
+      return new CliError(`${error.status} ${error.code}: ${error.message}${requestId ? ` (request ${requestId})` : ""}`, EXIT.failure, error.code, base);
+  }
+}
+
+/** The 503's X-Svc-* headers, in words: why nothing routed and what max price would. */
+function explainNoOffer(error: ApiError, base: Record<string, unknown>): CliError {
+  const h = error.headers;
+  const code = h.get("x-svc-error-code") ?? error.code;
+  const buyerMax = h.get("x-svc-buyer-max-cents");
+  const cheapest = h.get("x-svc-cheapest-posted-cents");
+  const above = h.get("x-svc-routable-diem-above-max");
+  const suggested = error.body.suggested_max_cents;
+  const why = {
+    no_offer_at_or_below_max: "no offer for this model is posted at or below your max price",
+    no_capacity: "the offers at or below your max price have no capacity left today for this request's worst case",
+    no_healthy_supplier: "every offer at or below your max price is cooling down after upstream failures",
+  }[code] ?? error.message;
+  const lines = [
+    `No offer can take this request (${code}): ${why}.`,
+    `  your max price            ${buyerMax ?? "?"} cents/diem   (X-Svc-Buyer-Max-Cents)`,
+    `  cheapest posted price     ${cheapest ? `${cheapest} cents/diem` : "none: nobody offers this model"}   (X-Svc-Cheapest-Posted-Cents)`,
+    `  routable above your max   ${above ?? "?"} diem today   (X-Svc-Routable-Diem-Above-Max)`,
+    typeof suggested === "number"
+      ? `  suggested max price       ${suggested} cents/diem: retry with --max-cents ${suggested}`
+      : "  no offer above your max could take it either: try later, or lower --max-tokens",
+  ];
+  return new CliError(lines.join("\n"), EXIT.noOffer, code, {
+    ...base,
+    buyerMaxCents: buyerMax === null ? null : Number(buyerMax),
+    cheapestPostedCents: cheapest ? Number(cheapest) : null,
+    routableDiemAboveMax: above,
+    suggestedMaxCents: typeof suggested === "number" ? suggested : null,
+  });
+}

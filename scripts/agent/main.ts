@@ -1,0 +1,111 @@
+/**
+ * `npm run agent -- <command>`: svc's headless agent flow from a terminal or another program.
+ * Reads its configuration from flags and the environment (scripts/ may; lib/ and app/ never do).
+ */
+import { parseArgs } from "node:util";
+import type { Context } from "./api";
+import { DEFAULT_RUN_PROMPT, runCommand, type Values } from "./commands";
+import { DEFAULT_BASE_URL, DEFAULT_SESSION_FILE, resolveConfig } from "./config";
+import { CliError, EXIT } from "./errors";
+import { createOutput } from "./output";
+import { SessionStore } from "./session-store";
+
+const HELP = `svc agent CLI: sign in with a wallet, fund the balance over x402, create API keys and call the API.
+
+Usage: npm run agent -- <command> [options]
+
+Commands
+  login                         Sign in (SIWE): GET /auth/nonce, sign the EIP-4361 message, POST /auth/verify.
+                                The svc_session cookie is kept in the session file (owner-only, 0600).
+  topup <amount>                Fund the balance with <amount> USDC over x402 (402 → sign EIP-3009 → retry).
+                                Checks the wallet's USDC on chain first.
+  balance                       The prepaid balance: available, held, total.
+  keys create [--name N] [--max-cents C] [--spend-limit USD]
+                                Create an svc_ API key (shown once; saved for \`chat\`).
+  keys list                     The account's keys (never their secrets).
+  keys revoke <id>              Revoke a key.
+  chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…]
+                                One completion with the openai client at {base}/v1; prints the answer, then
+                                cost, price, burn and balance from the X-Svc-* / X-Balance-Remaining headers.
+  run ["<prompt>"]              The whole headless flow: login → top up if the balance is low → create a key
+                                → one chat → what it cost.
+                                [--model M] [--max-cents C] [--max-tokens N (128)] [--min-balance USD (1.00)]
+                                [--topup-amount USD (5.00)]; default prompt: "${DEFAULT_RUN_PROMPT}"
+
+Options
+  --base-url URL      The service (env SVC_BASE_URL; default ${DEFAULT_BASE_URL}). Non-local URLs must be https.
+  --key-file FILE     File holding the wallet's private key (hex). Else env SVC_AGENT_PRIVATE_KEY.
+  --rpc-url URL       Base RPC for reading the wallet's USDC (env SVC_RPC_URL; default http://127.0.0.1:8545
+                      for a localhost base URL, else https://mainnet.base.org).
+  --session-file F    Where the session and the last created key are kept (env SVC_AGENT_SESSION_FILE;
+                      default ${DEFAULT_SESSION_FILE}, git-ignored).
+  --max-cents C       The most to pay, cents per diem (1-10000; 100 = list price). On chat/run it is sent as
+                      X-Svc-Max-Cents, which wins over the key's cap, the account default and the platform default.
+  --json              Machine output: exactly one JSON document on stdout (the result, or {"error":…}).
+  -h, --help          This help.
+
+Wallet key
+  With nothing configured AND a localhost base URL, the CLI signs with anvil's first dev key, which
+  \`npm run dev\` funds with 1,000,000 test USDC (a public test key). So against \`npm run dev\`:
+      npm run agent -- run
+  For any other base URL that key is refused: set SVC_AGENT_PRIVATE_KEY or pass --key-file.
+
+Exit codes
+  0 ok · 1 failed (network, server, unexpected) · 2 usage or configuration · 3 not signed in, session
+  expired, API key missing or revoked · 4 not enough money (wallet USDC, balance or key spend limit)
+  5 no offer at your max price (503: the X-Svc-* headers are explained)
+`;
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        "base-url": { type: "string" },
+        "key-file": { type: "string" },
+        "rpc-url": { type: "string" },
+        "session-file": { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        name: { type: "string" },
+        "max-cents": { type: "string" },
+        "spend-limit": { type: "string" },
+        model: { type: "string" },
+        "max-tokens": { type: "string" },
+        prompt: { type: "string" },
+        "api-key": { type: "string" },
+        "min-balance": { type: "string" },
+        "topup-amount": { type: "string" },
+      },
+    });
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message}\n\n${HELP}`);
+    return EXIT.usage;
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) {
+    (values.help ? process.stdout : process.stderr).write(HELP);
+    return values.help ? EXIT.ok : EXIT.usage;
+  }
+
+  const out = createOutput(values.json === true);
+  try {
+    const config = resolveConfig(values, process.env);
+    const ctx: Context = { config, store: new SessionStore(config.sessionFile), env: process.env };
+    await runCommand(ctx, out, positionals, values as Values);
+    return EXIT.ok;
+  } catch (error) {
+    const failure =
+      error instanceof CliError ? error : new CliError(`Unexpected failure: ${(error as Error).stack ?? String(error)}`, EXIT.failure, "unexpected");
+    out.failure(failure);
+    return failure.exitCode;
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+  // Keep-alive sockets or RPC clients must not hold a finished command open.
+  setTimeout(() => process.exit(code), 2000).unref();
+});

@@ -1,0 +1,100 @@
+/**
+ * A real HTTP server in the test process that hands each request to the app's own route handler, found by
+ * path in the OpenAPI registry (lib/openapi/registry.ts), the way Next.js would: static segments win over
+ * dynamic ones, a catch-all matches last. Lets a child process (the agent CLI) talk HTTP to the real routes.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { listOperations, type OperationSpec } from "@/lib/openapi/registry";
+
+type CompiledRoute = { spec: OperationSpec; pattern: RegExp; names: string[]; rank: number };
+
+function compile(spec: OperationSpec): CompiledRoute {
+  const names: string[] = [];
+  let dynamic = 0;
+  const source = spec.path
+    .split("/")
+    .map((segment, i, all) => {
+      const param = /^\{(\w+)\}$/.exec(segment);
+      if (!param) return segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      names.push(param[1]);
+      const catchAll = spec.catchAll === true && i === all.length - 1;
+      dynamic += catchAll ? 1000 : 1;
+      return catchAll ? "(.+)" : "([^/]+)";
+    })
+    .join("/");
+  return { spec, pattern: new RegExp(`^${source}$`), names, rank: dynamic };
+}
+
+export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[] };
+
+export async function startRouteServer(): Promise<RouteServer> {
+  const routes = listOperations()
+    .map(compile)
+    .sort((a, b) => a.rank - b.rank);
+  const requests: string[] = [];
+
+  async function handle(incoming: IncomingMessage, outgoing: ServerResponse) {
+    const url = new URL(incoming.url ?? "/", `http://${incoming.headers.host ?? "127.0.0.1"}`);
+    requests.push(`${incoming.method} ${url.pathname}`);
+    const matching = routes.map((r) => ({ r, m: r.pattern.exec(url.pathname) })).filter((x) => x.m !== null);
+    if (matching.length === 0) return writeResponse(outgoing, new Response("not found", { status: 404 }));
+    const bestRank = matching[0].r.rank;
+    const found = matching.find((x) => x.r.rank === bestRank && x.r.spec.method === incoming.method);
+    if (!found) return writeResponse(outgoing, new Response(null, { status: 405 }));
+
+    const params: Record<string, string | string[]> = {};
+    found.r.names.forEach((name, i) => {
+      const value = decodeURIComponent(found.m![i + 1]);
+      params[name] = found.r.spec.catchAll && i === found.r.names.length - 1 ? value.split("/") : value;
+    });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(incoming.headers)) {
+      if (value === undefined) continue;
+      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+    }
+    const body = incoming.method === "GET" || incoming.method === "HEAD" ? undefined : await readBody(incoming);
+    const req = new Request(url, { method: incoming.method, headers, body });
+    writeResponse(outgoing, await found.r.spec.handler(req, { params: Promise.resolve(params) }));
+  }
+
+  const sockets = new Set<Socket>();
+  const server = createServer((incoming, outgoing) => {
+    handle(incoming, outgoing).catch((error: unknown) => {
+      outgoing.statusCode = 500;
+      outgoing.end(`route server: ${(error as Error).stack ?? String(error)}`);
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function readBody(incoming: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+async function writeResponse(outgoing: ServerResponse, res: Response) {
+  outgoing.statusCode = res.status;
+  res.headers.forEach((value, name) => {
+    if (name !== "set-cookie") outgoing.setHeader(name, value);
+  });
+  const cookies = res.headers.getSetCookie();
+  if (cookies.length > 0) outgoing.setHeader("set-cookie", cookies);
+  outgoing.end(Buffer.from(await res.arrayBuffer()));
+}

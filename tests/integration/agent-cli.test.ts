@@ -1,0 +1,196 @@
+/**
+ * The agent CLI (scripts/agent) as an agent runs it: a child process speaking HTTP to the real route handlers
+ * (tests/helpers/route-server.ts), paying over x402 on the test chain, completing on a reference upstream.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { publicClient } from "@/lib/chain/client";
+import { ANVIL_DEV_ACCOUNTS, getDevAccount } from "@/lib/chain/constants";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { getBalance } from "@/lib/ledger/accounts";
+import { parseMicros } from "@/lib/money";
+import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
+import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { startRouteServer, type RouteServer } from "../helpers/route-server";
+import { readUsdcBalance } from "../helpers/x402-client";
+
+// Dev account 7 is this file's: it pays the CLI's top-ups (no other test file sends from it).
+const BUYER = ANVIL_DEV_ACCOUNTS[7];
+const TREASURY = getDevAccount("treasury").address;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const USDC = 1_000_000n;
+
+let upstream: ReferenceUpstream;
+let server: RouteServer;
+let workDir: string;
+let modelId: string;
+
+beforeAll(async () => {
+  [upstream, server] = await Promise.all([startReferenceUpstream(), startRouteServer()]);
+  workDir = mkdtempSync(path.join(tmpdir(), "svc-agent-cli-"));
+  const model = await seedPrivateModel();
+  modelId = model.id;
+  await seedOffer({
+    models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
+    priceCents: 80,
+    dailyCapacityMicroDiem: 100n * USDC,
+    upstreamBaseUrl: upstream.url,
+    upstreamApiKey: upstream.apiKey,
+  });
+});
+
+afterAll(async () => {
+  await Promise.all([upstream?.stop(), server?.stop()]);
+});
+
+type CliRun = { code: number | null; stdout: string; stderr: string };
+
+/** `npm run agent -- <args>` against the route server, as its own process. */
+function cli(args: string[], options: { key?: string; sessionFile: string }): Promise<CliRun> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ["SVC_BASE_URL", "SVC_API_KEY", "SVC_RPC_URL", "SVC_AGENT_PRIVATE_KEY", "SVC_AGENT_SESSION_FILE"]) delete childEnv[name];
+  if (options.key) childEnv.SVC_AGENT_PRIVATE_KEY = options.key;
+  const common = ["--base-url", server.url, "--rpc-url", env.BASE_RPC_URL, "--session-file", options.sessionFile];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/agent/main.ts", ...args, ...common], { cwd: ROOT, env: childEnv });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function json<T>(run: CliRun): T {
+  try {
+    return JSON.parse(run.stdout) as T;
+  } catch {
+    throw new Error(`CLI printed no JSON (exit ${run.code}).\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
+  }
+}
+
+type RunOutput = {
+  login: { address: string };
+  topUp: { credited: string; balance: string; transaction: `0x${string}`; payer: string } | null;
+  key: { id: string; key: string };
+  completion: { id: string; answer: string; cost: string; priceCents: number; burnDiem: string; maxCents: number; balanceRemaining: string };
+};
+type CliFailure = { error: { code: string; message: string; exitCode: number } & Record<string, unknown> };
+
+const micros = (decimal: string) => parseMicros(decimal.replace(/^-/, "")) as bigint;
+
+describe("npm run agent -- run: the headless agent flow", () => {
+  const sessionFile = () => path.join(workDir, "buyer", "session.json");
+
+  it("signs in, tops up over x402, creates a key and completes; the balance drops and the USDC moved on chain", async () => {
+    const walletBefore = await readUsdcBalance(BUYER.address);
+
+    const run = await cli(["run", "Hello from the agent CLI", "--model", modelId, "--max-tokens", "64", "--topup-amount", "5", "--json"], {
+      key: BUYER.privateKey,
+      sessionFile: sessionFile(),
+    });
+
+    expect(run.code, run.stderr || run.stdout).toBe(0);
+    const out = json<RunOutput>(run);
+    expect(out.login.address).toBe(BUYER.address);
+    expect(out.completion.id).toMatch(/^chatcmpl-/);
+    expect(out.completion.answer).toContain("[reference upstream]");
+    expect(out.completion.priceCents).toBe(80);
+    expect(out.key.key).toMatch(/^svc_/);
+
+    // The top-up: 5 USDC credited, paid from the buyer's wallet to the treasury in a confirmed transaction.
+    expect(out.topUp).toMatchObject({ credited: "5.000000", balance: "5.000000", payer: BUYER.address });
+    const receipt = await publicClient.getTransactionReceipt({ hash: out.topUp!.transaction });
+    expect(receipt.status).toBe("success");
+    expect(await readUsdcBalance(BUYER.address)).toBe(walletBefore - 5n * USDC);
+    expect(await readUsdcBalance(TREASURY, receipt.blockNumber)).toBe((await readUsdcBalance(TREASURY, receipt.blockNumber - 1n)) + 5n * USDC);
+
+    // The completion: charged, and the balance after it is lower than after the top-up, in the reply and the ledger.
+    const cost = micros(out.completion.cost);
+    expect(cost).toBeGreaterThan(0n);
+    expect(micros(out.completion.balanceRemaining)).toBe(5n * USDC - cost);
+    const account = await db.account.findUniqueOrThrow({ where: { walletAddress: BUYER.address } });
+    expect((await getBalance("buyer", account.id)).totalMicros).toBe(5n * USDC - cost);
+    expect(await db.clear.findUniqueOrThrow({ where: { completionId: out.completion.id } })).toMatchObject({ chargeMicros: cost, priceCents: 80 });
+
+    // The session file holds the cookie, owner-only.
+    expect(statSync(sessionFile()).mode & 0o777).toBe(0o600);
+    expect(server.requests).toEqual(expect.arrayContaining(["GET /auth/nonce", "POST /auth/verify", "POST /v1/x402/top-up", "POST /v1/account/api-keys", "POST /v1/chat/completions"]));
+  }, 90_000);
+
+  it("chat reuses the saved key and prints the answer, then cost, price, burn and balance", async () => {
+    const run = await cli(["chat", "Second question", "--model", modelId, "--max-tokens", "32"], { sessionFile: sessionFile() });
+
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("[reference upstream]");
+    expect(run.stdout).toMatch(/cost \d+\.\d{6} USDC · price 80 cents\/diem \(max 100\) · burn \d+\.\d{6} diem · balance \d+\.\d{6} USDC/);
+  }, 60_000);
+
+  it("explains a 503 with the X-Svc figures and the max price that would route, exit code 5", async () => {
+    const run = await cli(["chat", "Too cheap", "--model", modelId, "--max-cents", "50", "--max-tokens", "32", "--json"], { sessionFile: sessionFile() });
+
+    expect(run.code).toBe(5);
+    expect(json<CliFailure>(run).error).toMatchObject({
+      code: "no_offer_at_or_below_max",
+      buyerMaxCents: 50,
+      cheapestPostedCents: 80,
+      suggestedMaxCents: 80,
+      routableDiemAboveMax: expect.stringMatching(/^\d+\.\d{6}$/),
+    });
+    expect(json<CliFailure>(run).error.message).toContain("--max-cents 80");
+  }, 60_000);
+
+  it("says the key was revoked (exit 3) after keys revoke", async () => {
+    const created = json<{ id: string; key: string }>(await cli(["keys", "create", "--name", "short-lived", "--json"], { sessionFile: sessionFile() }));
+    const revoke = await cli(["keys", "revoke", created.id, "--json"], { sessionFile: sessionFile() });
+    expect(revoke.code, revoke.stdout).toBe(0);
+    expect(json<{ revokedAt: string | null }>(revoke).revokedAt).not.toBeNull();
+
+    const run = await cli(["chat", "Anyone there?", "--model", modelId, "--api-key", created.key, "--json"], { sessionFile: sessionFile() });
+    expect(run.code).toBe(3);
+    expect(json<CliFailure>(run).error.code).toBe("api_key_rejected");
+  }, 60_000);
+
+  it("says the session expired (exit 3) once the server has ended it", async () => {
+    const account = await db.account.findUniqueOrThrow({ where: { walletAddress: BUYER.address } });
+    await db.session.updateMany({ where: { accountId: account.id, revokedAt: null }, data: { revokedAt: new Date() } });
+
+    const run = await cli(["balance", "--json"], { sessionFile: sessionFile() });
+    expect(run.code).toBe(3);
+    expect(json<CliFailure>(run).error).toMatchObject({ code: "session_expired", apiCode: "session_required" });
+    expect(json<CliFailure>(run).error.message).toContain("login");
+  }, 60_000);
+});
+
+describe("npm run agent -- with an empty wallet", () => {
+  const key = generatePrivateKey();
+  const wallet = privateKeyToAccount(key);
+  const sessionFile = () => path.join(workDir, "empty", "session.json");
+
+  it("refuses to pay before signing when the wallet holds no USDC (exit 4), and nothing is recorded", async () => {
+    expect((await cli(["login", "--json"], { key, sessionFile: sessionFile() })).code).toBe(0);
+
+    const run = await cli(["topup", "5", "--json"], { key, sessionFile: sessionFile() });
+
+    expect(run.code).toBe(4);
+    expect(json<CliFailure>(run).error).toMatchObject({ code: "wallet_insufficient_usdc", walletUsdc: "0", needed: "5" });
+    expect(json<CliFailure>(run).error.message).toContain("No funds on chain");
+    expect(await db.payment.count({ where: { payer: wallet.address } })).toBe(0);
+  }, 60_000);
+
+  it("says how much a completion needs when the balance cannot cover it (402, exit 4)", async () => {
+    expect((await cli(["keys", "create", "--json"], { sessionFile: sessionFile() })).code).toBe(0);
+
+    const run = await cli(["chat", "On credit?", "--model", modelId, "--max-tokens", "64", "--json"], { sessionFile: sessionFile() });
+
+    expect(run.code).toBe(4);
+    expect(json<CliFailure>(run).error).toMatchObject({ code: "insufficient_balance", available: "0.000000", needed: expect.stringMatching(/^\d+\.\d{6}$/) });
+  }, 60_000);
+});
