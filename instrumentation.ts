@@ -1,18 +1,12 @@
 /**
- * Next.js calls `register()` once when a server instance starts. Background jobs run only in the Node.js runtime
- * (they need the database and the chain); register more with `registerJob` before `startBackgroundJobs()`.
+ * Next.js calls `register()` once when a server instance starts, in each runtime it builds for. Background jobs
+ * need the database and the chain, so they start only in the Node.js runtime. The literal `process.env.NEXT_RUNTIME`
+ * check (Next's documented pattern, rather than lib/env.ts) is what lets the bundler drop the Node-only imports
+ * from the Edge build.
  */
 export async function register() {
-  const { env } = await import("@/lib/env");
-  if (env.NEXT_RUNTIME !== "nodejs") return;
-
-  const { registerJob, startBackgroundJobs } = await import("@/lib/ops/jobs");
-  const { reconcilePayments } = await import("@/lib/payments/reconcile");
-  const { reconcileWithdrawals } = await import("@/lib/supply/withdrawals");
-  const { sweepExpiredHolds } = await import("@/lib/router/holds");
-
-  registerJob("payment-reconcile", 30_000, () => reconcilePayments());
-  registerJob("withdrawal-reconcile", 60_000, () => reconcileWithdrawals());
-  registerJob("hold-sweeper", 15_000, () => sweepExpiredHolds());
-  startBackgroundJobs();
+  if (process.env.NEXT_RUNTIME === "nodejs") {
+    const { startServerJobs } = await import("@/lib/ops/background-jobs");
+    startServerJobs();
+  }
 }

@@ -26,6 +26,9 @@ const EnvSchema = z.object({
   /** Public origin of the deployment, e.g. https://svc.example; its host is the SIWE domain. */
   SVC_ORIGIN: z.string().url().default("http://localhost:3000"),
   BASE_RPC_URL: z.string().url().default("http://127.0.0.1:8545"),
+  /** The RPC the browser's wallet reads through; BASE_RPC_URL often embeds a provider key, so it is never sent
+   *  to browsers in production. Default: BASE_RPC_URL in dev, Base's public endpoint in production. */
+  PUBLIC_BASE_RPC_URL: z.string().url().optional(),
   RELAYER_PRIVATE_KEY: hex(32).default(DEV_RELAYER_PRIVATE_KEY),
   TREASURY_ADDRESS: hex(20).default(DEV_TREASURY_ADDRESS),
   USDC_ADDRESS: hex(20).default("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"),
@@ -56,8 +59,6 @@ const EnvSchema = z.object({
   WITHDRAWAL_MIN_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00").default("1.00"),
   /** How long a top-up's EIP-3009 authorization may stay valid (x402 maxTimeoutSeconds). */
   X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).max(3600).default(120),
-  /** Set by Next.js ("nodejs" | "edge"); background jobs start only in the Node.js runtime. */
-  NEXT_RUNTIME: z.enum(["nodejs", "edge"]).optional(),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
 });
 
@@ -94,6 +95,10 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
 }
 
 export const env: Env = parseEnv(process.env);
+
+/** The RPC URL browsers may see (never the server's own BASE_RPC_URL in production). */
+export const publicRpcUrl: string =
+  env.PUBLIC_BASE_RPC_URL ?? (env.SVC_ENV === "production" ? "https://mainnet.base.org" : env.BASE_RPC_URL);
 
 /** The deployment's host (SIWE `domain`) and origin, derived once. */
 export const deployment = {

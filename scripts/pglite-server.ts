@@ -6,7 +6,9 @@
  * connections between transactions, so one client's Parse/Bind/Execute/Sync batch can be split by another's
  * Parse, which replaces the shared unnamed prepared statement ("unnamed prepared statement does not exist").
  * This queue hands the backend to one connection from its first message until its batch ends (Sync or a
- * simple Query) outside a transaction, which is what a real server's separate backends guarantee.
+ * simple Query) outside a transaction, which is what a real server's separate backends guarantee. "Outside a
+ * transaction" is read from the backend's own ReadyForQuery status, so a failed transaction ('E', which PGlite's
+ * isInTransaction() does not report) keeps its connection until it rolls back.
  *
  * Usage: tsx scripts/pglite-server.ts --db=<dir|memory://> --port=<n> [--host=127.0.0.1]
  */
@@ -26,10 +28,17 @@ type Item = {
   reject: (error: unknown) => void;
 };
 
+const READY_FOR_QUERY = 0x5a; // 'Z', whose status byte is 'I' idle, 'T' in a transaction, 'E' in a failed one
+const IDLE = 0x49; // 'I'
+
 export class BatchAwareQueue {
   private waiting: Item[] = [];
   private owner: number | null = null;
   private pumping = false;
+  /** The backend's transaction status from its last ReadyForQuery: a failed transaction ('E') still owns it. */
+  private status = IDLE;
+  /** Connections whose current extended-protocol batch failed: the rest of the batch is skipped until Sync. */
+  private failedBatches = new Set<number>();
 
   constructor(private readonly db: PGlite) {}
 
@@ -54,7 +63,9 @@ export class BatchAwareQueue {
 
   async clearTransactionIfNeeded(handlerId: number): Promise<void> {
     if (this.owner !== handlerId) return;
-    if (this.db.isInTransaction()) await this.db.exec("ROLLBACK");
+    if (this.db.isInTransaction() || this.status !== IDLE) await this.db.exec("ROLLBACK");
+    this.status = IDLE;
+    this.failedBatches.delete(handlerId);
     this.owner = null;
     void this.pump();
   }
@@ -67,26 +78,60 @@ export class BatchAwareQueue {
         const index = this.owner === null ? 0 : this.waiting.findIndex((i) => i.handlerId === this.owner);
         if (index === -1 || this.waiting.length === 0) return;
         const [item] = this.waiting.splice(index, 1);
-        let bytes = 0;
         try {
-          await this.db.runExclusive(() =>
-            this.db.execProtocolRawStream(item.message, {
-              onRawData: (data) => {
-                bytes += data.length;
-                item.onData(data);
-              },
-            }),
-          );
-          item.resolve(bytes);
+          const chunks: Uint8Array[] = [];
+          await this.db.runExclusive(() => this.db.execProtocolRawStream(item.message, { onRawData: (d) => chunks.push(d) }));
+          const out = this.conformToProtocol(item, Buffer.concat(chunks));
+          this.noteStatus(out);
+          if (out.length > 0) item.onData(out);
+          item.resolve(out.length);
         } catch (error) {
           item.reject(error);
         }
-        this.owner = endsBatch(item.message) && !this.db.isInTransaction() ? null : item.handlerId;
+        const idle = this.status === IDLE && !this.db.isInTransaction();
+        this.owner = endsBatch(item.message) && idle ? null : item.handlerId;
       }
     } finally {
       this.pumping = false;
     }
   }
+
+  /**
+   * PGlite answers an error inside an extended-protocol batch with ErrorResponse AND ReadyForQuery at once,
+   * then another ReadyForQuery at the Sync: the client would take the second one as the end of its NEXT query
+   * and every later answer on that connection would be off by one. A real server sends nothing after the error
+   * until the Sync; so do we: drop the early ReadyForQuery and the answers to the rest of the batch.
+   */
+  private conformToProtocol(item: Item, out: Buffer): Buffer {
+    const completesBatch = endsBatch(item.message);
+    if (completesBatch) {
+      this.failedBatches.delete(item.handlerId);
+      return out;
+    }
+    if (this.failedBatches.has(item.handlerId)) return Buffer.alloc(0);
+    if (!hasErrorResponse(out)) return out;
+    this.failedBatches.add(item.handlerId);
+    return endsWithReadyForQuery(out) ? out.subarray(0, out.length - 6) : out;
+  }
+
+  /** ReadyForQuery ends every response to a Sync or a simple Query: remember its transaction status. */
+  private noteStatus(data: Uint8Array) {
+    if (endsWithReadyForQuery(data)) this.status = data[data.length - 1];
+  }
+}
+
+const ERROR_RESPONSE = 0x45; // 'E'
+
+function endsWithReadyForQuery(data: Uint8Array): boolean {
+  const n = data.length;
+  return n >= 6 && data[n - 6] === READY_FOR_QUERY && data[n - 5] === 0 && data[n - 4] === 0 && data[n - 3] === 0 && data[n - 2] === 5;
+}
+
+function hasErrorResponse(data: Buffer): boolean {
+  for (let i = 0; i + 5 <= data.length; i += 1 + data.readInt32BE(i + 1)) {
+    if (data[i] === ERROR_RESPONSE) return true;
+  }
+  return false;
 }
 
 function endsBatch(message: Uint8Array): boolean {

@@ -42,7 +42,9 @@ describe("postEntry", () => {
   it("refuses a debit below the available balance, leaving nothing behind", async () => {
     const owner = await seedAccount();
     const buyer = await seedBuyerBalance(owner.id, 2n * USDC);
-    const entriesBefore = await db.journalEntry.count();
+    // Other test files post entries concurrently: count only this buyer's.
+    const mine = { lines: { some: { ledgerAccountId: buyer.id } } };
+    const entriesBefore = await db.journalEntry.count({ where: mine });
 
     const overdraw = db.$transaction((tx) =>
       postEntry(tx, {
@@ -56,7 +58,7 @@ describe("postEntry", () => {
 
     await expect(overdraw).rejects.toSatisfy((e) => e instanceof AppError && e.code === "insufficient_balance");
     expect((await getBalance("buyer", owner.id)).totalMicros).toBe(2n * USDC);
-    expect(await db.journalEntry.count()).toBe(entriesBefore);
+    expect(await db.journalEntry.count({ where: mine })).toBe(entriesBefore);
   });
 
   it("lets the external contra account go negative and no other", async () => {

@@ -1,0 +1,14 @@
+import type { Metadata } from "next";
+import { SpendChartPanel } from "@/components/buyer/spend-chart";
+import { UsagePanel } from "@/components/buyer/usage-table";
+
+export const metadata: Metadata = { title: "Usage" };
+
+export default function UsagePage() {
+  return (
+    <div className="flex flex-col gap-6">
+      <SpendChartPanel />
+      <UsagePanel />
+    </div>
+  );
+}

@@ -1,0 +1,14 @@
+import type { Metadata } from "next";
+import { OfferForm } from "@/components/supply/offer-form";
+import { OffersList } from "@/components/supply/offers-list";
+
+export const metadata: Metadata = { title: "Supply" };
+
+export default function SupplyPage() {
+  return (
+    <div className="flex flex-col gap-6">
+      <OffersList />
+      <OfferForm />
+    </div>
+  );
+}

@@ -1,0 +1,58 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { OrderBook } from "@/components/market/order-book";
+import { LocalStackNotice } from "@/components/site/local-stack-notice";
+import { formatDiem } from "@/components/ui/format";
+import { getActiveModels, getBook } from "@/lib/market/book";
+import { getMarketStats } from "@/lib/market/stats";
+import { listTrades } from "@/lib/market/trades";
+
+export const dynamic = "force-dynamic";
+
+type Params = { params: Promise<{ model: string }> };
+
+export async function generateMetadata({ params }: Params): Promise<Metadata> {
+  const { model } = await params;
+  return { title: `${decodeURIComponent(model)} order book` };
+}
+
+// GET /market/{model} – one model's order book: depth, price levels, 24 h stats and recent trades
+export default async function ModelBookPage({ params }: Params) {
+  const model = decodeURIComponent((await params).model);
+  const catalog = await getActiveModels().catch(() => null);
+  const entry = catalog?.get(model);
+  if (catalog && !entry) notFound();
+
+  const [book, trades, stats] = await Promise.all([
+    getBook(model).catch(() => null),
+    listTrades({ model, limit: 20 }).catch(() => null),
+    getMarketStats().catch(() => null),
+  ]);
+
+  return (
+    <main className="mx-auto flex w-full max-w-6xl flex-col gap-6 px-4 py-8 sm:px-6 sm:py-10">
+      <nav aria-label="Breadcrumb" className="text-sm text-zinc-500">
+        <Link href="/" className="hover:text-zinc-800 hover:underline dark:hover:text-zinc-200">
+          Market
+        </Link>{" "}
+        / <span className="text-zinc-800 dark:text-zinc-200">{entry?.name ?? model}</span>
+      </nav>
+      <header className="flex flex-col gap-1">
+        <h1 className="text-2xl font-semibold tracking-tight sm:text-3xl">{entry?.name ?? model}</h1>
+        <p className="flex flex-wrap gap-x-3 text-sm text-zinc-600 dark:text-zinc-400">
+          <span className="font-mono">{model}</span>
+          {entry && (
+            <span>
+              List price {formatDiem((Number(entry.inputMicroDiemPerMTok) / 1e6).toFixed(6))} in ·{" "}
+              {formatDiem((Number(entry.outputMicroDiemPerMTok) / 1e6).toFixed(6))} out per 1M tokens
+            </span>
+          )}
+          {entry && <span>{entry.contextTokens.toLocaleString("en-US")} token context</span>}
+        </p>
+      </header>
+      <LocalStackNotice />
+      <OrderBook model={model} initial={{ book, trades, stats }} />
+    </main>
+  );
+}

@@ -1,0 +1,248 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { apiKeysKey, useApiKeys, type ApiKeyView } from "@/components/buyer/queries";
+import { Alert } from "@/components/ui/alert";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Panel } from "@/components/ui/card";
+import { CopyButton } from "@/components/ui/copy-button";
+import { Dialog } from "@/components/ui/dialog";
+import { EmptyState } from "@/components/ui/empty-state";
+import { Field, inputClass } from "@/components/ui/field";
+import { formatCents, formatDateTime, formatUsd } from "@/components/ui/format";
+import { QueryState } from "@/components/ui/query-state";
+import { Table, Td, Th } from "@/components/ui/table";
+import { useSettings } from "@/components/wallet/providers";
+import { api } from "@/lib/wallet/api";
+import { describeError } from "@/lib/wallet/errors";
+
+type CreatedKey = ApiKeyView & { key: string };
+
+export function ApiKeys() {
+  const keys = useApiKeys();
+  const [createOpen, setCreateOpen] = useState(false);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [revoking, setRevoking] = useState<ApiKeyView | null>(null);
+
+  return (
+    <Panel
+      title="API keys"
+      description="Bearer keys for POST /v1/chat/completions. Each key can carry its own max price and spend limit."
+      actions={<Button onClick={() => setCreateOpen(true)}>Create key</Button>}
+    >
+      <QueryState query={keys} loadingLabel="Loading your API keys" errorTitle="Couldn't load your API keys">
+        {({ data }) =>
+          data.length === 0 ? (
+            <EmptyState title="No API keys yet" action={<Button onClick={() => setCreateOpen(true)}>Create your first key</Button>}>
+              Create a key to call svc from code, with the OpenAI SDK or curl.
+            </EmptyState>
+          ) : (
+            <KeysTable keys={data} onRevoke={setRevoking} />
+          )
+        }
+      </QueryState>
+      <CreateKeyDialog
+        open={createOpen}
+        onClose={() => setCreateOpen(false)}
+        onCreated={(key) => {
+          setCreateOpen(false);
+          setCreated(key);
+        }}
+      />
+      <RevealKeyDialog created={created} onClose={() => setCreated(null)} />
+      <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} />
+    </Panel>
+  );
+}
+
+function status(key: ApiKeyView): { label: string; tone: "green" | "neutral" | "amber" } {
+  if (key.revokedAt) return { label: "Revoked", tone: "neutral" };
+  if (key.expiresAt && new Date(key.expiresAt) <= new Date()) return { label: "Expired", tone: "amber" };
+  return { label: "Active", tone: "green" };
+}
+
+function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: ApiKeyView) => void }) {
+  return (
+    <Table caption="API keys">
+      <thead>
+        <tr>
+          <Th>Name</Th>
+          <Th className="hidden sm:table-cell">Key</Th>
+          <Th>Status</Th>
+          <Th className="hidden md:table-cell">Created</Th>
+          <Th className="hidden md:table-cell">Last used</Th>
+          <Th className="hidden lg:table-cell">Max price</Th>
+          <Th>Spent</Th>
+          <Th>
+            <span className="sr-only">Actions</span>
+          </Th>
+        </tr>
+      </thead>
+      <tbody>
+        {keys.map((key) => {
+          const s = status(key);
+          return (
+            <tr key={key.id} className={key.revokedAt ? "text-zinc-400" : undefined}>
+              <Td className="max-w-32 truncate font-medium sm:max-w-48">{key.name}</Td>
+              <Td className="hidden font-mono text-xs sm:table-cell">{key.prefix}…</Td>
+              <Td>
+                <Badge tone={s.tone}>{s.label}</Badge>
+              </Td>
+              <Td className="hidden md:table-cell">{formatDateTime(key.createdAt)}</Td>
+              <Td className="hidden md:table-cell">{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : "Never"}</Td>
+              <Td className="hidden tabular-nums lg:table-cell">{key.maxPriceCents === null ? "Account default" : `${formatCents(key.maxPriceCents)} / diem`}</Td>
+              <Td className="tabular-nums">
+                {formatUsd(key.spent)}
+                {key.spendLimit !== null && <span className="text-zinc-400"> of {formatUsd(key.spendLimit)}</span>}
+              </Td>
+              <Td className="text-right">
+                {!key.revokedAt && (
+                  <Button variant="ghost" size="sm" className="text-red-700 dark:text-red-300" aria-label={`Revoke ${key.name}`} onClick={() => onRevoke(key)}>
+                    Revoke
+                  </Button>
+                )}
+              </Td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </Table>
+  );
+}
+
+function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (key: CreatedKey) => void }) {
+  const queryClient = useQueryClient();
+  const settings = useSettings();
+  const [name, setName] = useState("");
+  const [maxPrice, setMaxPrice] = useState("");
+  const [spendLimit, setSpendLimit] = useState("");
+  const create = useMutation({
+    mutationFn: () =>
+      api<CreatedKey>("/v1/account/api-keys", {
+        method: "POST",
+        body: {
+          ...(name.trim() && { name: name.trim() }),
+          ...(maxPrice && { maxPriceCents: Number(maxPrice) }),
+          ...(spendLimit && { spendLimit }),
+        },
+      }),
+    onSuccess: (key) => {
+      void queryClient.invalidateQueries({ queryKey: apiKeysKey });
+      setName("");
+      setMaxPrice("");
+      setSpendLimit("");
+      create.reset();
+      onCreated(key);
+    },
+  });
+  const maxPriceError = maxPrice && !/^\d{1,5}$/.test(maxPrice) ? "Whole cents, 1 to 10000." : maxPrice && (Number(maxPrice) < 1 || Number(maxPrice) > 10_000) ? "Whole cents, 1 to 10000." : null;
+  const spendLimitError = spendLimit && !/^\d{1,9}(\.\d{1,6})?$/.test(spendLimit) ? "An amount like 25 or 25.50." : null;
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    if (maxPriceError || spendLimitError) return;
+    create.mutate();
+  }
+
+  return (
+    <Dialog open={open} onClose={onClose} title="Create an API key" description="The key is shown once, right after you create it.">
+      <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
+        <Field label="Name" name="name" placeholder="e.g. production agent" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} autoFocus />
+        <div className="grid gap-4 sm:grid-cols-2">
+          <Field
+            label="Max price (optional)"
+            name="maxPriceCents"
+            inputMode="numeric"
+            placeholder={String(settings.platformDefaultMaxPriceCents)}
+            suffix="¢ / diem"
+            value={maxPrice}
+            onChange={(e) => setMaxPrice(e.target.value.trim())}
+            error={maxPriceError}
+            hint="The most this key pays per diem. Empty: your account default."
+          />
+          <Field
+            label="Spend limit (optional)"
+            name="spendLimit"
+            inputMode="decimal"
+            placeholder="No limit"
+            suffix="USDC"
+            value={spendLimit}
+            onChange={(e) => setSpendLimit(e.target.value.trim())}
+            error={spendLimitError}
+            hint="Total this key may ever spend."
+          />
+        </div>
+        {create.error && <Alert tone="error">{describeError(create.error)}</Alert>}
+        <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
+          <Button variant="secondary" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" loading={create.isPending}>
+            Create key
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function RevealKeyDialog({ created, onClose }: { created: CreatedKey | null; onClose: () => void }) {
+  return (
+    <Dialog open={created !== null} onClose={onClose} title="Your new API key">
+      {created && (
+        <>
+          <Alert tone="warning" title="Copy it now: you won't see it again">
+            svc stores only a hash of the key. Keep it somewhere safe, like a password; if it leaks, revoke it and create another.
+          </Alert>
+          <div className="flex flex-col gap-2 sm:flex-row">
+            <input readOnly aria-label="API key" value={created.key} className={`${inputClass} font-mono text-xs`} onFocus={(e) => e.currentTarget.select()} />
+            <CopyButton value={created.key} label="Copy API key" size="md" />
+          </div>
+          <p className="text-sm text-zinc-500 dark:text-zinc-400">
+            Named <strong>{created.name}</strong>
+            {created.maxPriceCents !== null && <> · max {formatCents(created.maxPriceCents)} / diem</>}
+            {created.spendLimit !== null && <> · spend limit {formatUsd(created.spendLimit)}</>}
+          </p>
+          <div className="flex justify-end">
+            <Button onClick={onClose}>I&apos;ve saved my key</Button>
+          </div>
+        </>
+      )}
+    </Dialog>
+  );
+}
+
+function RevokeKeyDialog({ apiKey, onClose }: { apiKey: ApiKeyView | null; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const revoke = useMutation({
+    mutationFn: (id: string) => api<ApiKeyView>(`/v1/account/api-keys/${id}`, { method: "DELETE" }),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: apiKeysKey });
+      revoke.reset();
+      onClose();
+    },
+  });
+  return (
+    <Dialog
+      open={apiKey !== null}
+      onClose={() => {
+        revoke.reset();
+        onClose();
+      }}
+      title={apiKey ? `Revoke “${apiKey.name}”?` : "Revoke key?"}
+      description={apiKey && <>Requests with <span className="font-mono">{apiKey.prefix}…</span> will be refused from now on. This can&apos;t be undone.</>}
+    >
+      {revoke.error && <Alert tone="error">{describeError(revoke.error)}</Alert>}
+      <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
+        <Button variant="secondary" onClick={onClose}>
+          Cancel
+        </Button>
+        <Button variant="danger" loading={revoke.isPending} onClick={() => apiKey && revoke.mutate(apiKey.id)}>
+          Revoke key
+        </Button>
+      </div>
+    </Dialog>
+  );
+}

@@ -1,0 +1,30 @@
+"use client";
+
+import { Panel } from "@/components/ui/card";
+import { formatUsd } from "@/components/ui/format";
+import { QueryState } from "@/components/ui/query-state";
+import { Stat } from "@/components/ui/stat";
+import { TopUpForm } from "@/components/buyer/top-up-form";
+import { useAccount } from "@/components/buyer/queries";
+
+export function BalancePanel() {
+  const account = useAccount();
+  return (
+    <Panel title="Balance" description="Prepaid USDC. Each request is charged from it at the price of the offer that served it.">
+      <div className="flex flex-col gap-6">
+        <QueryState query={account} loadingLabel="Loading your balance" errorTitle="Couldn't load your balance">
+          {(a) => (
+            <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3">
+              <Stat label="Available" value={formatUsd(a.available, { precise: true })} className="col-span-2 sm:col-span-1" />
+              <Stat label="Held" value={formatUsd(a.held, { precise: true })} hint="Reserved by requests in flight" />
+              <Stat label="Total" value={formatUsd(a.balance, { precise: true })} />
+            </dl>
+          )}
+        </QueryState>
+        <div className="border-t border-zinc-100 pt-5 dark:border-zinc-800">
+          <TopUpForm />
+        </div>
+      </div>
+    </Panel>
+  );
+}

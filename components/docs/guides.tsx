@@ -1,0 +1,251 @@
+/** The docs' prose: quick starts, the x402 top-up, and how the router prices and reserves. Numbers come from the deployment. */
+import { C, CodeBlock } from "@/components/docs/code-block";
+import { SubHeading } from "@/components/docs/doc-section";
+import { Table, Td, Th } from "@/components/ui/table";
+
+export type DeploymentFacts = {
+  origin: string;
+  feeBps: number;
+  defaultMaxCents: number;
+  topUpMin: string;
+  topUpMax: string;
+  /** A model to use in examples. */
+  exampleModel: string;
+};
+
+export function QuickStart({ facts }: { facts: DeploymentFacts }) {
+  const { origin, exampleModel: model } = facts;
+  return (
+    <>
+      <SubHeading id="quick-start-humans">For humans: the web app</SubHeading>
+      <ol className="ml-5 list-decimal space-y-1">
+        <li>
+          Open <a className="text-emerald-700 hover:underline dark:text-emerald-400" href="/dashboard">the dashboard</a>, connect a wallet on Base and
+          sign the sign-in message (no transaction, no gas).
+        </li>
+        <li>Top up: your wallet signs a USDC authorization for exactly the amount; the service settles it on chain and credits you.</li>
+        <li>Create an API key (shown once), optionally with a max price and a spend limit.</li>
+        <li>
+          Point any OpenAI SDK at <C>{origin}/v1</C> with that key.
+        </li>
+      </ol>
+
+      <SubHeading id="quick-start-agents">For agents: the CLI</SubHeading>
+      <p>
+        The repository ships a headless client that does the whole agent flow (sign in → top up → key → chat) with a private key. Against{" "}
+        <C>npm run dev</C> it needs no configuration: it signs as the local demo buyer, funded with test USDC.
+      </p>
+      <CodeBlock
+        title="Terminal"
+        language="sh"
+        code={`npm install && npm run dev          # the whole marketplace locally (another terminal)
+npm run agent -- run                # login → top up if low → create a key → one chat → what it cost
+
+# step by step, against any deployment (https), with your own key:
+export SVC_BASE_URL=${origin} SVC_AGENT_PRIVATE_KEY=0x…
+npm run agent -- login
+npm run agent -- topup 5
+npm run agent -- keys create --name my-agent --max-cents 90 --spend-limit 2
+npm run agent -- chat "Hello" --model ${model} --max-tokens 200
+npm run agent -- balance --json     # every command has --json`}
+      />
+
+      <SubHeading id="quick-start-curl">With curl</SubHeading>
+      <p>
+        Sign-in needs a wallet signature over the message built from the nonce answer (any EIP-4361 library, e.g. viem&apos;s{" "}
+        <C>createSiweMessage</C>); everything else is plain HTTP.
+      </p>
+      <CodeBlock
+        title="Headless flow"
+        language="sh"
+        code={`BASE=${origin}
+# 1. nonce and the other fields of the EIP-4361 message (domain, uri, chainId 8453, statement, times)
+curl "$BASE/auth/nonce?walletAddress=0xYourChecksummedAddress"
+# 2. sign the message with the wallet, then trade it for the svc_session cookie
+curl -c jar.txt "$BASE/auth/verify" -H 'content-type: application/json' \\
+  -d '{"message":"<the message you signed>","signature":"0x…"}'
+# 3. top up: answers 402 + PAYMENT-REQUIRED; sign EIP-3009 and retry with PAYMENT-SIGNATURE (see "Top up with x402")
+curl -i -b jar.txt "$BASE/v1/x402/top-up" -H 'content-type: application/json' -d '{"amount":"5.00"}'
+# 4. an API key (the "key" field is shown only here)
+curl -b jar.txt "$BASE/v1/account/api-keys" -H 'content-type: application/json' -d '{"name":"agent","maxPriceCents":100}'
+# 5. a completion; -i shows X-Svc-Cost, X-Svc-Price-Cents, X-Svc-Burn-Diem, X-Balance-Remaining
+curl -i "$BASE/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' \\
+  -d '{"model":"${model}","messages":[{"role":"user","content":"Hello"}],"max_tokens":200}'`}
+      />
+
+      <SubHeading id="quick-start-sdk">With the OpenAI SDK</SubHeading>
+      <div className="flex flex-col gap-3">
+        <CodeBlock
+          title="Node.js (openai)"
+          language="ts"
+          code={`import OpenAI from "openai";
+
+const client = new OpenAI({
+  baseURL: "${origin}/v1",
+  apiKey: process.env.SVC_API_KEY, // svc_…
+  maxRetries: 0, // one call = one routed request
+});
+
+const { data, response } = await client.chat.completions
+  .create(
+    { model: "${model}", messages: [{ role: "user", content: "Hello" }], max_tokens: 200 },
+    { headers: { "X-Svc-Max-Cents": "90" } }, // optional
+  )
+  .withResponse();
+
+console.log(data.choices[0].message.content);
+console.log(response.headers.get("x-svc-cost"), response.headers.get("x-balance-remaining"));`}
+        />
+        <CodeBlock
+          title="Python (openai)"
+          language="py"
+          code={`import os
+from openai import OpenAI
+
+client = OpenAI(base_url="${origin}/v1", api_key=os.environ["SVC_API_KEY"], max_retries=0)
+
+raw = client.chat.completions.with_raw_response.create(
+    model="${model}",
+    messages=[{"role": "user", "content": "Hello"}],
+    max_tokens=200,
+    extra_headers={"X-Svc-Max-Cents": "90"},  # optional
+)
+reply = raw.parse()
+print(reply.choices[0].message.content)
+print(raw.headers["x-svc-cost"], raw.headers["x-balance-remaining"])`}
+        />
+      </div>
+      <p>
+        Streaming is not offered in v1: <C>stream: true</C> answers 400 <C>stream_not_supported</C>. The SDK&apos;s own retries are best off: a retry is a
+        new request that may route to another offer.
+      </p>
+    </>
+  );
+}
+
+export function TopUpGuide({ facts }: { facts: DeploymentFacts }) {
+  return (
+    <>
+      <ol className="ml-5 list-decimal space-y-1">
+        <li>
+          <C>POST /v1/x402/top-up</C> with <C>{'{"amount":"10.00"}'}</C> (USD, {facts.topUpMin} to {facts.topUpMax}) and your session cookie.
+        </li>
+        <li>
+          It answers <strong>402</strong> with an x402 v2 <C>PAYMENT-REQUIRED</C> header (and the v1 body with <C>accepts</C>): scheme <C>exact</C>,
+          network <C>eip155:8453</C>, asset USDC, <C>payTo</C> the treasury, exactly the amount.
+        </li>
+        <li>
+          Your wallet signs an EIP-3009 <C>transferWithAuthorization</C> for it (a signature, no transaction, no gas).
+        </li>
+        <li>
+          Retry the same request with <C>PAYMENT-SIGNATURE</C> (v1: <C>X-PAYMENT</C>). The service verifies it, settles it on chain (its relayer pays the
+          gas), credits you in the same database transaction that records the settlement, and answers 200{" "}
+          <C>{'{"credited","balance","transaction"}'}</C> with <C>PAYMENT-RESPONSE</C>. A replayed authorization is refused (409); a transfer sent but not
+          yet confirmed (502 <C>payment_pending</C>) is credited automatically later: do not sign again.
+        </li>
+      </ol>
+      <CodeBlock
+        title="Any x402 client does steps 2-4, e.g. @x402/fetch"
+        language="ts"
+        code={`import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { privateKeyToAccount } from "viem/accounts";
+
+// The client refuses payments above $1 unless told otherwise: allow the amount you mean to pay.
+const client = new x402Client().setSpendControls({ maxAmountPerPayment: "$10.00" });
+registerExactEvmScheme(client, { signer: privateKeyToAccount(process.env.SVC_AGENT_PRIVATE_KEY) });
+const pay = wrapFetchWithPayment(fetch, client);
+
+const res = await pay("${facts.origin}/v1/x402/top-up", {
+  method: "POST",
+  headers: { "content-type": "application/json", cookie: svcSessionCookie },
+  body: JSON.stringify({ amount: "10.00" }),
+}); // 402 → sign → retry, in one call
+console.log(await res.json()); // { credited: "10.000000", balance: "…", transaction: "0x…" }`}
+      />
+    </>
+  );
+}
+
+export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
+  const fee = facts.feeBps / 100;
+  return (
+    <>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <strong>Diem</strong> is capacity: 1 diem = $1 of list-price inference per day. Each model has a list price in diem per 1M tokens, input and output
+          (<C>GET /v1/models</C>).
+        </li>
+        <li>
+          A completion <strong>burns</strong> prompt_tokens × input price + completion_tokens × output price, in diem.
+        </li>
+        <li>
+          Suppliers post offers in <strong>cents per diem</strong> (100 = list price, 80 = 20% below it). A completion on an offer at P cents costs{" "}
+          <C>ceil(burn × P / 100)</C> USDC.
+        </li>
+        <li>
+          The supplier earns {100 - fee}% of that; the platform keeps <strong>{fee}%</strong>.
+        </li>
+        <li>
+          The router picks the <strong>cheapest eligible offer at or below your max price</strong> (ties: the earliest posted), forwards once, and
+          clears once. If the upstream fails you get 502 <C>upstream_error</C> and pay nothing; it is not retried for you.
+        </li>
+      </ul>
+
+      <SubHeading id="max-price">Your max price</SubHeading>
+      <p>The first of these that is set wins:</p>
+      <ol className="ml-5 list-decimal space-y-1">
+        <li>
+          the request header <C>X-Svc-Max-Cents</C> (1-10000). Above the key&apos;s own cap it is refused: 400 <C>max_price_above_key_cap</C>;
+        </li>
+        <li>
+          the API key&apos;s <C>maxPriceCents</C>;
+        </li>
+        <li>
+          the account&apos;s default (<C>PATCH /v1/account</C> <C>{'{"defaultMaxPriceCents":90}'}</C>);
+        </li>
+        <li>the platform default: {facts.defaultMaxCents} cents per diem.</li>
+      </ol>
+
+      <SubHeading id="reservation">The worst-case reservation</SubHeading>
+      <p>
+        Before forwarding, the router reserves the most the request can cost: the prompt (counted with a margin) plus <C>max_tokens</C> (or the
+        model&apos;s output cap when you send none), at the chosen offer&apos;s price, from your balance and from the offer&apos;s capacity. After the
+        answer it charges the actual usage and releases the rest. If your available balance cannot cover the reservation you get 402{" "}
+        <C>insufficient_balance</C> with <C>needed</C> and <C>available</C>; a key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
+        <strong>Send a <C>max_tokens</C> you actually need</strong> to reserve less.
+      </p>
+
+      <SubHeading id="no-offer">When nothing routes: 503</SubHeading>
+      <Table caption="Headers of a 503 from chat completions">
+        <thead>
+          <tr>
+            <Th>Header</Th>
+            <Th>Meaning</Th>
+          </tr>
+        </thead>
+        <tbody>
+          {[
+            ["X-Svc-Error-Code", "no_offer_at_or_below_max (nothing posted at or below your max), no_capacity (not enough left today for this request's worst case), no_healthy_supplier (those offers are cooling down after failures)"],
+            ["X-Svc-Buyer-Max-Cents", "the max price this request had"],
+            ["X-Svc-Cheapest-Posted-Cents", "the cheapest active offer for the model (empty: nobody offers it)"],
+            ["X-Svc-Routable-Diem-Above-Max", "capacity available today above your max, in diem"],
+          ].map(([name, meaning]) => (
+            <tr key={name} className="align-top">
+              <Td className="font-mono text-xs">{name}</Td>
+              <Td className="text-xs">
+                <div className="min-w-[18rem] whitespace-normal">{meaning}</div>
+              </Td>
+            </tr>
+          ))}
+        </tbody>
+      </Table>
+      <p>
+        The body adds <C>suggested_max_cents</C>: the lowest max price that would route the request now. On success the answer carries{" "}
+        <C>X-Svc-Cost</C>, <C>X-Svc-Price-Cents</C>, <C>X-Svc-Burn-Diem</C>, <C>X-Svc-Max-Cents</C> and <C>X-Balance-Remaining</C>; every answer of
+        the endpoint carries <C>X-RateLimit-Limit</C>/<C>-Remaining</C>/<C>-Reset</C> (429 adds <C>Retry-After</C>), and every answer of the API an{" "}
+        <C>X-Request-Id</C>.
+      </p>
+    </>
+  );
+}

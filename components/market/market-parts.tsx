@@ -1,0 +1,129 @@
+"use client";
+
+import Link from "next/link";
+import type { MarketModels, MarketStats, PoolSummary, TradeView } from "@/components/market/queries";
+import { Badge } from "@/components/ui/badge";
+import { EmptyState } from "@/components/ui/empty-state";
+import { formatCents, formatDiem, formatInteger, formatPercent, formatTime, formatUsd, priceVsList } from "@/components/ui/format";
+import { Stat } from "@/components/ui/stat";
+import { Table, Td, Th } from "@/components/ui/table";
+
+export function PriceBadge({ cents }: { cents: number }) {
+  return <Badge tone={cents < 100 ? "green" : cents > 100 ? "amber" : "neutral"}>{priceVsList(cents)}</Badge>;
+}
+
+export function StatsRow({ stats, pool }: { stats: MarketStats; pool: PoolSummary }) {
+  return (
+    <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
+      <Stat label="Requests 24h" value={formatInteger(stats.clears)} />
+      <Stat label="Volume 24h" value={formatUsd(stats.volumeUsdc)} />
+      <Stat label="Burned 24h" value={formatDiem(stats.volumeDiem, { unit: false })} unit="diem" />
+      <Stat label="VWAP 24h" value={stats.vwapCents ? `${Number(stats.vwapCents).toFixed(1)}¢` : "—"} hint="Volume-weighted, per diem" />
+      <Stat label="Available now" value={formatDiem(pool.availableNowDiem, { unit: false })} unit="diem" hint="Capacity left today" />
+      <Stat label="Suppliers" value={formatInteger(pool.suppliers)} hint={`${formatInteger(pool.offers)} active offers`} />
+    </dl>
+  );
+}
+
+export function ModelsTable({ models }: { models: MarketModels }) {
+  if (models.data.length === 0) return <EmptyState title="No models in the catalog yet" />;
+  return (
+    <Table caption="Models">
+      <thead>
+        <tr>
+          <Th>Model</Th>
+          <Th className="hidden text-right sm:table-cell">List price / 1M tok</Th>
+          <Th className="text-right">Best price</Th>
+          <Th className="hidden text-right sm:table-cell">Available today</Th>
+          <Th className="hidden text-right sm:table-cell">Offers</Th>
+        </tr>
+      </thead>
+      <tbody>
+        {models.data.map((m) => (
+          <tr key={m.id} className="group">
+            <Td>
+              <Link href={`/market/${encodeURIComponent(m.id)}`} className="font-medium text-zinc-900 group-hover:text-emerald-700 hover:underline dark:text-zinc-100">
+                {m.name}
+              </Link>
+              <span className="block font-mono text-xs text-zinc-500">{m.id}</span>
+              <span className="block text-xs text-zinc-500 sm:hidden">
+                list ${Number(m.listPrice.inputDiemPerMTok).toFixed(2)} in · ${Number(m.listPrice.outputDiemPerMTok).toFixed(2)} out
+              </span>
+            </Td>
+            <Td className="hidden text-right text-xs tabular-nums sm:table-cell">
+              <span className="block">in ${Number(m.listPrice.inputDiemPerMTok).toFixed(2)}</span>
+              <span className="block text-zinc-500">out ${Number(m.listPrice.outputDiemPerMTok).toFixed(2)}</span>
+            </Td>
+            <Td className="text-right tabular-nums">
+              {m.bestPriceCents === null ? (
+                <span className="text-zinc-400">no offers</span>
+              ) : (
+                <span className="flex flex-col items-end gap-1">
+                  <span className="font-semibold">{formatCents(m.bestPriceCents)} / diem</span>
+                  <PriceBadge cents={m.bestPriceCents} />
+                </span>
+              )}
+            </Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(m.remainingDiem)}</Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">
+              {m.offers} <span className="text-zinc-400">· {m.suppliers} supplier{m.suppliers === 1 ? "" : "s"}</span>
+            </Td>
+          </tr>
+        ))}
+      </tbody>
+    </Table>
+  );
+}
+
+export function TradesTable({ trades, showModel = true }: { trades: TradeView[]; showModel?: boolean }) {
+  if (trades.length === 0) return <EmptyState title="No trades yet">Each completion clears as one trade at the price of the offer that served it.</EmptyState>;
+  return (
+    <Table caption="Recent trades">
+      <thead>
+        <tr>
+          <Th>
+            Time <span className="hidden sm:inline">(UTC)</span>
+          </Th>
+          {showModel && <Th>Model</Th>}
+          <Th className="text-right">Price</Th>
+          <Th className="hidden text-right sm:table-cell">Burn</Th>
+          <Th className="text-right">Value</Th>
+        </tr>
+      </thead>
+      <tbody>
+        {trades.map((t, i) => (
+          <tr key={`${t.time}-${i}`}>
+            <Td className="text-zinc-500 tabular-nums">{formatTime(t.time)}</Td>
+            {showModel && <Td className="font-mono text-xs">{t.model}</Td>}
+            <Td className={`text-right font-medium tabular-nums ${t.priceCents <= 100 ? "text-emerald-700 dark:text-emerald-400" : "text-amber-700"}`}>{t.priceCents}¢</Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(t.burnDiem)}</Td>
+            <Td className="text-right tabular-nums">{formatUsd(t.valueUsdc)}</Td>
+          </tr>
+        ))}
+      </tbody>
+    </Table>
+  );
+}
+
+export function PoolSummaryView({ pool }: { pool: PoolSummary }) {
+  const used = Math.min(1, pool.utilisation);
+  return (
+    <div className="flex flex-col gap-4">
+      <div>
+        <div className="flex items-baseline justify-between text-sm">
+          <span className="font-medium">Used today</span>
+          <span className="tabular-nums">{formatPercent(used)}</span>
+        </div>
+        <div className="mt-1.5 h-2 overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800" role="progressbar" aria-label="Pool capacity used today" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(used * 100)}>
+          <div className="h-full rounded-full bg-emerald-500" style={{ width: `${used * 100}%` }} />
+        </div>
+      </div>
+      <dl className="grid grid-cols-2 gap-4">
+        <Stat label="Daily capacity" value={formatDiem(pool.dailyCapacityDiem, { unit: false })} unit="diem" />
+        <Stat label="Burned today" value={formatDiem(pool.burnedTodayDiem, { unit: false })} unit="diem" />
+        <Stat label="Remaining today" value={formatDiem(pool.remainingTodayDiem, { unit: false })} unit="diem" />
+        <Stat label="Cooling down" value={formatInteger(pool.offersCoolingDown)} hint="Offers paused after upstream failures" />
+      </dl>
+    </div>
+  );
+}

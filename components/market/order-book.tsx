@@ -1,0 +1,98 @@
+"use client";
+
+import { DepthChart } from "@/components/market/depth-chart";
+import { PriceBadge, TradesTable } from "@/components/market/market-parts";
+import { useBook, useMarketStats, useTrades, type BookView, type MarketStats, type TradeView } from "@/components/market/queries";
+import { Panel } from "@/components/ui/card";
+import { EmptyState } from "@/components/ui/empty-state";
+import { formatDiem, formatInteger, formatUsd } from "@/components/ui/format";
+import { QueryState } from "@/components/ui/query-state";
+import { Stat } from "@/components/ui/stat";
+import { Table, Td, Th } from "@/components/ui/table";
+
+export function OrderBook({
+  model,
+  initial,
+}: {
+  model: string;
+  initial: { book: BookView | null; trades: { data: TradeView[] } | null; stats: MarketStats | null };
+}) {
+  const book = useBook(model, initial.book);
+  const trades = useTrades(model, initial.trades);
+  const stats = useMarketStats(initial.stats);
+  const modelStats = stats.data?.models.find((m) => m.model === model);
+
+  return (
+    <div className="flex flex-col gap-6">
+      <QueryState query={book} loadingLabel="Loading the order book" errorTitle="Couldn't load the order book">
+        {(b) => (
+          <>
+            <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
+              <Stat label="Best price" value={b.bestPriceCents === null ? "—" : `${b.bestPriceCents}¢`} hint={b.bestPriceCents === null ? "No offers" : <PriceBadge cents={b.bestPriceCents} />} />
+              <Stat label="Available today" value={formatDiem(b.remainingDiem, { unit: false })} unit="diem" hint={`${b.offers} offers · ${b.suppliers} suppliers`} />
+              <Stat label="VWAP 24h" value={modelStats?.vwapCents ? `${Number(modelStats.vwapCents).toFixed(1)}¢` : "—"} />
+              <Stat label="Volume 24h" value={formatUsd(modelStats?.volumeUsdc ?? "0")} hint={`${formatInteger(modelStats?.clears ?? 0)} ${(modelStats?.clears ?? 0) === 1 ? "request" : "requests"}`} />
+              <Stat
+                label="Range 24h"
+                value={modelStats ? `${modelStats.lowPriceCents}–${modelStats.highPriceCents}¢` : "—"}
+                className="col-span-2 sm:col-span-1"
+              />
+            </dl>
+            <div className="grid gap-6 lg:grid-cols-5">
+              <Panel title="Depth" description="Capacity available today at or below each price (cents per diem)" className="lg:col-span-3">
+                <DepthChart book={b} />
+              </Panel>
+              <Panel title="Price levels" description="Cheapest first; buyers are routed from the top" className="lg:col-span-2" bodyClassName="pt-2 sm:pt-3">
+                {b.levels.length === 0 ? (
+                  <EmptyState title="Nobody sells this model right now">Requests for it answer 503 until an offer is posted.</EmptyState>
+                ) : (
+                  <LevelsTable book={b} />
+                )}
+              </Panel>
+            </div>
+          </>
+        )}
+      </QueryState>
+      <Panel title="Recent trades" bodyClassName="pt-2 sm:pt-3">
+        <QueryState query={trades} loadingLabel="Loading recent trades" errorTitle="Couldn't load recent trades">
+          {(t) => <TradesTable trades={t.data} showModel={false} />}
+        </QueryState>
+      </Panel>
+    </div>
+  );
+}
+
+function LevelsTable({ book }: { book: BookView }) {
+  let cumulative = 0;
+  const max = book.levels.reduce((s, l) => s + Number(l.remainingDiem), 0) || 1;
+  return (
+    <Table caption={`Order book for ${book.model}`}>
+      <thead>
+        <tr>
+          <Th>Price</Th>
+          <Th className="text-right">Capacity</Th>
+          <Th className="text-right">Cumulative</Th>
+          <Th className="hidden text-right sm:table-cell">Offers</Th>
+        </tr>
+      </thead>
+      <tbody>
+        {book.levels.map((level) => {
+          cumulative += Number(level.remainingDiem);
+          return (
+            <tr key={level.priceCents} className="relative">
+              <Td className="font-semibold text-emerald-700 tabular-nums dark:text-emerald-400">
+                {level.priceCents}¢<span className="sr-only"> per diem</span>
+              </Td>
+              <Td className="relative text-right tabular-nums">
+                <span aria-hidden="true" className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10" style={{ width: `${(Number(level.remainingDiem) / max) * 100}%` }} />
+                <span className="relative">{formatDiem(level.remainingDiem)}</span>
+              </Td>
+              <Td className="text-right text-zinc-500 tabular-nums">{formatDiem(cumulative.toFixed(6))}</Td>
+              <Td className="hidden text-right tabular-nums sm:table-cell">{level.offers}</Td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </Table>
+  );
+}

@@ -1,0 +1,187 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { earningsKey, offersKey, useEarnings, useWithdrawals, withdrawalsKey, type Earnings, type WithdrawalView } from "@/components/supply/queries";
+import { Alert } from "@/components/ui/alert";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Panel } from "@/components/ui/card";
+import { EmptyState } from "@/components/ui/empty-state";
+import { Field } from "@/components/ui/field";
+import { formatDateTime, formatUsd, microsOf, shortAddress, shortHash } from "@/components/ui/format";
+import { QueryState } from "@/components/ui/query-state";
+import { Stat } from "@/components/ui/stat";
+import { Table, Td, Th } from "@/components/ui/table";
+import { useSettings } from "@/components/wallet/providers";
+import { TransactionLink } from "@/components/wallet/transaction-link";
+import { useWalletState } from "@/components/wallet/use-wallet-state";
+import { api } from "@/lib/wallet/api";
+import { describeError } from "@/lib/wallet/errors";
+
+export function EarningsPanel() {
+  const earnings = useEarnings();
+  return (
+    <Panel title="Earnings" description="90% of every request your offers serve. Withdraw to your wallet as USDC on Base at any time.">
+      <QueryState query={earnings} loadingLabel="Loading your earnings" errorTitle="Couldn't load your earnings">
+        {(e) => (
+          <div className="flex flex-col gap-6">
+            <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3">
+              <Stat label="Available to withdraw" value={formatUsd(e.available, { precise: true })} className="col-span-2 sm:col-span-1" />
+              <Stat label="Pending" value={formatUsd(e.pending, { precise: true })} hint="Sent, awaiting confirmation" />
+              <Stat label="Withdrawn" value={formatUsd(e.withdrawn, { precise: true })} />
+            </dl>
+            <div className="border-t border-zinc-100 pt-5 dark:border-zinc-800">
+              <WithdrawForm earnings={e} />
+            </div>
+          </div>
+        )}
+      </QueryState>
+    </Panel>
+  );
+}
+
+function WithdrawForm({ earnings }: { earnings: Earnings }) {
+  const settings = useSettings();
+  const wallet = useWalletState();
+  const queryClient = useQueryClient();
+  const [amount, setAmount] = useState("");
+  const [touched, setTouched] = useState(false);
+  const withdraw = useMutation({
+    mutationFn: (value: string) => api<WithdrawalView>("/v1/supply/withdrawals", { method: "POST", body: { amount: value } }),
+    onSettled: () => {
+      for (const queryKey of [earningsKey, withdrawalsKey, offersKey]) void queryClient.invalidateQueries({ queryKey });
+    },
+    onSuccess: () => setAmount(""),
+  });
+  const available = microsOf(earnings.available);
+  const min = microsOf(settings.withdrawalMin);
+  const error = !/^\d{1,9}(\.\d{1,6})?$/.test(amount)
+    ? "Enter an amount like 25 or 25.50."
+    : microsOf(amount) > available
+      ? `You can withdraw at most ${formatUsd(earnings.available)}.`
+      : microsOf(amount) < min
+        ? `The smallest withdrawal is ${formatUsd(settings.withdrawalMin)}.`
+        : null;
+  const to = wallet.session.data?.address;
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setTouched(true);
+    if (!error) withdraw.mutate(amount);
+  }
+
+  return (
+    <form onSubmit={submit} aria-labelledby="withdraw-heading" className="flex flex-col gap-4" noValidate>
+      <div>
+        <h3 id="withdraw-heading" className="font-semibold">
+          Withdraw
+        </h3>
+        <p className="mt-0.5 text-sm text-zinc-500 dark:text-zinc-400">
+          Sent on Base to your signed-in wallet{to && <> <span className="font-mono">{shortAddress(to)}</span></>}. svc pays the gas.
+        </p>
+      </div>
+      {available < min ? (
+        <p className="text-sm text-zinc-500">
+          Nothing to withdraw yet: the smallest withdrawal is {formatUsd(settings.withdrawalMin)}.
+        </p>
+      ) : (
+        <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
+          <Field
+            label="Amount (USD)"
+            name="amount"
+            inputMode="decimal"
+            autoComplete="off"
+            suffix="USDC"
+            value={amount}
+            onChange={(e) => setAmount(e.target.value.trim())}
+            onBlur={() => setTouched(true)}
+            error={touched && amount ? error : null}
+            className="sm:max-w-56"
+            disabled={withdraw.isPending}
+          />
+          <div className="flex gap-2 sm:pt-7">
+            <Button variant="secondary" disabled={withdraw.isPending} onClick={() => setAmount(trimDecimal(earnings.available))}>
+              Max
+            </Button>
+            <Button type="submit" loading={withdraw.isPending} disabled={!amount}>
+              {withdraw.isPending ? "Sending USDC…" : "Withdraw"}
+            </Button>
+          </div>
+        </div>
+      )}
+      {withdraw.isError && <Alert tone="error" title="Withdrawal failed">{describeError(withdraw.error)}</Alert>}
+      {withdraw.isSuccess && (
+        <Alert tone="success" title={`Sent ${formatUsd(withdraw.data.amount)} to ${shortAddress(withdraw.data.toAddress)}`}>
+          {withdraw.data.transaction && (
+            <TransactionLink hash={withdraw.data.transaction} />
+          )}
+        </Alert>
+      )}
+    </form>
+  );
+}
+
+function trimDecimal(value: string): string {
+  return value.includes(".") ? value.replace(/0+$/, "").replace(/\.$/, "") : value;
+}
+
+const STATUS: Record<WithdrawalView["status"], { label: string; tone: "green" | "amber" | "red" }> = {
+  sent: { label: "Sent", tone: "green" },
+  pending: { label: "Pending", tone: "amber" },
+  failed: { label: "Failed", tone: "red" },
+};
+
+export function WithdrawalsPanel() {
+  const withdrawals = useWithdrawals();
+  const settings = useSettings();
+  return (
+    <Panel title="Withdrawals">
+      <QueryState query={withdrawals} loadingLabel="Loading your withdrawals" errorTitle="Couldn't load your withdrawals">
+        {({ data }) =>
+          data.length === 0 ? (
+            <EmptyState title="No withdrawals yet">Withdrawals you make appear here with their Base transaction.</EmptyState>
+          ) : (
+            <Table caption="Withdrawals">
+              <thead>
+                <tr>
+                  <Th>Date</Th>
+                  <Th className="text-right">Amount</Th>
+                  <Th>Status</Th>
+                  <Th className="hidden sm:table-cell">To</Th>
+                  <Th>Transaction</Th>
+                </tr>
+              </thead>
+              <tbody>
+                {data.map((w) => (
+                  <tr key={w.id}>
+                    <Td className="text-zinc-500">{formatDateTime(w.createdAt)}</Td>
+                    <Td className="text-right font-medium tabular-nums">{formatUsd(w.amount)}</Td>
+                    <Td>
+                      <Badge tone={STATUS[w.status].tone}>{STATUS[w.status].label}</Badge>
+                      {w.failureReason && <span className="sr-only">: {w.failureReason}</span>}
+                    </Td>
+                    <Td className="hidden font-mono text-xs sm:table-cell">{shortAddress(w.toAddress)}</Td>
+                    <Td className="font-mono text-xs">
+                      {w.transaction ? (
+                        settings.explorerTxUrl ? (
+                          <a className="underline" href={`${settings.explorerTxUrl}${w.transaction}`} target="_blank" rel="noreferrer" title={w.transaction}>
+                            {shortHash(w.transaction)}
+                          </a>
+                        ) : (
+                          <span title={w.transaction}>{shortHash(w.transaction)}</span>
+                        )
+                      ) : (
+                        "—"
+                      )}
+                    </Td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+          )
+        }
+      </QueryState>
+    </Panel>
+  );
+}

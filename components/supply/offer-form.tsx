@@ -1,0 +1,209 @@
+"use client";
+
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { useModels } from "@/components/buyer/queries";
+import { offersKey, type CheckedOfferView, type UpstreamPricingView } from "@/components/supply/queries";
+import { Alert } from "@/components/ui/alert";
+import { Badge } from "@/components/ui/badge";
+import { Button } from "@/components/ui/button";
+import { Panel } from "@/components/ui/card";
+import { Field } from "@/components/ui/field";
+import { formatDiem, priceVsList } from "@/components/ui/format";
+import { LoadingRows } from "@/components/ui/skeleton";
+import { Table, Td, Th } from "@/components/ui/table";
+import { api, ApiError } from "@/lib/wallet/api";
+import { describeError } from "@/lib/wallet/errors";
+
+type Errors = Partial<Record<"upstreamBaseUrl" | "upstreamApiKey" | "models" | "priceCents" | "dailyCapacity", string>>;
+
+/** Post an offer: svc checks the upstream (GET /models with the key) before listing it, and shows what it found. */
+export function OfferForm() {
+  const queryClient = useQueryClient();
+  const models = useModels();
+  const [url, setUrl] = useState("");
+  const [apiKey, setApiKey] = useState("");
+  const [selected, setSelected] = useState<string[]>([]);
+  const [price, setPrice] = useState("90");
+  const [capacity, setCapacity] = useState("25");
+  const [errors, setErrors] = useState<Errors>({});
+
+  const post = useMutation({
+    mutationFn: () =>
+      api<CheckedOfferView>("/v1/supply/offers", {
+        method: "POST",
+        body: { upstreamBaseUrl: url.trim(), upstreamApiKey: apiKey.trim(), models: selected, priceCents: Number(price), dailyCapacity: capacity },
+      }),
+    onSuccess: () => {
+      setApiKey("");
+      void queryClient.invalidateQueries({ queryKey: offersKey });
+    },
+    onError: (error) => {
+      const param = error instanceof ApiError ? String(error.details.param ?? "").split(".")[0] : "";
+      if (param) setErrors({ [param]: describeError(error) });
+    },
+  });
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const next: Errors = {};
+    if (!/^https?:\/\/\S+$/.test(url.trim())) next.upstreamBaseUrl = "Enter the upstream's base URL, like https://api.example.com/v1.";
+    if (!apiKey.trim()) next.upstreamApiKey = "Enter the API key svc should use with your upstream.";
+    if (selected.length === 0) next.models = "Pick at least one model.";
+    if (!/^\d{1,5}$/.test(price) || Number(price) < 1 || Number(price) > 10_000) next.priceCents = "Whole cents per diem, 1 to 10000.";
+    if (!/^\d{1,7}(\.\d{1,6})?$/.test(capacity) || Number(capacity) <= 0) next.dailyCapacity = "Diem per day, more than 0 (e.g. 25 or 12.5).";
+    setErrors(next);
+    if (Object.keys(next).length === 0) post.mutate();
+  }
+
+  const priceNumber = Number(price);
+
+  return (
+    <Panel title="Post an offer" description="Sell capacity on your OpenAI-compatible upstream. Buyers are routed to the cheapest offer first.">
+      <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
+        <div className="grid gap-4 md:grid-cols-2">
+          <Field
+            label="Upstream base URL"
+            name="upstreamBaseUrl"
+            type="url"
+            placeholder="https://api.venice.ai/api/v1"
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+            error={errors.upstreamBaseUrl}
+            hint="OpenAI-compatible; svc calls {base}/models and {base}/chat/completions."
+            autoComplete="off"
+          />
+          <Field
+            label="Upstream API key"
+            name="upstreamApiKey"
+            type="password"
+            value={apiKey}
+            onChange={(e) => setApiKey(e.target.value)}
+            error={errors.upstreamApiKey}
+            hint="Stored encrypted; never shown again or shared with buyers."
+            autoComplete="off"
+          />
+        </div>
+        <fieldset className="flex flex-col gap-2" aria-describedby={errors.models ? "models-error" : undefined}>
+          <legend className="text-sm font-medium">Models</legend>
+          {models.isPending ? (
+            <LoadingRows label="Loading models" rows={1} />
+          ) : models.isError ? (
+            <Alert tone="error">{describeError(models.error)}</Alert>
+          ) : (
+            <div className="grid gap-2 sm:grid-cols-2">
+              {models.data.data.map((m) => (
+                <label
+                  key={m.id}
+                  className="flex cursor-pointer items-center gap-3 rounded-lg border border-zinc-200 px-3 py-2 text-sm has-[:checked]:border-emerald-500 has-[:checked]:bg-emerald-50/60 dark:border-zinc-700 dark:has-[:checked]:bg-emerald-950/30"
+                >
+                  <input
+                    type="checkbox"
+                    className="size-4 accent-emerald-600"
+                    checked={selected.includes(m.id)}
+                    onChange={(e) => setSelected((s) => (e.target.checked ? [...s, m.id] : s.filter((x) => x !== m.id)))}
+                  />
+                  <span className="min-w-0 flex-1">
+                    <span className="block font-medium">{m.name}</span>
+                    <span className="block font-mono text-xs text-zinc-500">{m.id}</span>
+                  </span>
+                </label>
+              ))}
+            </div>
+          )}
+          {errors.models && (
+            <p id="models-error" className="text-xs font-medium text-red-600">
+              {errors.models}
+            </p>
+          )}
+        </fieldset>
+        <div className="grid gap-4 sm:grid-cols-2">
+          <Field
+            label="Price"
+            name="priceCents"
+            inputMode="numeric"
+            suffix="¢ / diem"
+            value={price}
+            onChange={(e) => setPrice(e.target.value.trim())}
+            error={errors.priceCents}
+            hint={priceNumber >= 1 && priceNumber <= 10_000 ? `${priceVsList(priceNumber)}. You earn ${(priceNumber * 0.9).toFixed(1)}¢ per diem after svc's 10% fee.` : "100¢ is the list price."}
+          />
+          <Field
+            label="Daily capacity"
+            name="dailyCapacity"
+            inputMode="decimal"
+            suffix="diem"
+            value={capacity}
+            onChange={(e) => setCapacity(e.target.value.trim())}
+            error={errors.dailyCapacity}
+            hint="Resets at 00:00 UTC. 1 diem = $1 of list-price inference."
+          />
+        </div>
+        {post.isError && <Alert tone="error" title="The offer was not posted">{describeError(post.error)}</Alert>}
+        <div>
+          <Button type="submit" loading={post.isPending}>
+            {post.isPending ? "Checking your upstream…" : "Post offer"}
+          </Button>
+        </div>
+        {post.isSuccess && <UpstreamCheckResult offer={post.data} />}
+      </form>
+    </Panel>
+  );
+}
+
+const COMPARISON: Record<UpstreamPricingView["comparison"], { label: string; tone: "green" | "amber" | "neutral" | "sky" }> = {
+  same: { label: "same as list", tone: "green" },
+  upstream_lower: { label: "upstream cheaper", tone: "green" },
+  upstream_higher: { label: "upstream dearer", tone: "amber" },
+  mixed: { label: "mixed", tone: "sky" },
+  unknown: { label: "not published", tone: "neutral" },
+};
+
+function UpstreamCheckResult({ offer }: { offer: CheckedOfferView }) {
+  const pricing = offer.upstreamPricing ?? [];
+  return (
+    <Alert tone="success" title="Upstream check passed: your offer is posted">
+      <div className="mt-2 flex flex-col gap-3 text-zinc-800 dark:text-zinc-200">
+        <p>
+          {offer.models.length} model{offer.models.length === 1 ? "" : "s"} at {offer.priceCents}¢ / diem, {formatDiem(offer.dailyCapacity)} per day.
+          {offer.onBook ? " It is on the order book now." : " It is not on the book yet."}
+        </p>
+        {pricing.length > 0 && (
+          <div className="rounded-lg bg-white/70 p-3 dark:bg-zinc-900/50">
+            <Table caption="Upstream pricing" className="text-xs">
+              <thead>
+                <tr>
+                  <Th>Model</Th>
+                  <Th>svc list price (in / out)</Th>
+                  <Th>Upstream price (in / out)</Th>
+                  <Th>
+                    <span className="sr-only">Comparison</span>
+                  </Th>
+                </tr>
+              </thead>
+              <tbody>
+                {pricing.map((p) => (
+                  <tr key={p.model}>
+                    <Td className="font-mono">{p.model}</Td>
+                    <Td className="tabular-nums">
+                      {formatDiem(p.listPrice.inputDiemPerMTok, { unit: false })} / {formatDiem(p.listPrice.outputDiemPerMTok, { unit: false })}
+                    </Td>
+                    <Td className="tabular-nums">
+                      {p.upstreamPrice
+                        ? `${formatDiem(p.upstreamPrice.inputDiemPerMTok, { unit: false })} / ${formatDiem(p.upstreamPrice.outputDiemPerMTok, { unit: false })}`
+                        : "—"}
+                    </Td>
+                    <Td>
+                      <Badge tone={COMPARISON[p.comparison].tone}>{COMPARISON[p.comparison].label}</Badge>
+                    </Td>
+                  </tr>
+                ))}
+              </tbody>
+            </Table>
+            <p className="mt-2 text-xs text-zinc-500">Diem per 1M tokens. svc meters capacity burn at its list price.</p>
+          </div>
+        )}
+      </div>
+    </Alert>
+  );
+}

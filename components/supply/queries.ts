@@ -1,0 +1,25 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import type { Earnings } from "@/lib/supply/earnings";
+import type { CheckedOfferView, OfferView, UpstreamPricingView } from "@/lib/supply/offers";
+import type { WithdrawalView } from "@/lib/supply/withdrawals";
+import { api } from "@/lib/wallet/api";
+
+export type { CheckedOfferView, Earnings, OfferView, UpstreamPricingView, WithdrawalView };
+
+export const offersKey = ["offers"] as const;
+export const earningsKey = ["earnings"] as const;
+export const withdrawalsKey = ["withdrawals"] as const;
+
+export function useOffers() {
+  return useQuery({ queryKey: offersKey, queryFn: () => api<{ data: OfferView[] }>("/v1/supply/offers"), refetchInterval: 15_000 });
+}
+
+export function useEarnings() {
+  return useQuery({ queryKey: earningsKey, queryFn: () => api<Earnings>("/v1/supply/earnings"), refetchInterval: 15_000 });
+}
+
+export function useWithdrawals() {
+  return useQuery({ queryKey: withdrawalsKey, queryFn: () => api<{ data: WithdrawalView[] }>("/v1/supply/withdrawals") });
+}

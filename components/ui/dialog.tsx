@@ -1,0 +1,70 @@
+"use client";
+
+import { useEffect, useId, useRef, type ReactNode } from "react";
+import { cn } from "@/components/ui/cn";
+
+/**
+ * A modal on the native <dialog> (focus trap, Escape and the top layer come from the browser). Its
+ * accessible name is the title, so tests find it with getByRole("dialog", { name }).
+ */
+export function Dialog({
+  open,
+  onClose,
+  title,
+  description,
+  children,
+  className,
+}: {
+  open: boolean;
+  onClose: () => void;
+  title: string;
+  description?: ReactNode;
+  children: ReactNode;
+  className?: string;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const descriptionId = useId();
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby={titleId}
+      aria-describedby={description ? descriptionId : undefined}
+      onCancel={(event) => {
+        event.preventDefault();
+        onClose();
+      }}
+      onClick={(event) => {
+        if (event.target === ref.current) onClose();
+      }}
+      className={cn(
+        "m-auto w-[calc(100%-2rem)] max-w-lg rounded-xl border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-800 dark:bg-zinc-900 dark:text-zinc-100",
+        className,
+      )}
+    >
+      {open && (
+        <div className="flex max-h-[85vh] flex-col gap-4 overflow-y-auto p-5">
+          <div>
+            <h2 id={titleId} className="text-lg font-semibold">
+              {title}
+            </h2>
+            {description && (
+              <div id={descriptionId} className="mt-1 text-sm text-zinc-500 dark:text-zinc-400">
+                {description}
+              </div>
+            )}
+          </div>
+          {children}
+        </div>
+      )}
+    </dialog>
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * Display formatting for the wire's decimal strings (6 places for USDC and diem). Integer arithmetic
+ * only, like the server: a float would turn "2.01" into 2.0099999.
+ */
+const DECIMAL = /^(-)?(\d+)(?:\.(\d+))?$/;
+
+function toMicros(value: string): bigint {
+  const match = DECIMAL.exec(value.trim());
+  if (!match) return 0n;
+  const [, sign, whole, fraction = ""] = match;
+  const micros = BigInt(whole) * 1_000_000n + BigInt(fraction.slice(0, 6).padEnd(6, "0"));
+  return sign ? -micros : micros;
+}
+
+export function microsOf(value: string): bigint {
+  return toMicros(value);
+}
+
+const group = (whole: bigint) => whole.toLocaleString("en-US");
+
+/** micros → "1,234.5" with `min`..`max` decimals, rounded half up at `max`. */
+function formatDecimal(micros: bigint, min: number, max: number): string {
+  const negative = micros < 0n;
+  let abs = negative ? -micros : micros;
+  const step = 10n ** BigInt(6 - max);
+  abs = ((abs + step / 2n) / step) * step;
+  const whole = abs / 1_000_000n;
+  let fraction = (abs % 1_000_000n).toString().padStart(6, "0").slice(0, max);
+  while (fraction.length > min && fraction.endsWith("0")) fraction = fraction.slice(0, -1);
+  return `${negative ? "-" : ""}${group(whole)}${fraction ? `.${fraction}` : ""}`;
+}
+
+/**
+ * "$1,234.50"; amounts under a cent keep their significant digits ("$0.000270" → "$0.00027"). `precise`
+ * keeps every micro-dollar ("$24.999937"): balances move by fractions of a cent per request.
+ */
+export function formatUsd(value: string, { precise = false }: { precise?: boolean } = {}): string {
+  const micros = toMicros(value);
+  const abs = micros < 0n ? -micros : micros;
+  const body = precise || (abs !== 0n && abs < 10_000n) ? formatDecimal(micros, 2, 6) : formatDecimal(micros, 2, 2);
+  return body.startsWith("-") ? `-$${body.slice(1)}` : `$${body}`;
+}
+
+/** "25 diem", "0.00014 diem", "1,250.5 diem". */
+export function formatDiem(value: string, { unit = true }: { unit?: boolean } = {}): string {
+  const micros = toMicros(value);
+  const abs = micros < 0n ? -micros : micros;
+  const body = abs !== 0n && abs < 10_000n ? formatDecimal(micros, 0, 6) : formatDecimal(micros, 0, 2);
+  return unit ? `${body} diem` : body;
+}
+
+/** Offer price: "80¢ / diem". */
+export function formatCents(cents: number | null | undefined): string {
+  return cents === null || cents === undefined ? "—" : `${cents}¢`;
+}
+
+/** "20% below list", "at list", "15% above list" (100 cents per diem is the list price). */
+export function priceVsList(cents: number): string {
+  if (cents === 100) return "at list price";
+  const pct = Math.abs(100 - cents);
+  return cents < 100 ? `${pct}% below list` : `${pct}% above list`;
+}
+
+export function shortAddress(address: string): string {
+  return address.length > 12 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
+}
+
+export function shortHash(hash: string): string {
+  return hash.length > 18 ? `${hash.slice(0, 10)}…${hash.slice(-6)}` : hash;
+}
+
+const DATE_TIME = new Intl.DateTimeFormat("en-US", {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  hour12: false,
+  timeZone: "UTC",
+});
+const TIME = new Intl.DateTimeFormat("en-US", { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false, timeZone: "UTC" });
+const DAY = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
+
+/** Deterministic (UTC) so server and browser render the same text. */
+export function formatDateTime(iso: string): string {
+  return `${DATE_TIME.format(new Date(iso))} UTC`;
+}
+
+export function formatTime(iso: string): string {
+  return TIME.format(new Date(iso));
+}
+
+export function formatDay(isoDay: string): string {
+  return DAY.format(new Date(`${isoDay}T00:00:00Z`));
+}
+
+export function formatPercent(ratio: number): string {
+  return `${(ratio * 100).toFixed(ratio > 0 && ratio < 0.01 ? 2 : 1)}%`;
+}
+
+export function formatInteger(n: number): string {
+  return n.toLocaleString("en-US");
+}

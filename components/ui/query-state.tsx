@@ -1,0 +1,40 @@
+"use client";
+
+import type { ReactNode } from "react";
+import { Alert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
+import { LoadingRows } from "@/components/ui/skeleton";
+import { describeError } from "@/lib/wallet/errors";
+
+type QueryLike<T> = { data: T | undefined; isPending: boolean; isError: boolean; error: unknown; refetch: () => unknown };
+
+/** Loading rows, a human error with a retry, or the content: the same three states everywhere. */
+export function QueryState<T>({
+  query,
+  loadingLabel,
+  errorTitle,
+  children,
+}: {
+  query: QueryLike<T>;
+  loadingLabel: string;
+  errorTitle: string;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isPending) return <LoadingRows label={loadingLabel} />;
+  if (query.isError || query.data === undefined) {
+    return (
+      <Alert
+        tone="error"
+        title={errorTitle}
+        actions={
+          <Button variant="secondary" size="sm" onClick={() => query.refetch()}>
+            Try again
+          </Button>
+        }
+      >
+        {describeError(query.error)}
+      </Alert>
+    );
+  }
+  return <>{children(query.data)}</>;
+}

@@ -1,0 +1,40 @@
+"use client";
+
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { createContext, useContext, useState, type ReactNode } from "react";
+import { WagmiProvider } from "wagmi";
+import { ApiError } from "@/lib/wallet/api";
+import { createWagmiConfig } from "@/lib/wallet/config";
+import type { ClientSettings } from "@/lib/wallet/settings";
+
+const SettingsContext = createContext<ClientSettings | null>(null);
+
+/** The deployment's settings, handed down from the root layout (a server component reading lib/env.ts). */
+export function useSettings(): ClientSettings {
+  const settings = useContext(SettingsContext);
+  if (!settings) throw new Error("useSettings() outside <Providers>");
+  return settings;
+}
+
+export function Providers({ settings, children }: { settings: ClientSettings; children: ReactNode }) {
+  const [config] = useState(() => createWagmiConfig(settings));
+  const [queryClient] = useState(
+    () =>
+      new QueryClient({
+        defaultOptions: {
+          queries: {
+            staleTime: 2_000,
+            // A 4xx will not fix itself by asking again; a network blip or a 5xx might.
+            retry: (failures, error) => failures < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+          },
+        },
+      }),
+  );
+  return (
+    <SettingsContext.Provider value={settings}>
+      <WagmiProvider config={config}>
+        <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>
+      </WagmiProvider>
+    </SettingsContext.Provider>
+  );
+}

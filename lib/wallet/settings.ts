@@ -1,0 +1,19 @@
+/**
+ * What the browser needs to know about this deployment. The root layout (a server component) builds it
+ * from lib/env.ts and hands it to the client Providers as a prop: no NEXT_PUBLIC_ variables.
+ */
+export type ClientSettings = {
+  /** Public origin; its host is the SIWE domain. */
+  origin: string;
+  chainId: number;
+  /** Base RPC for read-only calls from the browser (wallet USDC balance); signing goes through the wallet. */
+  rpcUrl: string;
+  usdcAddress: `0x${string}`;
+  topUpMin: string;
+  topUpMax: string;
+  withdrawalMin: string;
+  platformFeeBps: number;
+  platformDefaultMaxPriceCents: number;
+  /** Block explorer transaction URL prefix; null on a local chain. */
+  explorerTxUrl: string | null;
+};

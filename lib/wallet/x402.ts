@@ -1,0 +1,61 @@
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
+import { ApiError, apiFetch } from "@/lib/wallet/api";
+
+export type TopUpStep = "requesting" | "signing" | "settling";
+export type TopUpReceipt = { credited: string; balance: string; transaction: Hex };
+
+/** What the wallet must sign: an EIP-712 payload (wagmi's signTypedData takes it as is). */
+export type TypedDataSigner = {
+  address: Address;
+  signTypedData: (typedData: {
+    domain: Record<string, unknown>;
+    types: Record<string, unknown>;
+    primaryType: string;
+    message: Record<string, unknown>;
+  }) => Promise<Hex>;
+};
+
+const TOP_UP_PATH = "/v1/x402/top-up";
+const NETWORK = "eip155:8453";
+
+/**
+ * An x402 v2 top-up from the browser: POST asks for a 402 carrying PAYMENT-REQUIRED; the wallet signs the
+ * EIP-3009 TransferWithAuthorization it describes (USD Coin / 2 / 8453 / USDC); the retry carries
+ * PAYMENT-SIGNATURE and answers once the transfer has settled on Base and the balance is credited.
+ */
+export async function topUpWithX402(
+  amount: string,
+  expected: { amountMicros: bigint; usdcAddress: Address },
+  signer: TypedDataSigner,
+  onStep: (step: TopUpStep) => void,
+): Promise<TopUpReceipt> {
+  onStep("requesting");
+  const challenge = await apiFetch(TOP_UP_PATH, { method: "POST", body: { amount } }, [402]);
+  const header = challenge.status === 402 ? challenge.headers.get("payment-required") : null;
+  if (!header) throw new ApiError(challenge.status, "internal_error", "The top-up did not answer with an x402 payment request.");
+  const paymentRequired = decodePaymentRequiredHeader(header);
+  const requirements = paymentRequired.accepts.find((r: PaymentRequirements) => r.scheme === "exact" && r.network === NETWORK);
+  // Sign only what was asked for: exactly this amount, in USDC on Base.
+  if (
+    !requirements ||
+    BigInt(requirements.amount) !== expected.amountMicros ||
+    !isAddressEqual(getAddress(requirements.asset), expected.usdcAddress)
+  ) {
+    throw new ApiError(502, "internal_error", "The payment request did not match the top-up; nothing was signed.");
+  }
+
+  onStep("signing");
+  const { payload } = await new ExactEvmScheme(signer).createPaymentPayload(2, requirements);
+  const payment: PaymentPayload = { x402Version: 2, resource: paymentRequired.resource, accepted: requirements, payload };
+
+  onStep("settling");
+  const paid = await apiFetch(TOP_UP_PATH, {
+    method: "POST",
+    body: { amount },
+    headers: { "payment-signature": encodePaymentSignatureHeader(payment) },
+  });
+  return (await paid.json()) as TopUpReceipt;
+}
