@@ -33,7 +33,7 @@ export function QuickStart({ facts }: { facts: DeploymentFacts }) {
       <SubHeading id="quick-start-agents">For agents: the CLI</SubHeading>
       <p>
         The repository ships a headless client that does the whole agent flow (sign in → top up → key → chat) with a private key. Against{" "}
-        <C>npm run dev</C> it needs no configuration: it signs as the local demo buyer, funded with test USDC.
+        <C>npm run dev</C> it needs no configuration: it signs with anvil's first dev key (a public test key), funded with test USDC.
       </p>
       <CodeBlock
         title="Terminal"
