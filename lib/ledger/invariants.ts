@@ -6,7 +6,8 @@ export type LedgerReport = { ok: boolean; violations: string[] };
  * Checks the ledger's invariants on one consistent snapshot:
  * every journal entry sums to zero; every materialized balance equals the sum of its lines;
  * no balance but the external contra account is negative; held money is within [0, balance] and
- * equals the active holds; an offer-day's held capacity equals its active holds' burn; a settled payment is
+ * equals the active holds; an offer-day's held capacity equals its active holds' burn; every clear moved exactly
+ * its charge, supplier share and fee; a settled payment is
  * credited by exactly its amount and no other payment at all; a pending or sent withdrawal has debited exactly
  * its amount and a failed one nothing.
  * Pass a transaction client to check uncommitted state (tests do); otherwise it opens a REPEATABLE READ one.
@@ -63,6 +64,25 @@ export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
     HAVING COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind <> 'external'), 0)
            <> CASE WHEN p.status = 'settled' THEN p.amount_micros ELSE 0 END`;
   for (const p of miscredited) violations.push(`payment ${p.id} (${p.status}, ${p.amount}) is credited ${p.credited}`);
+
+  // Trades: every clear is one journal entry moving exactly its charge from the buyer, its share to the supplier
+  // and its fee to the platform.
+  const misclears = await tx.$queryRaw<{ id: string; charge: string; buyer: string; supplier: string; fee: string }[]>`
+    SELECT c.id::text, c.charge_micros::text AS charge,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'buyer'), 0)::text AS buyer,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'supplier'), 0)::text AS supplier,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'platform'), 0)::text AS fee
+    FROM clears c
+    LEFT JOIN journal_entries je ON je.clear_id = c.id
+    LEFT JOIN journal_lines jl ON jl.entry_id = je.id
+    LEFT JOIN ledger_accounts la ON la.id = jl.ledger_account_id
+    GROUP BY c.id
+    HAVING COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'buyer'), 0) <> -c.charge_micros
+        OR COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'supplier'), 0) <> c.supplier_micros
+        OR COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'platform'), 0) <> c.fee_micros`;
+  for (const c of misclears) {
+    violations.push(`clear ${c.id} of ${c.charge} moved buyer ${c.buyer}, supplier ${c.supplier}, platform ${c.fee}`);
+  }
 
   // Money out: a pending or sent withdrawal has left the ledger by exactly its amount, a failed one not at all.
   const misdebited = await tx.$queryRaw<{ id: string; status: string; amount: string; paid_out: string }[]>`

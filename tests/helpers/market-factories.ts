@@ -1,7 +1,7 @@
 /**
- * Market factories: private models, offers written directly, and clears as the (not yet written)
- * completion hot path would leave them: hold (cleared) → completion → clear, with the offer-day burn
- * raised to match. No ledger money moves (no journal entry), so the ledger invariants still hold.
+ * Market factories: private models, offers written directly, and clears at any time and price as the
+ * completion hot path leaves them: hold (cleared) → completion → clear → its journal entry (buyer → supplier
+ * + platform), with the offer-day burn raised to match, so the ledger invariants hold for them too.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { db } from "@/lib/db";
@@ -9,7 +9,11 @@ import { env } from "@/lib/env";
 import { chargeMicros, splitCharge } from "@/lib/money";
 import { utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { encryptCredential } from "@/lib/supply/credentials";
+import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
+import { postEntry } from "@/lib/ledger/post-entry";
+import { PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount } from "./factories";
+import { seedBuyerBalance } from "./ledger-factories";
 
 /** A catalog model only this test uses (other files run in parallel on the same database). */
 export async function seedPrivateModel(
@@ -60,16 +64,17 @@ export async function seedOffer(options: SeedOfferOptions) {
   });
 }
 
-let buyer: Promise<{ accountId: string; apiKeyId: string }> | undefined;
+let buyer: Promise<{ accountId: string; apiKeyId: string; ledgerAccountId: string }> | undefined;
 
-/** One buyer (account + API key row) per test file, the counterparty of every seeded clear. */
+/** One well-funded buyer (account, API key row, balance) per test file, the counterparty of every seeded clear. */
 function seededBuyer() {
   buyer ??= (async () => {
     const account = await seedAccount();
     const key = await db.apiKey.create({
       data: { accountId: account.id, name: "market fixture", prefix: "svc_fixture", keyHash: randomBytes(32).toString("hex") },
     });
-    return { accountId: account.id, apiKeyId: key.id };
+    const ledger = await seedBuyerBalance(account.id, 1_000_000n * 1_000_000n);
+    return { accountId: account.id, apiKeyId: key.id, ledgerAccountId: ledger.id };
   })();
   return buyer;
 }
@@ -80,8 +85,9 @@ function seededBuyer() {
  */
 export async function seedClear(options: { offerId: string; modelId: string; burnMicroDiem: bigint; priceCents?: number; at?: Date }) {
   const at = options.at ?? new Date();
-  const { accountId, apiKeyId } = await seededBuyer();
-  const priceCents = options.priceCents ?? (await db.offer.findUniqueOrThrow({ where: { id: options.offerId } })).priceCents;
+  const { accountId, apiKeyId, ledgerAccountId } = await seededBuyer();
+  const offer = await db.offer.findUniqueOrThrow({ where: { id: options.offerId } });
+  const priceCents = options.priceCents ?? offer.priceCents;
   const charge = chargeMicros(options.burnMicroDiem, priceCents);
   const { supplierMicros, feeMicros } = splitCharge(charge, env.PLATFORM_FEE_BPS);
   const completionId = `chatcmpl-${randomUUID().replace(/-/g, "")}`;
@@ -129,6 +135,13 @@ export async function seedClear(options: { offerId: string; modelId: string; bur
         createdAt: at,
       },
     });
+    const supplier = await getOrCreateLedgerAccount(tx, "supplier", offer.supplierId);
+    const lines = [
+      { ledgerAccountId, amountMicros: -charge },
+      { ledgerAccountId: supplier.id, amountMicros: supplierMicros },
+      { ledgerAccountId: PLATFORM_LEDGER_ACCOUNT_ID, amountMicros: feeMicros },
+    ].filter((l) => l.amountMicros !== 0n);
+    if (lines.length > 0) await postEntry(tx, { kind: "clear", clearId: clear.id, lines });
     await tx.$executeRaw`
       INSERT INTO offer_days (offer_id, day, burned_micro_diem, held_micro_diem)
       VALUES (${options.offerId}::uuid, ${utcDayKey(at)}::date, ${options.burnMicroDiem}, 0)

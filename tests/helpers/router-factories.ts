@@ -3,29 +3,13 @@ import OpenAI from "openai";
 import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
 import { createApiKey, type CreateApiKeyInput } from "@/lib/auth/api-keys";
 import { db } from "@/lib/db";
-import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
-import { postEntry } from "@/lib/ledger/post-entry";
-import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount } from "./factories";
-
-/** Credits a buyer as a settled top-up would (external → buyer), without the chain. */
-export async function fundBuyer(accountId: string, micros: bigint) {
-  await db.$transaction(async (tx) => {
-    const buyer = await getOrCreateLedgerAccount(tx, "buyer", accountId);
-    await postEntry(tx, {
-      kind: "topup",
-      lines: [
-        { ledgerAccountId: buyer.id, amountMicros: micros },
-        { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -micros },
-      ],
-    });
-  });
-}
+import { seedBuyerBalance } from "./ledger-factories";
 
 /** A buyer holding `balanceMicros` with one API key. */
 export async function seedBuyer(balanceMicros: bigint, key: CreateApiKeyInput = {}) {
   const account = await seedAccount();
-  if (balanceMicros > 0n) await fundBuyer(account.id, balanceMicros);
+  if (balanceMicros > 0n) await seedBuyerBalance(account.id, balanceMicros);
   const apiKey = await createApiKey(account.id, key);
   return { ...account, key: apiKey.key, apiKeyId: apiKey.id };
 }

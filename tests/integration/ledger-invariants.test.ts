@@ -3,6 +3,7 @@ import { db, type Tx } from "@/lib/db";
 import { checkLedgerInvariants } from "@/lib/ledger/invariants";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount } from "../helpers/factories";
+import { seedClear, seedOffer, seedPrivateModel } from "../helpers/market-factories";
 
 class Rollback extends Error {}
 
@@ -68,6 +69,18 @@ describe("the ledger invariant check", () => {
     expect(report.ok).toBe(false);
     expect(report.violations).toHaveLength(1);
     expect(report.violations[0]).toMatch(/holds 4 but its active holds total 0/);
+  });
+
+  it("catches a clear whose charge the ledger did not move", async () => {
+    const model = await seedPrivateModel();
+    const offer = await seedOffer({ models: [model.id], priceCents: 90, dailyCapacityMicroDiem: 10_000_000n });
+    const clear = await seedClear({ offerId: offer.id, modelId: model.id, burnMicroDiem: 5_000n });
+    expect((await checkLedgerInvariants()).ok).toBe(true);
+    const report = await reportOnBrokenLedger(async (tx) => {
+      await tx.clear.update({ where: { id: clear.id }, data: { chargeMicros: { increment: 1n } } });
+    });
+    expect(report.ok).toBe(false);
+    expect(report.violations.join("\n")).toContain(`clear ${clear.id} of ${clear.chargeMicros + 1n} moved buyer -${clear.chargeMicros}`);
   });
 
   it("is backed by the database: a negative balance or an unbalanced entry cannot be committed", async () => {

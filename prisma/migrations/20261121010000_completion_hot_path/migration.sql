@@ -173,10 +173,11 @@ BEGIN
 
   INSERT INTO "journal_entries" ("kind", "clear_id", "created_at") VALUES ('clear', v_clear, p_now)
   RETURNING "id" INTO v_entry;
-  INSERT INTO "journal_lines" ("entry_id", "ledger_account_id", "amount_micros") VALUES
-    (v_entry, v_buyer_account, -v_charge),
-    (v_entry, v_supplier_account, v_supplier_share),
-    (v_entry, c_platform, v_fee);
+  -- Zero amounts are left out (a tiny charge can leave the supplier or the platform nothing), as postEntry does.
+  INSERT INTO "journal_lines" ("entry_id", "ledger_account_id", "amount_micros")
+  SELECT v_entry, l.account, l.amount
+  FROM (VALUES (v_buyer_account, -v_charge), (v_supplier_account, v_supplier_share), (c_platform, v_fee)) AS l(account, amount)
+  WHERE l.amount <> 0;
 
   UPDATE "holds" SET "status" = 'cleared', "settled_at" = p_now WHERE "id" = v_hold."id";
 
