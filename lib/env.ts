@@ -59,7 +59,7 @@ const EnvSchema = z.object({
   WITHDRAWAL_MIN_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00").default("1.00"),
   /** How long a top-up's EIP-3009 authorization may stay valid (x402 maxTimeoutSeconds). */
   X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).max(3600).default(120),
-  LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

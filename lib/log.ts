@@ -1,7 +1,7 @@
 import { env } from "@/lib/env";
 
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
-type Level = keyof typeof LEVELS;
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
+type Level = Exclude<keyof typeof LEVELS, "silent">;
 
 function write(level: Level, message: string, fields: Record<string, unknown> = {}) {
   if (LEVELS[level] < LEVELS[env.LOG_LEVEL]) return;

@@ -31,7 +31,8 @@ export default async function setup(_project: TestProject) {
     BASE_RPC_URL: chain.rpcUrl,
     SVC_ENV: "test",
     ALLOW_PRIVATE_UPSTREAMS: "true",
-    LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    // The failure tests log errors on purpose; set LOG_LEVEL=debug to see them.
+    LOG_LEVEL: env.LOG_LEVEL ?? "silent",
     // Short enough that the upstream-timeout tests finish quickly, long enough for 200 parallel reservations.
     UPSTREAM_TIMEOUT_MS: "6000",
     // Every test request comes from one "IP"; the rate-limit tests set their own limits.
