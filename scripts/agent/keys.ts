@@ -1,21 +1,12 @@
 /** keys create | list | revoke, and balance: session routes under /v1/account. */
+import type { ApiKeyView } from "../../lib/auth/api-keys";
 import { callApi, type Context } from "./api";
 import { CliError, EXIT } from "./errors";
 import { usd } from "./output";
 import { assertUsdAmount } from "./topup";
 
-export type ApiKeyView = {
-  id: string;
-  name: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  maxPriceCents: number | null;
-  spendLimit: string | null;
-  spent: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-};
+// The wire shape the service answers with (type-only: nothing of the server module is loaded).
+export type { ApiKeyView } from "../../lib/auth/api-keys";
 export type CreatedKey = ApiKeyView & { key: string };
 export type Balance = { available: string; held: string; total: string };
 
