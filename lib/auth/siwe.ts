@@ -8,6 +8,7 @@ import { BASE_CHAIN_ID } from "@/lib/chain/constants";
 import { db, type Tx } from "@/lib/db";
 import { deployment } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
+import type { SiweChallenge } from "@/lib/auth/siwe-message";
 
 /**
  * Sign-In with Ethereum (EIP-4361). viem parses the message and checks the signature (EOA, EIP-1271 and
@@ -33,15 +34,7 @@ export const VerifyBody = z.strictObject({
 
 export type VerifyInput = z.infer<typeof VerifyBody>;
 
-export type SiweChallenge = {
-  nonce: string;
-  issuedAt: string;
-  expirationTime: string;
-  domain: string;
-  uri: string;
-  chainId: number;
-  statement: string;
-};
+export type { SiweChallenge } from "@/lib/auth/siwe-message";
 
 /** Everything a client needs to build the EIP-4361 message for `walletAddress`, around a fresh nonce. */
 export async function createSiweChallenge(walletAddress: string, now = new Date()): Promise<SiweChallenge> {

@@ -1,11 +1,11 @@
 /** login: GET /auth/nonce → EIP-4361 message (viem/siwe) → sign → POST /auth/verify → keep the svc_session cookie. */
-import { createSiweMessage } from "viem/siwe";
+import { buildSiweMessage, type SiweChallenge } from "../../lib/auth/siwe-message";
 import { BASE_CHAIN_ID } from "../../lib/chain/constants";
 import { apiFailure, send, type Context } from "./api";
 import { isLoopbackHost, resolveSigner } from "./config";
 import { CliError, EXIT } from "./errors";
 
-type Challenge = { nonce: string; issuedAt: string; expirationTime: string; domain: string; uri: string; chainId: number; statement: string };
+type Challenge = SiweChallenge;
 
 export type LoginResult = { address: string; expiresAt: string; baseUrl: string; sessionFile: string };
 
@@ -18,17 +18,7 @@ export async function login(ctx: Context, note: (text: string) => void): Promise
   const challenge = (await nonceRes.json()) as Challenge;
   assertChallengeIsForThisServer(ctx, challenge);
 
-  const message = createSiweMessage({
-    address: signer.account.address,
-    domain: challenge.domain,
-    uri: challenge.uri,
-    chainId: challenge.chainId,
-    nonce: challenge.nonce,
-    issuedAt: new Date(challenge.issuedAt),
-    expirationTime: new Date(challenge.expirationTime),
-    statement: challenge.statement,
-    version: "1",
-  });
+  const message = buildSiweMessage(challenge, signer.account.address);
   const signature = await signer.account.signMessage({ message });
 
   const verifyRes = await send(ctx, "/auth/verify", {

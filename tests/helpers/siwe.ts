@@ -1,9 +1,8 @@
 /** Sign-in the way a wallet client does it: fetch a nonce, build the EIP-4361 message, sign, verify. */
 import type { Address, Hex } from "viem";
-import { createSiweMessage, type SiweMessage } from "viem/siwe";
 import { GET as getNonce } from "@/app/auth/nonce/route";
 import { POST as postVerify } from "@/app/auth/verify/route";
-import type { SiweChallenge } from "@/lib/auth/siwe";
+import { buildSiweMessage, type SiweChallenge } from "@/lib/auth/siwe-message";
 import { jsonRequest } from "./http";
 
 export async function fetchChallenge(walletAddress: string): Promise<SiweChallenge> {
@@ -12,21 +11,7 @@ export async function fetchChallenge(walletAddress: string): Promise<SiweChallen
   return (await res.json()) as SiweChallenge;
 }
 
-/** The message a client builds from GET /auth/nonce; `overrides` bend single fields for negative tests. */
-export function buildSiweMessage(challenge: SiweChallenge, address: Address, overrides: Partial<SiweMessage> = {}): string {
-  return createSiweMessage({
-    address,
-    domain: challenge.domain,
-    uri: challenge.uri,
-    chainId: challenge.chainId,
-    nonce: challenge.nonce,
-    issuedAt: new Date(challenge.issuedAt),
-    expirationTime: new Date(challenge.expirationTime),
-    statement: challenge.statement,
-    version: "1",
-    ...overrides,
-  });
-}
+export { buildSiweMessage };
 
 export function verify(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return postVerify(jsonRequest("POST", "/auth/verify", body, headers));
