@@ -3,8 +3,8 @@
  * test connector. Without it the connector module is never resolved, so production bundles cannot contain it.
  */
 const testWallet = process.env.SVC_TEST_WALLET === "1";
-const TEST_CONNECTOR = "@/lib/wallet/test-connector";
-const TEST_CONNECTOR_ENABLED = "./lib/wallet/test-connector.enabled.ts";
+const TEST_CONNECTOR = "@/lib/browser/test-connector";
+const TEST_CONNECTOR_ENABLED = "./lib/browser/test-connector.enabled.ts";
 
 /** @type {import('next').NextConfig} */
 const nextConfig = {

@@ -1,7 +1,7 @@
 /** Seed data: the model catalog (every environment) and a demo supplier's offers (local dev only). */
 import type { PrismaClient } from "@prisma/client";
 import { CATALOG } from "../lib/market/catalog";
-import { encryptCredential } from "../lib/supply/credentials";
+import { encryptCredential } from "../lib/upstream/key-encryption";
 
 export async function seedCatalog(db: PrismaClient): Promise<void> {
   for (const model of CATALOG) {

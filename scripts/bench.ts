@@ -69,7 +69,7 @@ async function main() {
   const { getOrCreateLedgerAccount } = await import("../lib/ledger/accounts");
   const { postEntry } = await import("../lib/ledger/post-entry");
   const { EXTERNAL_LEDGER_ACCOUNT_ID } = await import("../lib/ledger/system-accounts");
-  const { encryptCredential } = await import("../lib/supply/credentials");
+  const { encryptCredential } = await import("../lib/upstream/key-encryption");
   const { assertLedgerInvariants } = await import("../lib/ledger/invariants");
   const { POST: complete } = await import("../app/v1/chat/completions/route");
   await seedCatalog(db);
@@ -148,7 +148,7 @@ async function main() {
 }
 
 async function benchMarket(db: Awaited<typeof import("../lib/db")>["db"], offers: number, clears: number) {
-  const { encryptCredential } = await import("../lib/supply/credentials");
+  const { encryptCredential } = await import("../lib/upstream/key-encryption");
   const { GET: book } = await import("../app/v1/market/book/route");
   const { GET: models } = await import("../app/v1/market/models/route");
   const { GET: trades } = await import("../app/v1/market/trades/route");

@@ -1,6 +1,6 @@
 import { route } from "@/lib/http/route";
 import { json } from "@/lib/http/responses";
-import { checkHealth } from "@/lib/ops/health";
+import { checkHealth } from "@/lib/ops/service-health";
 
 export const dynamic = "force-dynamic";
 

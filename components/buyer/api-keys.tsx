@@ -15,8 +15,8 @@ import { formatCents, formatDateTime, formatUsd } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Table, Td, Th } from "@/components/ui/table";
 import { useSettings } from "@/components/wallet/providers";
-import { api } from "@/lib/wallet/api";
-import { describeError } from "@/lib/wallet/errors";
+import { api } from "@/lib/browser/api";
+import { describeError } from "@/lib/browser/errors";
 
 type CreatedKey = ApiKeyView & { key: string };
 

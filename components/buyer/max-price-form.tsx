@@ -9,8 +9,8 @@ import { Panel } from "@/components/ui/card";
 import { Field } from "@/components/ui/field";
 import { priceVsList } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
-import { api } from "@/lib/wallet/api";
-import { describeError } from "@/lib/wallet/errors";
+import { api } from "@/lib/browser/api";
+import { describeError } from "@/lib/browser/errors";
 
 export function MaxPricePanel() {
   const account = useAccount();

@@ -4,8 +4,8 @@ import { useQuery } from "@tanstack/react-query";
 import type { AccountProfile } from "@/lib/account/profile";
 import type { ApiKeyView } from "@/lib/auth/api-keys";
 import type { ModelListing } from "@/lib/market/models";
-import type { DailySpend } from "@/lib/router/usage";
-import { api } from "@/lib/wallet/api";
+import type { DailySpend } from "@/lib/account/usage";
+import { api } from "@/lib/browser/api";
 
 export type { AccountProfile, ApiKeyView, DailySpend, ModelListing };
 

@@ -16,8 +16,8 @@ import { useSettings } from "@/components/wallet/providers";
 import { TransactionLink } from "@/components/wallet/transaction-link";
 import { SwitchChainButton } from "@/components/wallet/switch-chain-button";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
-import { describeError } from "@/lib/wallet/errors";
-import { topUpWithX402, type TopUpStep } from "@/lib/wallet/x402";
+import { describeError } from "@/lib/browser/errors";
+import { topUpWithX402, type TopUpStep } from "@/lib/browser/x402-payer";
 
 const PRESETS = ["5", "20", "100"];
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;

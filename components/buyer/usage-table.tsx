@@ -9,9 +9,9 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { formatCents, formatDateTime, formatDiem, formatInteger, formatUsd } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Table, Td, Th } from "@/components/ui/table";
-import type { UsageItem } from "@/lib/router/usage";
-import { api } from "@/lib/wallet/api";
-import { describeError } from "@/lib/wallet/errors";
+import type { UsageItem } from "@/lib/account/usage";
+import { api } from "@/lib/browser/api";
+import { describeError } from "@/lib/browser/errors";
 
 const PAGE = 25;
 

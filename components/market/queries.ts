@@ -5,7 +5,7 @@ import type { BookView, MarketModelView } from "@/lib/market/book";
 import type { PoolSummary } from "@/lib/market/pool";
 import type { MarketStats } from "@/lib/market/stats";
 import type { TradeView } from "@/lib/market/trades";
-import { api } from "@/lib/wallet/api";
+import { api } from "@/lib/browser/api";
 
 export type { BookView, MarketModelView, MarketStats, PoolSummary, TradeView };
 export type MarketModels = { day: string; asOf: string; data: MarketModelView[] };

@@ -1,4 +1,4 @@
-import { getClientSettings } from "@/lib/wallet/server-settings";
+import { getClientSettings } from "@/lib/client-settings";
 
 /** On a local stack, says plainly that the chain and the demo supplier's upstream are stand-ins. */
 export function LocalStackNotice() {

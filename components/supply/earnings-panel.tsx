@@ -16,8 +16,8 @@ import { Table, Td, Th } from "@/components/ui/table";
 import { useSettings } from "@/components/wallet/providers";
 import { TransactionLink } from "@/components/wallet/transaction-link";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
-import { api } from "@/lib/wallet/api";
-import { describeError } from "@/lib/wallet/errors";
+import { api } from "@/lib/browser/api";
+import { describeError } from "@/lib/browser/errors";
 
 export function EarningsPanel() {
   const earnings = useEarnings();

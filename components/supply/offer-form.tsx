@@ -12,8 +12,8 @@ import { Field } from "@/components/ui/field";
 import { formatDiem, priceVsList } from "@/components/ui/format";
 import { LoadingRows } from "@/components/ui/skeleton";
 import { Table, Td, Th } from "@/components/ui/table";
-import { api, ApiError } from "@/lib/wallet/api";
-import { describeError } from "@/lib/wallet/errors";
+import { api, ApiError } from "@/lib/browser/api";
+import { describeError } from "@/lib/browser/errors";
 
 type Errors = Partial<Record<"upstreamBaseUrl" | "upstreamApiKey" | "models" | "priceCents" | "dailyCapacity", string>>;
 

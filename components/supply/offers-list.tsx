@@ -12,8 +12,8 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { Field } from "@/components/ui/field";
 import { formatDateTime, formatDiem, formatInteger, formatUsd, microsOf, priceVsList } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
-import { api } from "@/lib/wallet/api";
-import { describeError } from "@/lib/wallet/errors";
+import { api } from "@/lib/browser/api";
+import { describeError } from "@/lib/browser/errors";
 
 export function OffersList() {
   const offers = useOffers();

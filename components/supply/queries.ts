@@ -3,8 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import type { Earnings } from "@/lib/supply/earnings";
 import type { CheckedOfferView, OfferView, UpstreamPricingView } from "@/lib/supply/offers";
-import type { WithdrawalView } from "@/lib/supply/withdrawals";
-import { api } from "@/lib/wallet/api";
+import type { WithdrawalView } from "@/lib/payments/withdrawals";
+import { api } from "@/lib/browser/api";
 
 export type { CheckedOfferView, Earnings, OfferView, UpstreamPricingView, WithdrawalView };
 

@@ -4,7 +4,7 @@ import type { ReactNode } from "react";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { LoadingRows } from "@/components/ui/skeleton";
-import { describeError } from "@/lib/wallet/errors";
+import { describeError } from "@/lib/browser/errors";
 
 type QueryLike<T> = { data: T | undefined; isPending: boolean; isError: boolean; error: unknown; refetch: () => unknown };
 

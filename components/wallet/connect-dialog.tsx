@@ -5,7 +5,7 @@ import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { Dialog } from "@/components/ui/dialog";
 import { useHydrated } from "@/components/wallet/use-hydrated";
-import { describeError } from "@/lib/wallet/errors";
+import { describeError } from "@/lib/browser/errors";
 
 function label(connector: Connector): { name: string; hint: string } {
   if (connector.id === "injected") return { name: "Browser wallet", hint: "The wallet extension in this browser" };

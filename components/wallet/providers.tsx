@@ -3,9 +3,9 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createContext, useContext, useState, type ReactNode } from "react";
 import { WagmiProvider } from "wagmi";
-import { ApiError } from "@/lib/wallet/api";
-import { createWagmiConfig } from "@/lib/wallet/config";
-import type { ClientSettings } from "@/lib/wallet/settings";
+import { ApiError } from "@/lib/browser/api";
+import { createWagmiConfig } from "@/lib/browser/wagmi-config";
+import type { ClientSettings } from "@/lib/browser/settings";
 
 const SettingsContext = createContext<ClientSettings | null>(null);
 

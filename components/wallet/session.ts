@@ -2,8 +2,8 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useConnection, useDisconnect, useSignMessage } from "wagmi";
-import { api, ApiError } from "@/lib/wallet/api";
-import { signInWithWallet, type Session } from "@/lib/wallet/siwe";
+import { api, ApiError } from "@/lib/browser/api";
+import { signInWithWallet, type Session } from "@/lib/browser/sign-in";
 
 export const SESSION_KEY = ["session"] as const;
 

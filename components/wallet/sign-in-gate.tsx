@@ -13,7 +13,7 @@ import { ConnectDialog } from "@/components/wallet/connect-dialog";
 import { useSignIn } from "@/components/wallet/session";
 import { SwitchChainButton } from "@/components/wallet/switch-chain-button";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
-import { describeError } from "@/lib/wallet/errors";
+import { describeError } from "@/lib/browser/errors";
 
 /** Renders its children for a signed-in wallet; otherwise walks the visitor through connect → Base → sign. */
 export function SignInGate({ children }: { children: ReactNode }) {

@@ -3,7 +3,7 @@
 import { useSwitchChain } from "wagmi";
 import { Button } from "@/components/ui/button";
 import { useSettings } from "@/components/wallet/providers";
-import { describeError } from "@/lib/wallet/errors";
+import { describeError } from "@/lib/browser/errors";
 
 export function SwitchChainButton({ size = "md", label = "Switch to Base" }: { size?: "sm" | "md"; label?: string }) {
   const settings = useSettings();

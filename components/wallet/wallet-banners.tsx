@@ -7,7 +7,7 @@ import { chainName } from "@/components/wallet/chain-names";
 import { useSignIn, useSignOut } from "@/components/wallet/session";
 import { SwitchChainButton } from "@/components/wallet/switch-chain-button";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
-import { describeError } from "@/lib/wallet/errors";
+import { describeError } from "@/lib/browser/errors";
 
 /** Site-wide prompts: the wallet is on the wrong network, or is not the wallet that is signed in. */
 export function WalletBanners() {

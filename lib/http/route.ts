@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { z } from "zod";
-import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/credentials";
+import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/request-credentials";
 import { getApiKeyOrThrow, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { env } from "@/lib/env";

@@ -10,20 +10,20 @@ import type { ApiKeyView, listApiKeys } from "@/lib/auth/api-keys";
 import type { describeSession } from "@/lib/auth/sessions";
 import type { SiweChallenge } from "@/lib/auth/siwe";
 import { ERROR_STATUS } from "@/lib/http/errors";
-import type { LedgerHealth } from "@/lib/ledger/health";
+import type { LedgerHealth } from "@/lib/ledger/ledger-health";
 import type { LedgerPage } from "@/lib/ledger/history";
 import type { BookView, listMarketModels } from "@/lib/market/book";
 import type { listModels } from "@/lib/market/models";
 import type { PoolSummary } from "@/lib/market/pool";
 import type { MarketStats } from "@/lib/market/stats";
 import type { listTrades } from "@/lib/market/trades";
-import type { checkHealth } from "@/lib/ops/health";
+import type { checkHealth } from "@/lib/ops/service-health";
 import type { formatTopUp } from "@/lib/payments/top-up";
 import type { ChatCompletionResponse } from "@/lib/router/complete";
-import type { listDailySpend, listUsage } from "@/lib/router/usage";
+import type { listDailySpend, listUsage } from "@/lib/account/usage";
 import type { Earnings } from "@/lib/supply/earnings";
 import type { CheckedOfferView, listOffers, OfferView } from "@/lib/supply/offers";
-import type { WithdrawalView } from "@/lib/supply/withdrawals";
+import type { WithdrawalView } from "@/lib/payments/withdrawals";
 
 /** Named schemas: each becomes `#/components/schemas/<id>` and is referenced wherever it is used. */
 export const componentRegistry = z.registry<{ id: string }>();

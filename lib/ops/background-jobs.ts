@@ -1,7 +1,7 @@
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";
-import { reconcileWithdrawals } from "@/lib/supply/withdrawals";
+import { reconcileWithdrawals } from "@/lib/payments/withdrawals";
 
 /** Every background job of a server instance; safe to run on every instance (each job is idempotent). */
 export function startServerJobs(): void {

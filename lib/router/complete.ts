@@ -10,8 +10,8 @@ import { clearCompletion, releaseHold, reserveCompletion, type Upstream } from "
 import { resolveMaxPriceCents } from "@/lib/router/max-price";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
-import { decryptCredential } from "@/lib/supply/credentials";
-import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/health";
+import { decryptCredential } from "@/lib/upstream/key-encryption";
+import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
 import { postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 import { countChatPromptTokens, countTextTokens } from "@/lib/upstream/tokens";
 

@@ -4,9 +4,9 @@ import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { formatMicros, parseMicros } from "@/lib/money";
 import { nextUtcMidnight, remainingMicroDiem, utcDay, utcDayKey } from "@/lib/supply/capacity";
-import { decryptCredential, encryptCredential } from "@/lib/supply/credentials";
-import { healthView, isHealthy, type HealthView } from "@/lib/supply/health";
-import { assertUpstreamUrlAllowed, defaultUpstreamPolicy, type UpstreamPolicy } from "@/lib/supply/ssrf";
+import { decryptCredential, encryptCredential } from "@/lib/upstream/key-encryption";
+import { healthView, isHealthy, type HealthView } from "@/lib/supply/offer-health";
+import { assertUpstreamUrlAllowed, defaultUpstreamPolicy, type UpstreamPolicy } from "@/lib/upstream/ssrf";
 import {
   formatPricing,
   listUpstreamModels,

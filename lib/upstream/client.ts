@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { defaultUpstreamPolicy, isAddressAllowed, normalizeBaseUrl, type UpstreamPolicy } from "@/lib/supply/ssrf";
+import { defaultUpstreamPolicy, isAddressAllowed, normalizeBaseUrl, type UpstreamPolicy } from "@/lib/upstream/ssrf";
 import { parseMicros, formatMicros } from "@/lib/money";
 
 /**

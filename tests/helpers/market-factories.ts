@@ -8,7 +8,7 @@ import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { chargeMicros, splitCharge } from "@/lib/money";
 import { utcDay, utcDayKey } from "@/lib/supply/capacity";
-import { encryptCredential } from "@/lib/supply/credentials";
+import { encryptCredential } from "@/lib/upstream/key-encryption";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";
 import { PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";

@@ -3,7 +3,7 @@ import { GET as getAccount, PATCH as patchAccount } from "@/app/v1/account/route
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
-import { encryptCredential } from "@/lib/supply/credentials";
+import { encryptCredential } from "@/lib/upstream/key-encryption";
 import { jsonRequest, readError } from "../helpers/http";
 import { seedAccount, seedSignedInAccount } from "../helpers/factories";
 

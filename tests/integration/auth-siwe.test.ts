@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { GET as getNonce } from "@/app/auth/nonce/route";
 import { POST as postLogout } from "@/app/auth/logout/route";
 import { GET as getSession } from "@/app/auth/session/route";
-import { serializeSessionCookie } from "@/lib/auth/credentials";
+import { serializeSessionCookie } from "@/lib/auth/request-credentials";
 import { SESSION_TTL_MS } from "@/lib/auth/sessions";
 import { sha256Hex } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";

@@ -6,7 +6,7 @@ import { db, type Tx } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { getBalance, getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { checkLedgerInvariants } from "@/lib/ledger/invariants";
-import { summarizeLedgerReport } from "@/lib/ledger/health";
+import { summarizeLedgerReport } from "@/lib/ledger/ledger-health";
 import { postEntry } from "@/lib/ledger/post-entry";
 import { EXTERNAL_LEDGER_ACCOUNT_ID, PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount, seedSignedInAccount } from "../helpers/factories";

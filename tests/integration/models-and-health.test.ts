@@ -3,7 +3,7 @@ import { GET as getHealth } from "@/app/healthz/route";
 import { GET as getModels } from "@/app/v1/models/route";
 import { db } from "@/lib/db";
 import { CATALOG } from "@/lib/market/catalog";
-import { encryptCredential } from "@/lib/supply/credentials";
+import { encryptCredential } from "@/lib/upstream/key-encryption";
 import { jsonRequest } from "../helpers/http";
 import { seedAccount } from "../helpers/factories";
 

@@ -5,8 +5,8 @@ import { DELETE as deleteRoute, GET as getRoute, PATCH as patchRoute } from "@/a
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
-import { decryptCredential } from "@/lib/supply/credentials";
-import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/health";
+import { decryptCredential } from "@/lib/upstream/key-encryption";
+import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
 import { createOffer, CreateOfferBody, getOfferCredentials, type OfferView, type UpstreamPricingView } from "@/lib/supply/offers";
 import { postChatCompletion } from "@/lib/upstream/client";
 import { REFERENCE_MODELS } from "../../scripts/reference-upstream/catalog";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "@/lib/http/errors";
-import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed } from "@/lib/supply/ssrf";
+import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed } from "@/lib/upstream/ssrf";
 
 const PRODUCTION = { allowPrivate: false };
 const DEV = { allowPrivate: true };

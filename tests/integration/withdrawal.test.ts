@@ -12,7 +12,7 @@ import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { faults } from "@/lib/payments/faults";
-import { reconcileWithdrawals } from "@/lib/supply/withdrawals";
+import { reconcileWithdrawals } from "@/lib/payments/withdrawals";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 import { seedSupplierEarnings } from "../helpers/ledger-factories";

@@ -1,4 +1,4 @@
-import { serializeClearedSessionCookie } from "@/lib/auth/credentials";
+import { serializeClearedSessionCookie } from "@/lib/auth/request-credentials";
 import { revokeSession } from "@/lib/auth/sessions";
 import { deployment } from "@/lib/env";
 import { noContent } from "@/lib/http/responses";

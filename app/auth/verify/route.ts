@@ -1,4 +1,4 @@
-import { assertSameSiteRequest, readSessionCookie, serializeSessionCookie } from "@/lib/auth/credentials";
+import { assertSameSiteRequest, readSessionCookie, serializeSessionCookie } from "@/lib/auth/request-credentials";
 import { signInWithEthereum, VerifyBody } from "@/lib/auth/siwe";
 import { deployment } from "@/lib/env";
 import { ok } from "@/lib/http/responses";

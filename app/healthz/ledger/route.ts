@@ -1,6 +1,6 @@
 import { json } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { getLedgerHealth } from "@/lib/ledger/health";
+import { getLedgerHealth } from "@/lib/ledger/ledger-health";
 
 export const dynamic = "force-dynamic";
 

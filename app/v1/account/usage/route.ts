@@ -1,7 +1,7 @@
 import { PageQuery } from "@/lib/http/pagination";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { listUsage } from "@/lib/router/usage";
+import { listUsage } from "@/lib/account/usage";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { listWithdrawals, parseWithdrawalAmount, requestWithdrawal } from "@/lib/supply/withdrawals";
+import { listWithdrawals, parseWithdrawalAmount, requestWithdrawal } from "@/lib/payments/withdrawals";
 
 export const dynamic = "force-dynamic";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { listDailySpend } from "@/lib/router/usage";
+import { listDailySpend } from "@/lib/account/usage";
 
 export const dynamic = "force-dynamic";
 

@@ -2,7 +2,7 @@ import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
-import { ApiError, apiFetch } from "@/lib/wallet/api";
+import { ApiError, apiFetch } from "@/lib/browser/api";
 
 export type TopUpStep = "requesting" | "signing" | "settling";
 export type TopUpReceipt = { credited: string; balance: string; transaction: Hex };

@@ -1,6 +1,6 @@
 import type { Address, Hex } from "viem";
 import { buildSiweMessage, type SiweChallenge } from "@/lib/auth/siwe-message";
-import { api } from "@/lib/wallet/api";
+import { api } from "@/lib/browser/api";
 
 export type Session = { address: Address; expiresAt: string };
 

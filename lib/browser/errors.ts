@@ -1,4 +1,4 @@
-import { ApiError } from "@/lib/wallet/api";
+import { ApiError } from "@/lib/browser/api";
 
 /**
  * One sentence a person can act on, for any error the dashboard can meet: API errors by code, wallet

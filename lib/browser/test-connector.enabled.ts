@@ -13,15 +13,15 @@ import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { createConnector } from "wagmi";
 import { ANVIL_DEV_ACCOUNTS } from "@/lib/chain/constants";
-import type { TestConnectorFactory } from "@/lib/wallet/test-connector";
-import { TEST_WALLET_ACCOUNT_KEY, TEST_WALLET_CHAIN_KEY, TEST_WALLET_CONNECTED_KEY } from "@/lib/wallet/test-wallet-storage";
+import type { TestConnectorFactory } from "@/lib/browser/test-connector";
+import { TEST_WALLET_ACCOUNT_KEY, TEST_WALLET_CHAIN_KEY, TEST_WALLET_CONNECTED_KEY } from "@/lib/browser/test-wallet-storage";
 
 /**
  * The e2e test wallet: a wagmi connector that signs in-process with a viem local account (one of anvil's
  * PUBLIC dev keys), so Playwright can sign in, top up and withdraw without a wallet extension. Compiled in
  * only when the build sets SVC_TEST_WALLET=1 (see next.config.mjs); production builds get the stub.
  *
- * Which account and which starting chain come from localStorage (lib/wallet/test-wallet-storage.ts);
+ * Which account and which starting chain come from localStorage (lib/browser/test-wallet-storage.ts);
  * defaults: dev account 4 on Base.
  */
 const DEFAULT_ACCOUNT_INDEX = 4;

@@ -1,6 +1,6 @@
 /**
  * The dashboard's client for the svc API (same origin, session cookie). Every failure becomes an ApiError
- * carrying the API's error code, so components can say something human (lib/wallet/errors.ts).
+ * carrying the API's error code, so components can say something human (lib/browser/errors.ts).
  */
 export class ApiError extends Error {
   readonly status: number;

@@ -1,8 +1,8 @@
 import { base } from "viem/chains";
 import { createConfig, http, injected, type CreateConnectorFn } from "wagmi";
 import { coinbaseWallet } from "wagmi/connectors/coinbaseWallet";
-import type { ClientSettings } from "@/lib/wallet/settings";
-import { createTestConnector } from "@/lib/wallet/test-connector";
+import type { ClientSettings } from "@/lib/browser/settings";
+import { createTestConnector } from "@/lib/browser/test-connector";
 
 /** Whether this build contains the in-process test wallet (only builds made with SVC_TEST_WALLET=1). */
 export const hasTestWallet = createTestConnector !== null;

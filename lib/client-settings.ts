@@ -1,6 +1,6 @@
 import { BASE_CHAIN_ID } from "@/lib/chain/constants";
 import { deployment, env, publicRpcUrl } from "@/lib/env";
-import type { ClientSettings } from "@/lib/wallet/settings";
+import type { ClientSettings } from "@/lib/browser/settings";
 
 /** Server side only (reads lib/env.ts): the settings the root layout hands to the browser. */
 export function getClientSettings(): ClientSettings {
