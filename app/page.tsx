@@ -1,7 +1,7 @@
 import { ButtonLink } from "@/components/ui/button";
 import { MarketOverview } from "@/components/market/market-overview";
 import { LocalStackNotice } from "@/components/site/local-stack-notice";
-import { listMarketModels } from "@/lib/market/book";
+import { listMarketModels } from "@/lib/market/models";
 import { getPoolSummary } from "@/lib/market/pool";
 import { getMarketStats } from "@/lib/market/stats";
 import { listTrades } from "@/lib/market/trades";

@@ -1,3 +1,4 @@
+import "server-only";
 import { BASE_CHAIN_ID } from "@/lib/chain/constants";
 import { deployment, env, publicRpcUrl } from "@/lib/env";
 import type { ClientSettings } from "@/lib/browser/settings";

@@ -1,4 +1,6 @@
+import "server-only";
 import { z } from "zod";
+import { BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
 
 /**
  * The whole configuration, validated once. Nothing else reads `process.env`.
@@ -6,9 +8,9 @@ import { z } from "zod";
  * services); production sets every secret explicitly and `SVC_ENV=production` refuses the dev ones.
  */
 
-// Anvil's well-known dev accounts 0 and 1: public keys, for local dev and tests only.
-const DEV_RELAYER_PRIVATE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
-const DEV_TREASURY_ADDRESS = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+// Anvil's well-known dev accounts: public keys, for local dev and tests only (SVC_ENV=production refuses them).
+const DEV_RELAYER_PRIVATE_KEY = getDevAccount("relayer").privateKey;
+const DEV_TREASURY_ADDRESS = getDevAccount("treasury").address;
 // The ASCII text "dev-only-secret-key-not-for-prod": obviously not a secret, local dev only.
 const DEV_SECRET_KEY = "6465762d6f6e6c792d7365637265742d6b65792d6e6f742d666f722d70726f64";
 
@@ -31,7 +33,7 @@ const EnvSchema = z.object({
   PUBLIC_BASE_RPC_URL: z.string().url().optional(),
   RELAYER_PRIVATE_KEY: hex(32).default(DEV_RELAYER_PRIVATE_KEY),
   TREASURY_ADDRESS: hex(20).default(DEV_TREASURY_ADDRESS),
-  USDC_ADDRESS: hex(20).default("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"),
+  USDC_ADDRESS: hex(20).default(BASE_USDC_ADDRESS),
   /** 32-byte hex key for AES-256-GCM encryption of supplier upstream credentials. */
   SECRET_KEY: z
     .string()

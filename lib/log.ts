@@ -1,3 +1,4 @@
+import "server-only";
 import { env } from "@/lib/env";
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;

@@ -1,6 +1,8 @@
 /**
- * Money and capacity as BigInt micro-units (6 decimals): micro-USDC and micro-diem.
+ * Money and capacity as BigInt micro-units (6 decimals): micro-USDC and micro-diem. Client-safe and pure.
  * Decimal strings are parsed with integer arithmetic only (a float turns "2.01" into 2009999).
+ * The charge and the split are the rule the SQL clear (svc_clear_completion) applies; stated here too so the dashboard
+ * previews a supplier's earnings by the same arithmetic and the tests check the SQL against it.
  */
 
 export const MICROS_PER_UNIT = 1_000_000n;

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
-import { APP_ORIGIN, E2E_PORTS, E2E_WITHDRAWAL_MIN_USD } from "../e2e/fixtures/stack";
+import { APP_ORIGIN, E2E_PORTS, E2E_PLATFORM_FEE_BPS, E2E_WITHDRAWAL_MIN_USD } from "../e2e/fixtures/stack";
 import { getDevAccount } from "../lib/chain/constants";
 import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
 import { startEmbeddedDatabase } from "./embedded-db";
@@ -64,6 +64,8 @@ async function main() {
     SVC_ENV: "test",
     ALLOW_PRIVATE_UPSTREAMS: "true",
     WITHDRAWAL_MIN_USD: E2E_WITHDRAWAL_MIN_USD,
+    // Not the default 10%: the dashboard must show the fee the server is configured with (e2e/ui/supplier.spec.ts).
+    PLATFORM_FEE_BPS: String(E2E_PLATFORM_FEE_BPS),
     LOG_LEVEL: env.LOG_LEVEL ?? "warn",
     NEXT_TELEMETRY_DISABLED: "1",
     SVC_TEST_WALLET: "1",

@@ -1,29 +1,28 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { apiKeysKey, useApiKeys, type ApiKeyView } from "@/components/buyer/queries";
+import { apiKeysKey, useApiKeys, type ApiKeyView, type CreatedApiKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { CopyButton } from "@/components/ui/copy-button";
-import { Dialog } from "@/components/ui/dialog";
+import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Field, inputClass } from "@/components/ui/field";
 import { formatCents, formatDateTime, formatUsd } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Table, Td, Th } from "@/components/ui/table";
+import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
+import { useListMutation } from "@/components/ui/use-list-mutation";
 import { useSettings } from "@/components/wallet/providers";
 import { api } from "@/lib/browser/api";
-import { describeError } from "@/lib/browser/errors";
-
-type CreatedKey = ApiKeyView & { key: string };
+import { priceCentsProblem } from "@/lib/wire";
 
 export function ApiKeys() {
   const keys = useApiKeys();
   const [createOpen, setCreateOpen] = useState(false);
-  const [created, setCreated] = useState<CreatedKey | null>(null);
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKeyView | null>(null);
 
   return (
@@ -46,10 +45,7 @@ export function ApiKeys() {
       <CreateKeyDialog
         open={createOpen}
         onClose={() => setCreateOpen(false)}
-        onCreated={(key) => {
-          setCreateOpen(false);
-          setCreated(key);
-        }}
+        onCreated={setCreated}
       />
       <RevealKeyDialog created={created} onClose={() => setCreated(null)} />
       <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} />
@@ -58,8 +54,8 @@ export function ApiKeys() {
 }
 
 function status(key: ApiKeyView): { label: string; tone: "green" | "neutral" | "amber" } {
-  if (key.revokedAt) return { label: "Revoked", tone: "neutral" };
-  if (key.expiresAt && new Date(key.expiresAt) <= new Date()) return { label: "Expired", tone: "amber" };
+  if (key.revoked_at) return { label: "Revoked", tone: "neutral" };
+  if (key.expires_at && new Date(key.expires_at) <= new Date()) return { label: "Expired", tone: "amber" };
   return { label: "Active", tone: "green" };
 }
 
@@ -84,21 +80,21 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: Api
         {keys.map((key) => {
           const s = status(key);
           return (
-            <tr key={key.id} className={key.revokedAt ? "text-zinc-400" : undefined}>
+            <tr key={key.id} className={key.revoked_at ? "text-zinc-400" : undefined}>
               <Td className="max-w-32 truncate font-medium sm:max-w-48">{key.name}</Td>
               <Td className="hidden font-mono text-xs sm:table-cell">{key.prefix}…</Td>
               <Td>
                 <Badge tone={s.tone}>{s.label}</Badge>
               </Td>
-              <Td className="hidden md:table-cell">{formatDateTime(key.createdAt)}</Td>
-              <Td className="hidden md:table-cell">{key.lastUsedAt ? formatDateTime(key.lastUsedAt) : "Never"}</Td>
-              <Td className="hidden tabular-nums lg:table-cell">{key.maxPriceCents === null ? "Account default" : `${formatCents(key.maxPriceCents)} / diem`}</Td>
+              <Td className="hidden md:table-cell">{formatDateTime(key.created_at)}</Td>
+              <Td className="hidden md:table-cell">{key.last_used_at ? formatDateTime(key.last_used_at) : "Never"}</Td>
+              <Td className="hidden tabular-nums lg:table-cell">{key.max_price_cents === null ? "Account default" : `${formatCents(key.max_price_cents)} / diem`}</Td>
               <Td className="tabular-nums">
                 {formatUsd(key.spent)}
-                {key.spendLimit !== null && <span className="text-zinc-400"> of {formatUsd(key.spendLimit)}</span>}
+                {key.spend_limit !== null && <span className="text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
               </Td>
               <Td className="text-right">
-                {!key.revokedAt && (
+                {!key.revoked_at && (
                   <Button variant="ghost" size="sm" className="text-red-700 dark:text-red-300" aria-label={`Revoke ${key.name}`} onClick={() => onRevoke(key)}>
                     Revoke
                   </Button>
@@ -112,48 +108,47 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: Api
   );
 }
 
-function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (key: CreatedKey) => void }) {
-  const queryClient = useQueryClient();
+function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (key: CreatedApiKey) => void }) {
   const settings = useSettings();
   const [name, setName] = useState("");
   const [maxPrice, setMaxPrice] = useState("");
-  const [spendLimit, setSpendLimit] = useState("");
-  const create = useMutation({
+  const spendLimit = useUsdcAmount("", { minMicros: 1n }, { optional: true });
+  const { mutation: create, close } = useListMutation({
     mutationFn: () =>
-      api<CreatedKey>("/v1/account/api-keys", {
+      api<CreatedApiKey>("/v1/account/api-keys", {
         method: "POST",
         body: {
           ...(name.trim() && { name: name.trim() }),
-          ...(maxPrice && { maxPriceCents: Number(maxPrice) }),
-          ...(spendLimit && { spendLimit }),
+          ...(maxPrice && { max_price_cents: Number(maxPrice) }),
+          ...(spendLimit.value && { spend_limit: spendLimit.value }),
         },
       }),
+    invalidates: [apiKeysKey],
     onSuccess: (key) => {
-      void queryClient.invalidateQueries({ queryKey: apiKeysKey });
       setName("");
       setMaxPrice("");
-      setSpendLimit("");
-      create.reset();
+      spendLimit.clear();
       onCreated(key);
     },
+    onClose,
   });
-  const maxPriceError = maxPrice && !/^\d{1,5}$/.test(maxPrice) ? "Whole cents, 1 to 10000." : maxPrice && (Number(maxPrice) < 1 || Number(maxPrice) > 10_000) ? "Whole cents, 1 to 10000." : null;
-  const spendLimitError = spendLimit && !/^\d{1,9}(\.\d{1,6})?$/.test(spendLimit) ? "An amount like 25 or 25.50." : null;
+  const maxPriceError = maxPrice ? priceCentsProblem(maxPrice) : null;
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (maxPriceError || spendLimitError) return;
+    spendLimit.touch();
+    if (maxPriceError || spendLimit.problem) return;
     create.mutate();
   }
 
   return (
-    <Dialog open={open} onClose={onClose} title="Create an API key" description="The key is shown once, right after you create it.">
+    <Dialog open={open} onClose={close} title="Create an API key" description="The key is shown once, right after you create it.">
       <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
         <Field label="Name" name="name" placeholder="e.g. production agent" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} autoFocus />
         <div className="grid gap-4 sm:grid-cols-2">
           <Field
             label="Max price (optional)"
-            name="maxPriceCents"
+            name="max_price_cents"
             inputMode="numeric"
             placeholder={String(settings.platformDefaultMaxPriceCents)}
             suffix="¢ / diem"
@@ -162,33 +157,19 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
             error={maxPriceError}
             hint="The most this key pays per diem. Empty: your account default."
           />
-          <Field
-            label="Spend limit (optional)"
-            name="spendLimit"
-            inputMode="decimal"
-            placeholder="No limit"
-            suffix="USDC"
-            value={spendLimit}
-            onChange={(e) => setSpendLimit(e.target.value.trim())}
-            error={spendLimitError}
-            hint="Total this key may ever spend."
-          />
+          <UsdcAmountField amount={spendLimit} label="Spend limit (optional)" name="spend_limit" placeholder="No limit" hint="Total this key may ever spend." />
         </div>
-        {create.error && <Alert tone="error">{describeError(create.error)}</Alert>}
-        <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
-          <Button variant="secondary" onClick={onClose}>
-            Cancel
-          </Button>
+        <DialogActions error={create.error} onCancel={close}>
           <Button type="submit" loading={create.isPending}>
             Create key
           </Button>
-        </div>
+        </DialogActions>
       </form>
     </Dialog>
   );
 }
 
-function RevealKeyDialog({ created, onClose }: { created: CreatedKey | null; onClose: () => void }) {
+function RevealKeyDialog({ created, onClose }: { created: CreatedApiKey | null; onClose: () => void }) {
   return (
     <Dialog open={created !== null} onClose={onClose} title="Your new API key">
       {created && (
@@ -202,8 +183,8 @@ function RevealKeyDialog({ created, onClose }: { created: CreatedKey | null; onC
           </div>
           <p className="text-sm text-zinc-500 dark:text-zinc-400">
             Named <strong>{created.name}</strong>
-            {created.maxPriceCents !== null && <> · max {formatCents(created.maxPriceCents)} / diem</>}
-            {created.spendLimit !== null && <> · spend limit {formatUsd(created.spendLimit)}</>}
+            {created.max_price_cents !== null && <> · max {formatCents(created.max_price_cents)} / diem</>}
+            {created.spend_limit !== null && <> · spend limit {formatUsd(created.spend_limit)}</>}
           </p>
           <div className="flex justify-end">
             <Button onClick={onClose}>I&apos;ve saved my key</Button>
@@ -215,34 +196,23 @@ function RevealKeyDialog({ created, onClose }: { created: CreatedKey | null; onC
 }
 
 function RevokeKeyDialog({ apiKey, onClose }: { apiKey: ApiKeyView | null; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const revoke = useMutation({
+  const { mutation: revoke, close } = useListMutation({
     mutationFn: (id: string) => api<ApiKeyView>(`/v1/account/api-keys/${id}`, { method: "DELETE" }),
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: apiKeysKey });
-      revoke.reset();
-      onClose();
-    },
+    invalidates: [apiKeysKey],
+    onClose,
   });
   return (
     <Dialog
       open={apiKey !== null}
-      onClose={() => {
-        revoke.reset();
-        onClose();
-      }}
+      onClose={close}
       title={apiKey ? `Revoke “${apiKey.name}”?` : "Revoke key?"}
       description={apiKey && <>Requests with <span className="font-mono">{apiKey.prefix}…</span> will be refused from now on. This can&apos;t be undone.</>}
     >
-      {revoke.error && <Alert tone="error">{describeError(revoke.error)}</Alert>}
-      <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onClose}>
-          Cancel
-        </Button>
+      <DialogActions error={revoke.error} onCancel={close}>
         <Button variant="danger" loading={revoke.isPending} onClick={() => apiKey && revoke.mutate(apiKey.id)}>
           Revoke key
         </Button>
-      </div>
+      </DialogActions>
     </Dialog>
   );
 }

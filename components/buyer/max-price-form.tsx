@@ -11,6 +11,7 @@ import { priceVsList } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { api } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
+import { priceCentsProblem } from "@/lib/wire";
 
 export function MaxPricePanel() {
   const account = useAccount();
@@ -28,20 +29,19 @@ export function MaxPricePanel() {
 
 function MaxPriceForm({ account }: { account: AccountProfile }) {
   const queryClient = useQueryClient();
-  const [value, setValue] = useState(account.defaultMaxPriceCents?.toString() ?? "");
-  useEffect(() => setValue(account.defaultMaxPriceCents?.toString() ?? ""), [account.defaultMaxPriceCents]);
+  const [value, setValue] = useState(account.default_max_price_cents?.toString() ?? "");
+  useEffect(() => setValue(account.default_max_price_cents?.toString() ?? ""), [account.default_max_price_cents]);
   const save = useMutation({
-    mutationFn: (defaultMaxPriceCents: number | null) => api<AccountProfile>("/v1/account", { method: "PATCH", body: { defaultMaxPriceCents } }),
+    mutationFn: (cents: number | null) => api<AccountProfile>("/v1/account", { method: "PATCH", body: { default_max_price_cents: cents } }),
     onSuccess: (profile) => queryClient.setQueryData(accountKey, profile),
   });
-  const cents = Number(value);
-  const error = value && (!/^\d{1,5}$/.test(value) || cents < 1 || cents > 10_000) ? "Whole cents per diem, 1 to 10000." : null;
-  const effective = account.defaultMaxPriceCents ?? account.platformDefaultMaxPriceCents;
+  const error = value ? priceCentsProblem(value) : null;
+  const effective = account.default_max_price_cents ?? account.platform_default_max_price_cents;
 
   function submit(event: FormEvent) {
     event.preventDefault();
     if (error) return;
-    save.mutate(value ? cents : null);
+    save.mutate(value ? Number(value) : null);
   }
 
   return (
@@ -49,9 +49,9 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
       <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
         <Field
           label="Max price"
-          name="defaultMaxPriceCents"
+          name="default_max_price_cents"
           inputMode="numeric"
-          placeholder={`${account.platformDefaultMaxPriceCents} (platform default)`}
+          placeholder={`${account.platform_default_max_price_cents} (platform default)`}
           suffix="¢ / diem"
           value={value}
           onChange={(e) => setValue(e.target.value.trim())}
@@ -62,7 +62,7 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
           <Button type="submit" variant="secondary" loading={save.isPending}>
             Save
           </Button>
-          {account.defaultMaxPriceCents !== null && (
+          {account.default_max_price_cents !== null && (
             <Button variant="ghost" disabled={save.isPending} onClick={() => save.mutate(null)}>
               Use platform default
             </Button>
@@ -71,7 +71,7 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
       </div>
       <p className="text-sm text-zinc-500 dark:text-zinc-400" aria-live="polite">
         Now: <strong className="text-zinc-800 dark:text-zinc-200">{effective}¢ / diem</strong> ({priceVsList(effective)})
-        {account.defaultMaxPriceCents === null && " · platform default"}
+        {account.default_max_price_cents === null && " · platform default"}
       </p>
       {save.isError && <Alert tone="error">{describeError(save.error)}</Alert>}
       {save.isSuccess && <Alert tone="success">Saved.</Alert>}

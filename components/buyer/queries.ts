@@ -1,13 +1,12 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { AccountProfile } from "@/lib/account/profile";
-import type { ApiKeyView } from "@/lib/auth/api-keys";
-import type { ModelListing } from "@/lib/market/models";
-import type { DailySpend } from "@/lib/account/usage";
+import type { AccountProfile, DailySpend, DailySpendList, UsagePage } from "@/lib/account/schemas";
+import type { ApiKeyList, ApiKeyView, CreatedApiKey } from "@/lib/auth/schemas";
+import type { ModelList, ModelListing } from "@/lib/market/schemas";
 import { api } from "@/lib/browser/api";
 
-export type { AccountProfile, ApiKeyView, DailySpend, ModelListing };
+export type { AccountProfile, ApiKeyView, CreatedApiKey, DailySpend, ModelListing, UsagePage };
 
 export const accountKey = ["account"] as const;
 export const apiKeysKey = ["api-keys"] as const;
@@ -18,13 +17,13 @@ export function useAccount() {
 }
 
 export function useApiKeys() {
-  return useQuery({ queryKey: apiKeysKey, queryFn: () => api<{ data: ApiKeyView[] }>("/v1/account/api-keys") });
+  return useQuery({ queryKey: apiKeysKey, queryFn: () => api<ApiKeyList>("/v1/account/api-keys") });
 }
 
 export function useDailySpend(days: number) {
-  return useQuery({ queryKey: ["usage-daily", days], queryFn: () => api<{ data: DailySpend[] }>(`/v1/account/usage/daily?days=${days}`) });
+  return useQuery({ queryKey: ["usage-daily", days], queryFn: () => api<DailySpendList>(`/v1/account/usage/daily?days=${days}`) });
 }
 
 export function useModels() {
-  return useQuery({ queryKey: ["models"], queryFn: () => api<{ data: ModelListing[] }>("/v1/models"), staleTime: 30_000 });
+  return useQuery({ queryKey: ["models"], queryFn: () => api<ModelList>("/v1/models"), staleTime: 30_000 });
 }

@@ -47,7 +47,7 @@ function SpendChart({ days }: { days: DailySpend[] }) {
   const plot = height - pad.top - pad.bottom;
   const total = days.reduce((s, d) => s + microsOf(d.cost), 0n);
   const requests = days.reduce((s, d) => s + d.requests, 0);
-  const totalText = formatUsd(`${total / 1_000_000n}.${(total % 1_000_000n).toString().padStart(6, "0")}`);
+  const totalText = formatUsd(total);
 
   return (
     <figure className="flex flex-col gap-3">

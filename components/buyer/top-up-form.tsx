@@ -8,9 +8,9 @@ import { accountKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
-import { Field } from "@/components/ui/field";
 import { formatUsd, microsOf } from "@/components/ui/format";
 import { Spinner } from "@/components/ui/spinner";
+import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
 import { ConnectDialog } from "@/components/wallet/connect-dialog";
 import { useSettings } from "@/components/wallet/providers";
 import { TransactionLink } from "@/components/wallet/transaction-link";
@@ -20,7 +20,6 @@ import { describeError } from "@/lib/browser/errors";
 import { topUpWithX402, type TopUpStep } from "@/lib/browser/x402-payer";
 
 const PRESETS = ["5", "20", "100"];
-const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
 const STEPS: { key: TopUpStep; label: string }[] = [
   { key: "requesting", label: "Request the payment terms" },
   { key: "signing", label: "Sign the USDC authorization in your wallet" },
@@ -36,8 +35,7 @@ export function TopUpForm() {
   const wallet = useWalletState();
   const queryClient = useQueryClient();
   const { signTypedDataAsync } = useSignTypedData();
-  const [amount, setAmount] = useState("20");
-  const [touched, setTouched] = useState(false);
+  const amount = useUsdcAmount("20", { minMicros: microsOf(settings.topUpMin), maxMicros: microsOf(settings.topUpMax) });
   const [step, setStep] = useState<TopUpStep | null>(null);
   const [connectOpen, setConnectOpen] = useState(false);
 
@@ -53,8 +51,8 @@ export function TopUpForm() {
   const topUp = useMutation({
     mutationFn: () =>
       topUpWithX402(
-        amount,
-        { amountMicros: microsOf(amount), usdcAddress: settings.usdcAddress },
+        amount.value,
+        { amountMicros: amount.micros!, usdcAddress: settings.usdcAddress },
         { address: wallet.address!, signTypedData: (typedData) => signTypedDataAsync(typedData as Parameters<typeof signTypedDataAsync>[0]) },
         setStep,
       ),
@@ -64,13 +62,12 @@ export function TopUpForm() {
     },
   });
 
-  const validation = validateAmount(amount, settings.topUpMin, settings.topUpMax);
   const canPay = wallet.connected && !wallet.wrongChain;
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    setTouched(true);
-    if (validation || !canPay) return;
+    amount.touch();
+    if (amount.problem || !canPay) return;
     topUp.reset();
     topUp.mutate();
   }
@@ -86,23 +83,15 @@ export function TopUpForm() {
         </p>
       </div>
       <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
-        <Field
-          label="Amount (USD)"
-          name="amount"
-          inputMode="decimal"
-          autoComplete="off"
-          value={amount}
-          onChange={(e) => setAmount(e.target.value.trim())}
-          onBlur={() => setTouched(true)}
-          error={touched ? validation : null}
+        <UsdcAmountField
+          amount={amount}
           hint={`Between ${formatUsd(settings.topUpMin)} and ${formatUsd(settings.topUpMax)}`}
-          suffix="USDC"
           className="sm:max-w-56"
           disabled={topUp.isPending}
         />
         <div className="flex gap-2 sm:pt-7" role="group" aria-label="Preset amounts">
           {PRESETS.map((preset) => (
-            <Button key={preset} variant="secondary" size="md" disabled={topUp.isPending} aria-pressed={amount === preset} onClick={() => setAmount(preset)}>
+            <Button key={preset} variant="secondary" size="md" disabled={topUp.isPending} aria-pressed={amount.value === preset} onClick={() => amount.setValue(preset)}>
               ${preset}
             </Button>
           ))}
@@ -127,7 +116,7 @@ export function TopUpForm() {
 
       <div>
         <Button type="submit" loading={topUp.isPending} disabled={!canPay}>
-          {topUp.isPending ? "Topping up…" : `Top up ${validation ? "" : formatUsd(amount)}`.trim()}
+          {topUp.isPending ? "Topping up…" : `Top up ${amount.micros === null ? "" : formatUsd(amount.micros)}`.trim()}
         </Button>
       </div>
 
@@ -162,11 +151,4 @@ export function TopUpForm() {
       )}
     </form>
   );
-}
-
-function validateAmount(amount: string, min: string, max: string): string | null {
-  if (!AMOUNT.test(amount)) return "Enter an amount like 20 or 20.50.";
-  const micros = microsOf(amount);
-  if (micros < microsOf(min) || micros > microsOf(max)) return `Enter between ${formatUsd(min)} and ${formatUsd(max)}.`;
-  return null;
 }

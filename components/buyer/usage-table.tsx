@@ -1,7 +1,7 @@
 "use client";
 
 import { useInfiniteQuery } from "@tanstack/react-query";
-import { usageKey } from "@/components/buyer/queries";
+import { usageKey, type UsagePage } from "@/components/buyer/queries";
 import { Badge } from "@/components/ui/badge";
 import { Button, ButtonLink } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
@@ -9,7 +9,6 @@ import { EmptyState } from "@/components/ui/empty-state";
 import { formatCents, formatDateTime, formatDiem, formatInteger, formatUsd } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Table, Td, Th } from "@/components/ui/table";
-import type { UsageItem } from "@/lib/account/usage";
 import { api } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
 
@@ -19,9 +18,9 @@ export function UsagePanel() {
   const usage = useInfiniteQuery({
     queryKey: usageKey,
     queryFn: ({ pageParam }) =>
-      api<{ data: UsageItem[]; nextCursor: string | null }>(`/v1/account/usage?limit=${PAGE}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
+      api<UsagePage>(`/v1/account/usage?limit=${PAGE}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
     initialPageParam: "",
-    getNextPageParam: (last) => last.nextCursor ?? undefined,
+    getNextPageParam: (last) => last.next_cursor ?? undefined,
   });
   const query = { ...usage, data: usage.data?.pages.flatMap((p) => p.data) };
 
@@ -51,23 +50,23 @@ export function UsagePanel() {
                 <tbody>
                   {rows.map((row) => (
                     <tr key={row.id}>
-                      <Td className="text-zinc-500 dark:text-zinc-400">{formatDateTime(row.createdAt)}</Td>
+                      <Td className="text-zinc-500 dark:text-zinc-400">{formatDateTime(row.created_at)}</Td>
                       <Td className="font-mono text-xs">{row.model}</Td>
                       <Td className="hidden max-w-40 truncate md:table-cell" title={row.key.prefix}>
                         {row.key.name}
                       </Td>
                       <Td className="hidden text-right tabular-nums md:table-cell">
-                        {formatInteger(row.promptTokens)} / {formatInteger(row.completionTokens)}
-                        {row.usageEstimated && (
+                        {formatInteger(row.prompt_tokens)} / {formatInteger(row.completion_tokens)}
+                        {row.usage_estimated && (
                           <Badge tone="amber" className="ml-1">
                             estimated
                           </Badge>
                         )}
                       </Td>
                       <Td className="hidden text-right tabular-nums lg:table-cell">{formatDiem(row.burn)}</Td>
-                      <Td className="hidden text-right tabular-nums sm:table-cell">{formatCents(row.priceCents)}</Td>
+                      <Td className="hidden text-right tabular-nums sm:table-cell">{formatCents(row.price_cents)}</Td>
                       <Td className="text-right font-medium tabular-nums">{formatUsd(row.cost)}</Td>
-                      <Td className="hidden text-right tabular-nums lg:table-cell">{formatInteger(row.latencyMs)} ms</Td>
+                      <Td className="hidden text-right tabular-nums lg:table-cell">{formatInteger(row.latency_ms)} ms</Td>
                     </tr>
                   ))}
                 </tbody>

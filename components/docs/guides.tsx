@@ -1,6 +1,7 @@
 /** The docs' prose: quick starts, the x402 top-up, and how the router prices and reserves. Numbers come from the deployment. */
 import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
+import { formatBps } from "@/components/ui/format";
 import { Table, Td, Th } from "@/components/ui/table";
 
 export type DeploymentFacts = {
@@ -59,7 +60,7 @@ npm run agent -- balance --json     # every command has --json`}
         title="Headless flow"
         language="sh"
         code={`BASE=${origin}
-# 1. nonce and the other fields of the EIP-4361 message (domain, uri, chainId 8453, statement, times)
+# 1. nonce and the other fields of the EIP-4361 message (domain, uri, chain_id 8453, statement, issued_at, expiration_time)
 curl "$BASE/auth/nonce?walletAddress=0xYourChecksummedAddress"
 # 2. sign the message with the wallet, then trade it for the svc_session cookie
 curl -c jar.txt "$BASE/auth/verify" -H 'content-type: application/json' \\
@@ -67,7 +68,7 @@ curl -c jar.txt "$BASE/auth/verify" -H 'content-type: application/json' \\
 # 3. top up: answers 402 + PAYMENT-REQUIRED; sign EIP-3009 and retry with PAYMENT-SIGNATURE (see "Top up with x402")
 curl -i -b jar.txt "$BASE/v1/x402/top-up" -H 'content-type: application/json' -d '{"amount":"5.00"}'
 # 4. an API key (the "key" field is shown only here)
-curl -b jar.txt "$BASE/v1/account/api-keys" -H 'content-type: application/json' -d '{"name":"agent","maxPriceCents":100}'
+curl -b jar.txt "$BASE/v1/account/api-keys" -H 'content-type: application/json' -d '{"name":"agent","max_price_cents":100}'
 # 5. a completion; -i shows X-Svc-Cost, X-Svc-Price-Cents, X-Svc-Burn-Diem, X-Balance-Remaining
 curl -i "$BASE/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' \\
   -d '{"model":"${model}","messages":[{"role":"user","content":"Hello"}],"max_tokens":200}'`}
@@ -168,7 +169,6 @@ console.log(await res.json()); // { credited: "10.000000", balance: "…", trans
 }
 
 export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
-  const fee = facts.feeBps / 100;
   return (
     <>
       <ul className="ml-5 list-disc space-y-1">
@@ -184,7 +184,7 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
           <C>ceil(burn × P / 100)</C> USDC.
         </li>
         <li>
-          The supplier earns {100 - fee}% of that; the platform keeps <strong>{fee}%</strong>.
+          The supplier earns {formatBps(10_000 - facts.feeBps)} of that; the platform keeps <strong>{formatBps(facts.feeBps)}</strong>.
         </li>
         <li>
           The router picks the <strong>cheapest eligible offer at or below your max price</strong> (ties: the earliest posted), forwards once, and
@@ -199,10 +199,10 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
           the request header <C>X-Svc-Max-Cents</C> (1-10000). Above the key&apos;s own cap it is refused: 400 <C>max_price_above_key_cap</C>;
         </li>
         <li>
-          the API key&apos;s <C>maxPriceCents</C>;
+          the API key&apos;s <C>max_price_cents</C>;
         </li>
         <li>
-          the account&apos;s default (<C>PATCH /v1/account</C> <C>{'{"defaultMaxPriceCents":90}'}</C>);
+          the account&apos;s default (<C>PATCH /v1/account</C> <C>{'{"default_max_price_cents":90}'}</C>);
         </li>
         <li>the platform default: {facts.defaultMaxCents} cents per diem.</li>
       </ol>

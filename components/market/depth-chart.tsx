@@ -20,7 +20,7 @@ function niceStep(range: number, ticks: number): number {
  */
 export function DepthChart({ book }: { book: BookView }) {
   const [ref, width] = useWidth<HTMLDivElement>(640);
-  const levels = book.levels.map((l) => ({ price: l.priceCents, diem: Number(l.remainingDiem) }));
+  const levels = book.levels.map((l) => ({ price: l.price_cents, diem: Number(l.remaining_diem) }));
   let cumulative = 0;
   const steps = levels.map((l) => ({ price: l.price, total: (cumulative += l.diem) }));
   const total = cumulative;
@@ -44,7 +44,7 @@ export function DepthChart({ book }: { book: BookView }) {
   const yTicks = total > 0 ? [0, total / 2, total] : [0];
   const summary =
     total > 0
-      ? `Depth chart for ${book.model}: ${formatDiem(book.remainingDiem)} available today across ${book.levels.length} price levels, from ${book.levels[0].priceCents}¢ to ${book.levels[book.levels.length - 1].priceCents}¢ per diem.`
+      ? `Depth chart for ${book.model}: ${formatDiem(book.remaining_diem)} available today across ${book.levels.length} price levels, from ${book.levels[0].price_cents}¢ to ${book.levels[book.levels.length - 1].price_cents}¢ per diem.`
       : `Depth chart for ${book.model}: no capacity on the book.`;
 
   return (

@@ -1,16 +1,16 @@
 "use client";
 
-import { useMarketModels, useMarketStats, usePoolSummary, useTrades, type MarketModels, type MarketStats, type PoolSummary, type TradeView } from "@/components/market/queries";
+import { useMarketModels, useMarketStats, usePoolSummary, useTrades, type MarketModelList, type MarketStats, type PoolSummary, type TradeList } from "@/components/market/queries";
 import { ModelsTable, PoolSummaryView, StatsRow, TradesTable } from "@/components/market/market-parts";
 import { Panel } from "@/components/ui/card";
 import { QueryState } from "@/components/ui/query-state";
 import { LoadingRows } from "@/components/ui/skeleton";
 
 export type MarketOverviewData = {
-  models: MarketModels | null;
+  models: MarketModelList | null;
   stats: MarketStats | null;
   pool: PoolSummary | null;
-  trades: { data: TradeView[] } | null;
+  trades: TradeList | null;
 };
 
 export function MarketOverview({ initial }: { initial: MarketOverviewData }) {

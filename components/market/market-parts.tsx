@@ -1,10 +1,10 @@
 "use client";
 
 import Link from "next/link";
-import type { MarketModels, MarketStats, PoolSummary, TradeView } from "@/components/market/queries";
+import type { MarketModelList, MarketStats, PoolSummary, TradeView } from "@/components/market/queries";
 import { Badge } from "@/components/ui/badge";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatCents, formatDiem, formatInteger, formatPercent, formatTime, formatUsd, priceVsList } from "@/components/ui/format";
+import { formatCents, formatDecimalCents, formatDiem, formatInteger, formatPercent, formatTime, formatUsd, priceVsList } from "@/components/ui/format";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
 
@@ -16,16 +16,16 @@ export function StatsRow({ stats, pool }: { stats: MarketStats; pool: PoolSummar
   return (
     <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
       <Stat label="Requests 24h" value={formatInteger(stats.clears)} />
-      <Stat label="Volume 24h" value={formatUsd(stats.volumeUsdc)} />
-      <Stat label="Burned 24h" value={formatDiem(stats.volumeDiem, { unit: false })} unit="diem" />
-      <Stat label="VWAP 24h" value={stats.vwapCents ? `${Number(stats.vwapCents).toFixed(1)}¢` : "—"} hint="Volume-weighted, per diem" />
-      <Stat label="Available now" value={formatDiem(pool.availableNowDiem, { unit: false })} unit="diem" hint="Capacity left today" />
+      <Stat label="Volume 24h" value={formatUsd(stats.volume_usdc)} />
+      <Stat label="Burned 24h" value={formatDiem(stats.volume_diem, { unit: false })} unit="diem" />
+      <Stat label="VWAP 24h" value={stats.vwap_cents ? formatDecimalCents(stats.vwap_cents) : "—"} hint="Volume-weighted, per diem" />
+      <Stat label="Available now" value={formatDiem(pool.available_now_diem, { unit: false })} unit="diem" hint="Capacity left today" />
       <Stat label="Suppliers" value={formatInteger(pool.suppliers)} hint={`${formatInteger(pool.offers)} active offers`} />
     </dl>
   );
 }
 
-export function ModelsTable({ models }: { models: MarketModels }) {
+export function ModelsTable({ models }: { models: MarketModelList }) {
   if (models.data.length === 0) return <EmptyState title="No models in the catalog yet" />;
   return (
     <Table caption="Models">
@@ -47,24 +47,24 @@ export function ModelsTable({ models }: { models: MarketModels }) {
               </Link>
               <span className="block font-mono text-xs text-zinc-500">{m.id}</span>
               <span className="block text-xs text-zinc-500 sm:hidden">
-                list ${Number(m.listPrice.inputDiemPerMTok).toFixed(2)} in · ${Number(m.listPrice.outputDiemPerMTok).toFixed(2)} out
+                list {formatUsd(m.list_price.input_diem_per_mtok)} in · {formatUsd(m.list_price.output_diem_per_mtok)} out
               </span>
             </Td>
             <Td className="hidden text-right text-xs tabular-nums sm:table-cell">
-              <span className="block">in ${Number(m.listPrice.inputDiemPerMTok).toFixed(2)}</span>
-              <span className="block text-zinc-500">out ${Number(m.listPrice.outputDiemPerMTok).toFixed(2)}</span>
+              <span className="block">in {formatUsd(m.list_price.input_diem_per_mtok)}</span>
+              <span className="block text-zinc-500">out {formatUsd(m.list_price.output_diem_per_mtok)}</span>
             </Td>
             <Td className="text-right tabular-nums">
-              {m.bestPriceCents === null ? (
+              {m.best_price_cents === null ? (
                 <span className="text-zinc-400">no offers</span>
               ) : (
                 <span className="flex flex-col items-end gap-1">
-                  <span className="font-semibold">{formatCents(m.bestPriceCents)} / diem</span>
-                  <PriceBadge cents={m.bestPriceCents} />
+                  <span className="font-semibold">{formatCents(m.best_price_cents)} / diem</span>
+                  <PriceBadge cents={m.best_price_cents} />
                 </span>
               )}
             </Td>
-            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(m.remainingDiem)}</Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(m.remaining_diem)}</Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">
               {m.offers} <span className="text-zinc-400">· {m.suppliers} supplier{m.suppliers === 1 ? "" : "s"}</span>
             </Td>
@@ -95,9 +95,9 @@ export function TradesTable({ trades, showModel = true }: { trades: TradeView[];
           <tr key={`${t.time}-${i}`}>
             <Td className="text-zinc-500 tabular-nums">{formatTime(t.time)}</Td>
             {showModel && <Td className="font-mono text-xs">{t.model}</Td>}
-            <Td className={`text-right font-medium tabular-nums ${t.priceCents <= 100 ? "text-emerald-700 dark:text-emerald-400" : "text-amber-700"}`}>{t.priceCents}¢</Td>
-            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(t.burnDiem)}</Td>
-            <Td className="text-right tabular-nums">{formatUsd(t.valueUsdc)}</Td>
+            <Td className={`text-right font-medium tabular-nums ${t.price_cents <= 100 ? "text-emerald-700 dark:text-emerald-400" : "text-amber-700"}`}>{t.price_cents}¢</Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(t.burn_diem)}</Td>
+            <Td className="text-right tabular-nums">{formatUsd(t.value_usdc)}</Td>
           </tr>
         ))}
       </tbody>
@@ -119,10 +119,10 @@ export function PoolSummaryView({ pool }: { pool: PoolSummary }) {
         </div>
       </div>
       <dl className="grid grid-cols-2 gap-4">
-        <Stat label="Daily capacity" value={formatDiem(pool.dailyCapacityDiem, { unit: false })} unit="diem" />
-        <Stat label="Burned today" value={formatDiem(pool.burnedTodayDiem, { unit: false })} unit="diem" />
-        <Stat label="Remaining today" value={formatDiem(pool.remainingTodayDiem, { unit: false })} unit="diem" />
-        <Stat label="Cooling down" value={formatInteger(pool.offersCoolingDown)} hint="Offers paused after upstream failures" />
+        <Stat label="Daily capacity" value={formatDiem(pool.daily_capacity_diem, { unit: false })} unit="diem" />
+        <Stat label="Burned today" value={formatDiem(pool.burned_today_diem, { unit: false })} unit="diem" />
+        <Stat label="Remaining today" value={formatDiem(pool.remaining_today_diem, { unit: false })} unit="diem" />
+        <Stat label="Cooling down" value={formatInteger(pool.offers_cooling_down)} hint="Offers paused after upstream failures" />
       </dl>
     </div>
   );

@@ -2,10 +2,10 @@
 
 import { DepthChart } from "@/components/market/depth-chart";
 import { PriceBadge, TradesTable } from "@/components/market/market-parts";
-import { useBook, useMarketStats, useTrades, type BookView, type MarketStats, type TradeView } from "@/components/market/queries";
+import { useBook, useMarketStats, useTrades, type BookView, type MarketStats, type TradeList } from "@/components/market/queries";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDiem, formatInteger, formatUsd } from "@/components/ui/format";
+import { formatDecimalCents, formatDiem, formatInteger, formatUsd, microsOf } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
@@ -15,7 +15,7 @@ export function OrderBook({
   initial,
 }: {
   model: string;
-  initial: { book: BookView | null; trades: { data: TradeView[] } | null; stats: MarketStats | null };
+  initial: { book: BookView | null; trades: TradeList | null; stats: MarketStats | null };
 }) {
   const book = useBook(model, initial.book);
   const trades = useTrades(model, initial.trades);
@@ -28,13 +28,13 @@ export function OrderBook({
         {(b) => (
           <>
             <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
-              <Stat label="Best price" value={b.bestPriceCents === null ? "—" : `${b.bestPriceCents}¢`} hint={b.bestPriceCents === null ? "No offers" : <PriceBadge cents={b.bestPriceCents} />} />
-              <Stat label="Available today" value={formatDiem(b.remainingDiem, { unit: false })} unit="diem" hint={`${b.offers} offers · ${b.suppliers} suppliers`} />
-              <Stat label="VWAP 24h" value={modelStats?.vwapCents ? `${Number(modelStats.vwapCents).toFixed(1)}¢` : "—"} />
-              <Stat label="Volume 24h" value={formatUsd(modelStats?.volumeUsdc ?? "0")} hint={`${formatInteger(modelStats?.clears ?? 0)} ${(modelStats?.clears ?? 0) === 1 ? "request" : "requests"}`} />
+              <Stat label="Best price" value={b.best_price_cents === null ? "—" : `${b.best_price_cents}¢`} hint={b.best_price_cents === null ? "No offers" : <PriceBadge cents={b.best_price_cents} />} />
+              <Stat label="Available today" value={formatDiem(b.remaining_diem, { unit: false })} unit="diem" hint={`${b.offers} offers · ${b.suppliers} suppliers`} />
+              <Stat label="VWAP 24h" value={modelStats?.vwap_cents ? formatDecimalCents(modelStats.vwap_cents) : "—"} />
+              <Stat label="Volume 24h" value={formatUsd(modelStats?.volume_usdc ?? 0n)} hint={`${formatInteger(modelStats?.clears ?? 0)} ${(modelStats?.clears ?? 0) === 1 ? "request" : "requests"}`} />
               <Stat
                 label="Range 24h"
-                value={modelStats ? `${modelStats.lowPriceCents}–${modelStats.highPriceCents}¢` : "—"}
+                value={modelStats ? `${modelStats.low_price_cents}–${modelStats.high_price_cents}¢` : "—"}
                 className="col-span-2 sm:col-span-1"
               />
             </dl>
@@ -63,8 +63,8 @@ export function OrderBook({
 }
 
 function LevelsTable({ book }: { book: BookView }) {
-  let cumulative = 0;
-  const max = book.levels.reduce((s, l) => s + Number(l.remainingDiem), 0) || 1;
+  let cumulative = 0n;
+  const max = book.levels.reduce((s, l) => s + microsOf(l.remaining_diem), 0n) || 1n;
   return (
     <Table caption={`Order book for ${book.model}`}>
       <thead>
@@ -77,17 +77,17 @@ function LevelsTable({ book }: { book: BookView }) {
       </thead>
       <tbody>
         {book.levels.map((level) => {
-          cumulative += Number(level.remainingDiem);
+          cumulative += microsOf(level.remaining_diem);
           return (
-            <tr key={level.priceCents} className="relative">
+            <tr key={level.price_cents} className="relative">
               <Td className="font-semibold text-emerald-700 tabular-nums dark:text-emerald-400">
-                {level.priceCents}¢<span className="sr-only"> per diem</span>
+                {level.price_cents}¢<span className="sr-only"> per diem</span>
               </Td>
               <Td className="relative text-right tabular-nums">
-                <span aria-hidden="true" className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10" style={{ width: `${(Number(level.remainingDiem) / max) * 100}%` }} />
-                <span className="relative">{formatDiem(level.remainingDiem)}</span>
+                <span aria-hidden="true" className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10" style={{ width: `${Number((microsOf(level.remaining_diem) * 1000n) / max) / 10}%` }} />
+                <span className="relative">{formatDiem(level.remaining_diem)}</span>
               </Td>
-              <Td className="text-right text-zinc-500 tabular-nums">{formatDiem(cumulative.toFixed(6))}</Td>
+              <Td className="text-right text-zinc-500 tabular-nums">{formatDiem(cumulative)}</Td>
               <Td className="hidden text-right tabular-nums sm:table-cell">{level.offers}</Td>
             </tr>
           );

@@ -1,14 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { BookView, MarketModelView } from "@/lib/market/book";
-import type { PoolSummary } from "@/lib/market/pool";
-import type { MarketStats } from "@/lib/market/stats";
-import type { TradeView } from "@/lib/market/trades";
+import type { BookView, MarketModelList, MarketModelView, MarketStats, PoolSummary, TradeList, TradeView } from "@/lib/market/schemas";
 import { api } from "@/lib/browser/api";
 
-export type { BookView, MarketModelView, MarketStats, PoolSummary, TradeView };
-export type MarketModels = { day: string; asOf: string; data: MarketModelView[] };
+export type { BookView, MarketModelList, MarketModelView, MarketStats, PoolSummary, TradeList, TradeView };
 
 const LIVE_MS = 5_000;
 
@@ -17,9 +13,9 @@ function useLive<T>(key: readonly unknown[], path: string, initial: T | null) {
   return useQuery({ queryKey: key, queryFn: () => api<T>(path), initialData: initial ?? undefined, refetchInterval: LIVE_MS });
 }
 
-export const useMarketModels = (initial: MarketModels | null) => useLive(["market", "models"], "/v1/market/models", initial);
+export const useMarketModels = (initial: MarketModelList | null) => useLive(["market", "models"], "/v1/market/models", initial);
 export const useMarketStats = (initial: MarketStats | null) => useLive(["market", "stats"], "/v1/market/stats", initial);
 export const usePoolSummary = (initial: PoolSummary | null) => useLive(["market", "pool"], "/v1/supply/pool/summary", initial);
-export const useTrades = (model: string | null, initial: { data: TradeView[] } | null) =>
+export const useTrades = (model: string | null, initial: TradeList | null) =>
   useLive(["market", "trades", model], `/v1/market/trades?limit=20${model ? `&model=${encodeURIComponent(model)}` : ""}`, initial);
 export const useBook = (model: string, initial: BookView | null) => useLive(["market", "book", model], `/v1/market/book?model=${encodeURIComponent(model)}`, initial);

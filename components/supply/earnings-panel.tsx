@@ -1,18 +1,18 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import type { FormEvent } from "react";
 import { earningsKey, offersKey, useEarnings, useWithdrawals, withdrawalsKey, type Earnings, type WithdrawalView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { Field } from "@/components/ui/field";
-import { formatDateTime, formatUsd, microsOf, shortAddress, shortHash } from "@/components/ui/format";
+import { formatBps, formatDateTime, formatUsd, microsOf, shortAddress, shortHash } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
+import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
 import { useSettings } from "@/components/wallet/providers";
 import { TransactionLink } from "@/components/wallet/transaction-link";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
@@ -21,8 +21,10 @@ import { describeError } from "@/lib/browser/errors";
 
 export function EarningsPanel() {
   const earnings = useEarnings();
+  const settings = useSettings();
+  const supplierShare = formatBps(10_000 - settings.platformFeeBps);
   return (
-    <Panel title="Earnings" description="90% of every request your offers serve. Withdraw to your wallet as USDC on Base at any time.">
+    <Panel title="Earnings" description={`${supplierShare} of every request your offers serve. Withdraw to your wallet as USDC on Base at any time.`}>
       <QueryState query={earnings} loadingLabel="Loading your earnings" errorTitle="Couldn't load your earnings">
         {(e) => (
           <div className="flex flex-col gap-6">
@@ -45,30 +47,22 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
   const settings = useSettings();
   const wallet = useWalletState();
   const queryClient = useQueryClient();
-  const [amount, setAmount] = useState("");
-  const [touched, setTouched] = useState(false);
+  const available = microsOf(earnings.available);
+  const min = microsOf(settings.withdrawalMin);
+  const amount = useUsdcAmount("", { minMicros: min, maxMicros: available });
   const withdraw = useMutation({
     mutationFn: (value: string) => api<WithdrawalView>("/v1/supply/withdrawals", { method: "POST", body: { amount: value } }),
     onSettled: () => {
       for (const queryKey of [earningsKey, withdrawalsKey, offersKey]) void queryClient.invalidateQueries({ queryKey });
     },
-    onSuccess: () => setAmount(""),
+    onSuccess: () => amount.clear(),
   });
-  const available = microsOf(earnings.available);
-  const min = microsOf(settings.withdrawalMin);
-  const error = !/^\d{1,9}(\.\d{1,6})?$/.test(amount)
-    ? "Enter an amount like 25 or 25.50."
-    : microsOf(amount) > available
-      ? `You can withdraw at most ${formatUsd(earnings.available)}.`
-      : microsOf(amount) < min
-        ? `The smallest withdrawal is ${formatUsd(settings.withdrawalMin)}.`
-        : null;
   const to = wallet.session.data?.address;
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    setTouched(true);
-    if (!error) withdraw.mutate(amount);
+    amount.touch();
+    if (!amount.problem) withdraw.mutate(amount.value);
   }
 
   return (
@@ -87,24 +81,12 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
         </p>
       ) : (
         <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
-          <Field
-            label="Amount (USD)"
-            name="amount"
-            inputMode="decimal"
-            autoComplete="off"
-            suffix="USDC"
-            value={amount}
-            onChange={(e) => setAmount(e.target.value.trim())}
-            onBlur={() => setTouched(true)}
-            error={touched && amount ? error : null}
-            className="sm:max-w-56"
-            disabled={withdraw.isPending}
-          />
+          <UsdcAmountField amount={amount} className="sm:max-w-56" disabled={withdraw.isPending} />
           <div className="flex gap-2 sm:pt-7">
-            <Button variant="secondary" disabled={withdraw.isPending} onClick={() => setAmount(trimDecimal(earnings.available))}>
+            <Button variant="secondary" disabled={withdraw.isPending} onClick={() => amount.setValue(trimDecimal(earnings.available))}>
               Max
             </Button>
-            <Button type="submit" loading={withdraw.isPending} disabled={!amount}>
+            <Button type="submit" loading={withdraw.isPending} disabled={!amount.value}>
               {withdraw.isPending ? "Sending USDC…" : "Withdraw"}
             </Button>
           </div>
@@ -112,7 +94,7 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
       )}
       {withdraw.isError && <Alert tone="error" title="Withdrawal failed">{describeError(withdraw.error)}</Alert>}
       {withdraw.isSuccess && (
-        <Alert tone="success" title={`Sent ${formatUsd(withdraw.data.amount)} to ${shortAddress(withdraw.data.toAddress)}`}>
+        <Alert tone="success" title={`Sent ${formatUsd(withdraw.data.amount)} to ${shortAddress(withdraw.data.to_address)}`}>
           {withdraw.data.transaction && (
             <TransactionLink hash={withdraw.data.transaction} />
           )}
@@ -155,13 +137,13 @@ export function WithdrawalsPanel() {
               <tbody>
                 {data.map((w) => (
                   <tr key={w.id}>
-                    <Td className="text-zinc-500">{formatDateTime(w.createdAt)}</Td>
+                    <Td className="text-zinc-500">{formatDateTime(w.created_at)}</Td>
                     <Td className="text-right font-medium tabular-nums">{formatUsd(w.amount)}</Td>
                     <Td>
                       <Badge tone={STATUS[w.status].tone}>{STATUS[w.status].label}</Badge>
-                      {w.failureReason && <span className="sr-only">: {w.failureReason}</span>}
+                      {w.failure_reason && <span className="sr-only">: {w.failure_reason}</span>}
                     </Td>
-                    <Td className="hidden font-mono text-xs sm:table-cell">{shortAddress(w.toAddress)}</Td>
+                    <Td className="hidden font-mono text-xs sm:table-cell">{shortAddress(w.to_address)}</Td>
                     <Td className="font-mono text-xs">
                       {w.transaction ? (
                         settings.explorerTxUrl ? (

@@ -9,17 +9,28 @@ import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { Field } from "@/components/ui/field";
-import { formatDiem, priceVsList } from "@/components/ui/format";
+import { formatBps, formatDiem, formatMicrosAsCents, priceVsList } from "@/components/ui/format";
 import { LoadingRows } from "@/components/ui/skeleton";
 import { Table, Td, Th } from "@/components/ui/table";
+import { useSettings } from "@/components/wallet/providers";
 import { api, ApiError } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
+import { chargeMicros, MICROS_PER_UNIT, splitCharge } from "@/lib/money";
+import { dailyCapacityProblem, type CreateOfferInput } from "@/lib/supply/schemas";
+import { priceCentsProblem } from "@/lib/wire";
 
-type Errors = Partial<Record<"upstreamBaseUrl" | "upstreamApiKey" | "models" | "priceCents" | "dailyCapacity", string>>;
+type Errors = Partial<Record<keyof CreateOfferInput, string>>;
+
+/** What the supplier keeps of one diem sold at `priceCents`, by the server's clearing rule and fee. */
+function earningsPerDiemText(priceCents: number, feeBps: number): string {
+  const { supplierMicros } = splitCharge(chargeMicros(MICROS_PER_UNIT, priceCents), feeBps);
+  return `You earn ${formatMicrosAsCents(supplierMicros)} per diem after svc's ${formatBps(feeBps)} fee.`;
+}
 
 /** Post an offer: svc checks the upstream (GET /models with the key) before listing it, and shows what it found. */
 export function OfferForm() {
   const queryClient = useQueryClient();
+  const settings = useSettings();
   const models = useModels();
   const [url, setUrl] = useState("");
   const [apiKey, setApiKey] = useState("");
@@ -32,7 +43,7 @@ export function OfferForm() {
     mutationFn: () =>
       api<CheckedOfferView>("/v1/supply/offers", {
         method: "POST",
-        body: { upstreamBaseUrl: url.trim(), upstreamApiKey: apiKey.trim(), models: selected, priceCents: Number(price), dailyCapacity: capacity },
+        body: { upstream_base_url: url.trim(), upstream_api_key: apiKey.trim(), models: selected, price_cents: Number(price), daily_capacity: capacity },
       }),
     onSuccess: () => {
       setApiKey("");
@@ -47,16 +58,16 @@ export function OfferForm() {
   function submit(event: FormEvent) {
     event.preventDefault();
     const next: Errors = {};
-    if (!/^https?:\/\/\S+$/.test(url.trim())) next.upstreamBaseUrl = "Enter the upstream's base URL, like https://api.example.com/v1.";
-    if (!apiKey.trim()) next.upstreamApiKey = "Enter the API key svc should use with your upstream.";
+    if (!/^https?:\/\/\S+$/.test(url.trim())) next.upstream_base_url = "Enter the upstream's base URL, like https://api.example.com/v1.";
+    if (!apiKey.trim()) next.upstream_api_key = "Enter the API key svc should use with your upstream.";
     if (selected.length === 0) next.models = "Pick at least one model.";
-    if (!/^\d{1,5}$/.test(price) || Number(price) < 1 || Number(price) > 10_000) next.priceCents = "Whole cents per diem, 1 to 10000.";
-    if (!/^\d{1,7}(\.\d{1,6})?$/.test(capacity) || Number(capacity) <= 0) next.dailyCapacity = "Diem per day, more than 0 (e.g. 25 or 12.5).";
+    next.price_cents = priceCentsProblem(price) ?? undefined;
+    next.daily_capacity = dailyCapacityProblem(capacity) ?? undefined;
     setErrors(next);
-    if (Object.keys(next).length === 0) post.mutate();
+    if (Object.values(next).every((problem) => problem === undefined)) post.mutate();
   }
 
-  const priceNumber = Number(price);
+  const priceValid = priceCentsProblem(price) === null;
 
   return (
     <Panel title="Post an offer" description="Sell capacity on your OpenAI-compatible upstream. Buyers are routed to the cheapest offer first.">
@@ -64,22 +75,22 @@ export function OfferForm() {
         <div className="grid gap-4 md:grid-cols-2">
           <Field
             label="Upstream base URL"
-            name="upstreamBaseUrl"
+            name="upstream_base_url"
             type="url"
             placeholder="https://api.venice.ai/api/v1"
             value={url}
             onChange={(e) => setUrl(e.target.value)}
-            error={errors.upstreamBaseUrl}
+            error={errors.upstream_base_url}
             hint="OpenAI-compatible; svc calls {base}/models and {base}/chat/completions."
             autoComplete="off"
           />
           <Field
             label="Upstream API key"
-            name="upstreamApiKey"
+            name="upstream_api_key"
             type="password"
             value={apiKey}
             onChange={(e) => setApiKey(e.target.value)}
-            error={errors.upstreamApiKey}
+            error={errors.upstream_api_key}
             hint="Stored encrypted; never shown again or shared with buyers."
             autoComplete="off"
           />
@@ -120,22 +131,22 @@ export function OfferForm() {
         <div className="grid gap-4 sm:grid-cols-2">
           <Field
             label="Price"
-            name="priceCents"
+            name="price_cents"
             inputMode="numeric"
             suffix="¢ / diem"
             value={price}
             onChange={(e) => setPrice(e.target.value.trim())}
-            error={errors.priceCents}
-            hint={priceNumber >= 1 && priceNumber <= 10_000 ? `${priceVsList(priceNumber)}. You earn ${(priceNumber * 0.9).toFixed(1)}¢ per diem after svc's 10% fee.` : "100¢ is the list price."}
+            error={errors.price_cents}
+            hint={priceValid ? `${priceVsList(Number(price))}. ${earningsPerDiemText(Number(price), settings.platformFeeBps)}` : "100¢ is the list price."}
           />
           <Field
             label="Daily capacity"
-            name="dailyCapacity"
+            name="daily_capacity"
             inputMode="decimal"
             suffix="diem"
             value={capacity}
             onChange={(e) => setCapacity(e.target.value.trim())}
-            error={errors.dailyCapacity}
+            error={errors.daily_capacity}
             hint="Resets at 00:00 UTC. 1 diem = $1 of list-price inference."
           />
         </div>
@@ -160,13 +171,13 @@ const COMPARISON: Record<UpstreamPricingView["comparison"], { label: string; ton
 };
 
 function UpstreamCheckResult({ offer }: { offer: CheckedOfferView }) {
-  const pricing = offer.upstreamPricing ?? [];
+  const pricing = offer.upstream_pricing ?? [];
   return (
     <Alert tone="success" title="Upstream check passed: your offer is posted">
       <div className="mt-2 flex flex-col gap-3 text-zinc-800 dark:text-zinc-200">
         <p>
-          {offer.models.length} model{offer.models.length === 1 ? "" : "s"} at {offer.priceCents}¢ / diem, {formatDiem(offer.dailyCapacity)} per day.
-          {offer.onBook ? " It is on the order book now." : " It is not on the book yet."}
+          {offer.models.length} model{offer.models.length === 1 ? "" : "s"} at {offer.price_cents}¢ / diem, {formatDiem(offer.daily_capacity)} per day.
+          {offer.on_book ? " It is on the order book now." : " It is not on the book yet."}
         </p>
         {pricing.length > 0 && (
           <div className="rounded-lg bg-white/70 p-3 dark:bg-zinc-900/50">
@@ -186,11 +197,11 @@ function UpstreamCheckResult({ offer }: { offer: CheckedOfferView }) {
                   <tr key={p.model}>
                     <Td className="font-mono">{p.model}</Td>
                     <Td className="tabular-nums">
-                      {formatDiem(p.listPrice.inputDiemPerMTok, { unit: false })} / {formatDiem(p.listPrice.outputDiemPerMTok, { unit: false })}
+                      {formatDiem(p.list_price.input_diem_per_mtok, { unit: false })} / {formatDiem(p.list_price.output_diem_per_mtok, { unit: false })}
                     </Td>
                     <Td className="tabular-nums">
-                      {p.upstreamPrice
-                        ? `${formatDiem(p.upstreamPrice.inputDiemPerMTok, { unit: false })} / ${formatDiem(p.upstreamPrice.outputDiemPerMTok, { unit: false })}`
+                      {p.upstream_price
+                        ? `${formatDiem(p.upstream_price.input_diem_per_mtok, { unit: false })} / ${formatDiem(p.upstream_price.output_diem_per_mtok, { unit: false })}`
                         : "—"}
                     </Td>
                     <Td>

@@ -1,19 +1,24 @@
 "use client";
 
-import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import type { z } from "zod";
 import { offersKey, useOffers, type OfferView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, Panel } from "@/components/ui/card";
-import { Dialog } from "@/components/ui/dialog";
+import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Field } from "@/components/ui/field";
 import { formatDateTime, formatDiem, formatInteger, formatUsd, microsOf, priceVsList } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
+import { useListMutation } from "@/components/ui/use-list-mutation";
 import { api } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
+import { dailyCapacityProblem, type UpdateOfferBody } from "@/lib/supply/schemas";
+import { priceCentsProblem } from "@/lib/wire";
+
+type OfferPatch = z.input<typeof UpdateOfferBody>;
 
 export function OffersList() {
   const offers = useOffers();
@@ -47,7 +52,7 @@ function offerStatus(offer: OfferView): { label: string; tone: "green" | "amber"
   if (offer.status === "withdrawn") return { label: "Withdrawn", tone: "neutral" };
   if (offer.status === "paused") return { label: "Paused", tone: "neutral" };
   if (offer.health.status === "cooling_down") return { label: "Cooling down", tone: "red" };
-  if (microsOf(offer.today.remainingDiem) <= 0n) return { label: "Sold out today", tone: "amber" };
+  if (microsOf(offer.today.remaining_diem) <= 0n) return { label: "Sold out today", tone: "amber" };
   return { label: "On the book", tone: "green" };
 }
 
@@ -61,18 +66,17 @@ function isLoopback(url: string): boolean {
 }
 
 export function offerLabel(offer: OfferView): string {
-  return `Offer ${offer.priceCents}¢ per diem, ${offer.models.map((m) => m.id).join(", ")}`;
+  return `Offer ${offer.price_cents}¢ per diem, ${offer.models.map((m) => m.id).join(", ")}`;
 }
 
 function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: () => void; onWithdraw: () => void }) {
-  const queryClient = useQueryClient();
   const status = offerStatus(offer);
-  const capacity = microsOf(offer.dailyCapacity);
-  const used = capacity - microsOf(offer.today.remainingDiem);
+  const capacity = microsOf(offer.daily_capacity);
+  const used = capacity - microsOf(offer.today.remaining_diem);
   const usedPct = capacity > 0n ? Number((used * 1000n) / capacity) / 10 : 0;
-  const toggle = useMutation({
+  const { mutation: toggle } = useListMutation({
     mutationFn: () => api<OfferView>(`/v1/supply/offers/${offer.id}`, { method: "PATCH", body: { status: offer.status === "paused" ? "active" : "paused" } }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: offersKey }),
+    invalidates: [offersKey],
   });
 
   return (
@@ -80,8 +84,8 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="flex min-w-0 flex-col gap-1.5">
           <div className="flex flex-wrap items-center gap-2">
-            <span className="text-lg font-semibold tabular-nums">{offer.priceCents}¢</span>
-            <span className="text-sm text-zinc-500">/ diem · {priceVsList(offer.priceCents)}</span>
+            <span className="text-lg font-semibold tabular-nums">{offer.price_cents}¢</span>
+            <span className="text-sm text-zinc-500">/ diem · {priceVsList(offer.price_cents)}</span>
             <Badge tone={status.tone}>{status.label}</Badge>
           </div>
           <div className="flex flex-wrap gap-1">
@@ -92,14 +96,14 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
             ))}
           </div>
           <p className="flex flex-wrap items-center gap-2 text-xs text-zinc-500">
-            <span className="max-w-full truncate font-mono" title={offer.upstreamBaseUrl}>
-              {offer.upstreamBaseUrl}
+            <span className="max-w-full truncate font-mono" title={offer.upstream_base_url}>
+              {offer.upstream_base_url}
             </span>
-            {isLoopback(offer.upstreamBaseUrl) && <Badge tone="sky">local upstream: a stand-in, not a model</Badge>}
+            {isLoopback(offer.upstream_base_url) && <Badge tone="sky">local upstream: a stand-in, not a model</Badge>}
           </p>
         </div>
         <div className="flex flex-wrap gap-2">
-          <Button variant="secondary" size="sm" onClick={onEdit} aria-label={`Edit offer at ${offer.priceCents}¢`}>
+          <Button variant="secondary" size="sm" onClick={onEdit} aria-label={`Edit offer at ${offer.price_cents}¢`}>
             Edit
           </Button>
           <Button variant="secondary" size="sm" loading={toggle.isPending} onClick={() => toggle.mutate()}>
@@ -115,7 +119,7 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
         <div className="col-span-2 flex flex-col gap-1.5">
           <dt className="text-xs text-zinc-500">Capacity left today</dt>
           <dd className="tabular-nums">
-            <strong>{formatDiem(offer.today.remainingDiem)}</strong> <span className="text-zinc-500">of {formatDiem(offer.dailyCapacity)}</span>
+            <strong>{formatDiem(offer.today.remaining_diem)}</strong> <span className="text-zinc-500">of {formatDiem(offer.daily_capacity)}</span>
           </dd>
           <dd>
             <div className="h-1.5 w-full overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800" role="progressbar" aria-label="Capacity used today" aria-valuemin={0} aria-valuemax={100} aria-valuenow={usedPct}>
@@ -125,22 +129,22 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
         </div>
         <div className="flex flex-col gap-1">
           <dt className="text-xs text-zinc-500">Burned today</dt>
-          <dd className="tabular-nums">{formatDiem(offer.today.burnedDiem)}</dd>
+          <dd className="tabular-nums">{formatDiem(offer.today.burned_diem)}</dd>
         </div>
         <div className="flex flex-col gap-1">
           <dt className="text-xs text-zinc-500">Earned</dt>
           <dd className="tabular-nums">
-            {formatUsd(offer.earningsUsdc)} <span className="text-xs text-zinc-500">· {formatInteger(offer.clears)} requests</span>
+            {formatUsd(offer.earnings_usdc)} <span className="text-xs text-zinc-500">· {formatInteger(offer.clears)} requests</span>
           </dd>
         </div>
       </dl>
       <p className="mt-3 text-xs text-zinc-500">
         {offer.health.status === "healthy" ? (
-          <>Upstream healthy{offer.health.lastSuccessAt && <> · last served {formatDateTime(offer.health.lastSuccessAt)}</>}</>
+          <>Upstream healthy{offer.health.last_success_at && <> · last served {formatDateTime(offer.health.last_success_at)}</>}</>
         ) : (
           <span className="text-red-700 dark:text-red-300">
-            Upstream failing ({offer.health.consecutiveFailures} in a row{offer.health.lastFailureReason && `: ${offer.health.lastFailureReason}`}); off the book until{" "}
-            {formatDateTime(offer.health.cooldownUntil!)}
+            Upstream failing ({offer.health.consecutive_failures} in a row{offer.health.last_failure_reason && `: ${offer.health.last_failure_reason}`}); off the book until{" "}
+            {formatDateTime(offer.health.cooldown_until!)}
           </span>
         )}
       </p>
@@ -158,77 +162,59 @@ function EditOfferDialog({ offer, onClose }: { offer: OfferView | null; onClose:
 }
 
 function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const [price, setPrice] = useState(String(offer.priceCents));
-  const [capacity, setCapacity] = useState(formatDiem(offer.dailyCapacity, { unit: false }).replace(/,/g, ""));
-  const save = useMutation({
-    mutationFn: (body: Record<string, unknown>) => api<OfferView>(`/v1/supply/offers/${offer.id}`, { method: "PATCH", body }),
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: offersKey });
-      onClose();
-    },
+  const [price, setPrice] = useState(String(offer.price_cents));
+  const [capacity, setCapacity] = useState(formatDiem(offer.daily_capacity, { unit: false }).replace(/,/g, ""));
+  const { mutation: save, close } = useListMutation({
+    mutationFn: (body: OfferPatch) => api<OfferView>(`/v1/supply/offers/${offer.id}`, { method: "PATCH", body }),
+    invalidates: [offersKey],
+    onClose,
   });
-  const priceError = !/^\d{1,5}$/.test(price) || Number(price) < 1 || Number(price) > 10_000 ? "Whole cents per diem, 1 to 10000." : null;
-  const capacityError = !/^\d{1,7}(\.\d{1,6})?$/.test(capacity) || Number(capacity) <= 0 ? "Diem per day, more than 0." : null;
+  const priceError = priceCentsProblem(price);
+  const capacityError = dailyCapacityProblem(capacity);
 
   function submit(event: FormEvent) {
     event.preventDefault();
     if (priceError || capacityError) return;
-    const body: Record<string, unknown> = {};
-    if (Number(price) !== offer.priceCents) body.priceCents = Number(price);
-    if (microsOf(capacity) !== microsOf(offer.dailyCapacity)) body.dailyCapacity = capacity;
-    if (Object.keys(body).length === 0) return onClose();
+    const body: OfferPatch = {};
+    if (Number(price) !== offer.price_cents) body.price_cents = Number(price);
+    if (microsOf(capacity) !== microsOf(offer.daily_capacity)) body.daily_capacity = capacity;
+    if (Object.keys(body).length === 0) return close();
     save.mutate(body);
   }
 
   return (
     <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
       <div className="grid gap-4 sm:grid-cols-2">
-        <Field label="Price" name="priceCents" inputMode="numeric" suffix="¢ / diem" value={price} onChange={(e) => setPrice(e.target.value.trim())} error={priceError} />
-        <Field label="Daily capacity" name="dailyCapacity" inputMode="decimal" suffix="diem" value={capacity} onChange={(e) => setCapacity(e.target.value.trim())} error={capacityError} />
+        <Field label="Price" name="price_cents" inputMode="numeric" suffix="¢ / diem" value={price} onChange={(e) => setPrice(e.target.value.trim())} error={priceError} />
+        <Field label="Daily capacity" name="daily_capacity" inputMode="decimal" suffix="diem" value={capacity} onChange={(e) => setCapacity(e.target.value.trim())} error={capacityError} />
       </div>
-      {save.isError && <Alert tone="error">{describeError(save.error)}</Alert>}
-      <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onClose}>
-          Cancel
-        </Button>
+      <DialogActions error={save.error} onCancel={close}>
         <Button type="submit" loading={save.isPending}>
           Save changes
         </Button>
-      </div>
+      </DialogActions>
     </form>
   );
 }
 
 function WithdrawOfferDialog({ offer, onClose }: { offer: OfferView | null; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const withdraw = useMutation({
+  const { mutation: withdraw, close } = useListMutation({
     mutationFn: (id: string) => api<OfferView>(`/v1/supply/offers/${id}`, { method: "DELETE" }),
-    onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: offersKey });
-      withdraw.reset();
-      onClose();
-    },
+    invalidates: [offersKey],
+    onClose,
   });
   return (
     <Dialog
       open={offer !== null}
-      onClose={() => {
-        withdraw.reset();
-        onClose();
-      }}
+      onClose={close}
       title="Withdraw this offer?"
       description="It leaves the order book for good (pause it instead to come back later). Earnings already made stay yours."
     >
-      {withdraw.error && <Alert tone="error">{describeError(withdraw.error)}</Alert>}
-      <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
-        <Button variant="secondary" onClick={onClose}>
-          Keep it
-        </Button>
+      <DialogActions error={withdraw.error} onCancel={close} cancelLabel="Keep it">
         <Button variant="danger" loading={withdraw.isPending} onClick={() => offer && withdraw.mutate(offer.id)}>
           Withdraw offer
         </Button>
-      </div>
+      </DialogActions>
     </Dialog>
   );
 }

@@ -1,9 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { Earnings } from "@/lib/supply/earnings";
-import type { CheckedOfferView, OfferView, UpstreamPricingView } from "@/lib/supply/offers";
-import type { WithdrawalView } from "@/lib/payments/withdrawals";
+import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
+import type { CheckedOfferView, Earnings, OfferList, OfferView, UpstreamPricingView } from "@/lib/supply/schemas";
 import { api } from "@/lib/browser/api";
 
 export type { CheckedOfferView, Earnings, OfferView, UpstreamPricingView, WithdrawalView };
@@ -13,7 +12,7 @@ export const earningsKey = ["earnings"] as const;
 export const withdrawalsKey = ["withdrawals"] as const;
 
 export function useOffers() {
-  return useQuery({ queryKey: offersKey, queryFn: () => api<{ data: OfferView[] }>("/v1/supply/offers"), refetchInterval: 15_000 });
+  return useQuery({ queryKey: offersKey, queryFn: () => api<OfferList>("/v1/supply/offers"), refetchInterval: 15_000 });
 }
 
 export function useEarnings() {
@@ -21,5 +20,5 @@ export function useEarnings() {
 }
 
 export function useWithdrawals() {
-  return useQuery({ queryKey: withdrawalsKey, queryFn: () => api<{ data: WithdrawalView[] }>("/v1/supply/withdrawals") });
+  return useQuery({ queryKey: withdrawalsKey, queryFn: () => api<WithdrawalList>("/v1/supply/withdrawals") });
 }

@@ -1,7 +1,10 @@
 "use client";
 
 import { useEffect, useId, useRef, type ReactNode } from "react";
+import { Alert } from "@/components/ui/alert";
+import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
+import { describeError } from "@/lib/browser/errors";
 
 /**
  * A modal on the native <dialog> (focus trap, Escape and the top layer come from the browser). Its
@@ -66,5 +69,30 @@ export function Dialog({
         </div>
       )}
     </dialog>
+  );
+}
+
+/** A dialog's last rows: why its action failed (if it did), then Cancel beside the action, stacked on a phone. */
+export function DialogActions({
+  error,
+  onCancel,
+  cancelLabel = "Cancel",
+  children,
+}: {
+  error: unknown;
+  onCancel: () => void;
+  cancelLabel?: string;
+  children: ReactNode;
+}) {
+  return (
+    <>
+      {error ? <Alert tone="error">{describeError(error)}</Alert> : null}
+      <div className="flex flex-col-reverse gap-2 sm:flex-row sm:justify-end">
+        <Button variant="secondary" onClick={onCancel}>
+          {cancelLabel}
+        </Button>
+        {children}
+      </div>
+    </>
   );
 }

@@ -1,19 +1,16 @@
 /**
  * Display formatting for the wire's decimal strings (6 places for USDC and diem). Integer arithmetic
- * only, like the server: a float would turn "2.01" into 2.0099999.
+ * only, like the server (lib/money.ts): a float would turn "2.01" into 2.0099999.
  */
-const DECIMAL = /^(-)?(\d+)(?:\.(\d+))?$/;
+import { parseMicros } from "@/lib/money";
 
-function toMicros(value: string): bigint {
-  const match = DECIMAL.exec(value.trim());
-  if (!match) return 0n;
-  const [, sign, whole, fraction = ""] = match;
-  const micros = BigInt(whole) * 1_000_000n + BigInt(fraction.slice(0, 6).padEnd(6, "0"));
-  return sign ? -micros : micros;
-}
-
-export function microsOf(value: string): bigint {
-  return toMicros(value);
+/** A wire decimal ("12.500000", "-1.000000") or a validated form amount → micros; 0 for anything else. */
+export function microsOf(value: string | bigint): bigint {
+  if (typeof value === "bigint") return value;
+  const text = value.trim();
+  const negative = text.startsWith("-");
+  const micros = parseMicros(negative ? text.slice(1) : text) ?? 0n;
+  return negative ? -micros : micros;
 }
 
 const group = (whole: bigint) => whole.toLocaleString("en-US");
@@ -34,16 +31,16 @@ function formatDecimal(micros: bigint, min: number, max: number): string {
  * "$1,234.50"; amounts under a cent keep their significant digits ("$0.000270" → "$0.00027"). `precise`
  * keeps every micro-dollar ("$24.999937"): balances move by fractions of a cent per request.
  */
-export function formatUsd(value: string, { precise = false }: { precise?: boolean } = {}): string {
-  const micros = toMicros(value);
+export function formatUsd(value: string | bigint, { precise = false }: { precise?: boolean } = {}): string {
+  const micros = microsOf(value);
   const abs = micros < 0n ? -micros : micros;
   const body = precise || (abs !== 0n && abs < 10_000n) ? formatDecimal(micros, 2, 6) : formatDecimal(micros, 2, 2);
   return body.startsWith("-") ? `-$${body.slice(1)}` : `$${body}`;
 }
 
 /** "25 diem", "0.00014 diem", "1,250.5 diem". */
-export function formatDiem(value: string, { unit = true }: { unit?: boolean } = {}): string {
-  const micros = toMicros(value);
+export function formatDiem(value: string | bigint, { unit = true }: { unit?: boolean } = {}): string {
+  const micros = microsOf(value);
   const abs = micros < 0n ? -micros : micros;
   const body = abs !== 0n && abs < 10_000n ? formatDecimal(micros, 0, 6) : formatDecimal(micros, 0, 2);
   return unit ? `${body} diem` : body;
@@ -52,6 +49,24 @@ export function formatDiem(value: string, { unit = true }: { unit?: boolean } = 
 /** Offer price: "80¢ / diem". */
 export function formatCents(cents: number | null | undefined): string {
   return cents === null || cents === undefined ? "—" : `${cents}¢`;
+}
+
+/** Micro-USDC as cents, exactly: 787_500n → "78.75¢" (a supplier's share of a price per diem). */
+export function formatMicrosAsCents(micros: bigint): string {
+  const whole = micros / 10_000n;
+  const fraction = (micros % 10_000n).toString().padStart(4, "0").replace(/0+$/, "");
+  return `${whole}${fraction ? `.${fraction}` : ""}¢`;
+}
+
+/** A decimal string of cents ("87.46") rounded to one place without floats: "87.5¢". */
+export function formatDecimalCents(value: string): string {
+  return `${formatDecimal(microsOf(value), 1, 1)}¢`;
+}
+
+/** Basis points as a percentage, exactly: 1000 → "10%", 1250 → "12.5%", 8750 → "87.5%". */
+export function formatBps(bps: number): string {
+  const fraction = String(bps % 100).padStart(2, "0").replace(/0+$/, "");
+  return `${Math.trunc(bps / 100)}${fraction ? `.${fraction}` : ""}%`;
 }
 
 /** "20% below list", "at list", "15% above list" (100 cents per diem is the list price). */

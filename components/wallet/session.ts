@@ -2,8 +2,9 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useConnection, useDisconnect, useSignMessage } from "wagmi";
+import type { SessionView } from "@/lib/auth/schemas";
 import { api, ApiError } from "@/lib/browser/api";
-import { signInWithWallet, type Session } from "@/lib/browser/sign-in";
+import { signInWithWallet } from "@/lib/browser/sign-in";
 
 export const SESSION_KEY = ["session"] as const;
 
@@ -11,9 +12,9 @@ export const SESSION_KEY = ["session"] as const;
 export function useSession() {
   return useQuery({
     queryKey: SESSION_KEY,
-    queryFn: async (): Promise<Session | null> => {
+    queryFn: async (): Promise<SessionView | null> => {
       try {
-        return await api<Session>("/auth/session");
+        return await api<SessionView>("/auth/session");
       } catch (error) {
         if (error instanceof ApiError && error.status === 401) return null;
         throw error;

@@ -1,6 +1,6 @@
 "use client";
 
-import { isAddressEqual } from "viem";
+import { isAddressEqual, type Address } from "viem";
 import { useConnection } from "wagmi";
 import { useSettings } from "@/components/wallet/providers";
 import { useSession } from "@/components/wallet/session";
@@ -15,7 +15,7 @@ export function useWalletState() {
   const connected = hydrated && connection.status === "connected" && !!connection.address;
   const wrongChain = connected && connection.chainId !== settings.chainId;
   const signedIn = !!session.data;
-  const mismatch = connected && signedIn && !isAddressEqual(connection.address!, session.data!.address);
+  const mismatch = connected && signedIn && !isAddressEqual(connection.address!, session.data!.address as Address);
   return {
     hydrated,
     connected,

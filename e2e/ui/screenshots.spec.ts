@@ -22,13 +22,19 @@ test("main pages at desktop and phone widths", async ({ browser, page }) => {
 
   const showcase = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.showcase]);
   await showcase.topUp("12.5");
-  const { key } = await showcase.createKey({ name: "showcase", maxPriceCents: 95, spendLimit: "10" });
+  const { key } = await showcase.createKey({ name: "showcase", max_price_cents: 95, spend_limit: "10" });
   await showcase.createKey({ name: "old laptop" }).then(({ id }) => showcase.ok("DELETE", `/v1/account/api-keys/${id}`));
   const client = bearerClient(key);
   for (const content of ["Summarise the x402 protocol", "Write a haiku about order books"]) {
     await client.chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content }] });
   }
-  await showcase.postOffer({ upstreamBaseUrl: UPSTREAM_URL, upstreamApiKey: "ref-upstream-dev-key", models: ["qwen3-235b", "mistral-31-24b"], priceCents: 85, dailyCapacity: "40" });
+  await showcase.postOffer({
+    upstream_base_url: UPSTREAM_URL,
+    upstream_api_key: "ref-upstream-dev-key",
+    models: ["qwen3-235b", "mistral-31-24b"],
+    price_cents: 85,
+    daily_capacity: "40",
+  });
 
   const shoot = async (target: typeof page, name: string, viewport: (typeof VIEWPORTS)[number]) => {
     await target.setViewportSize({ width: viewport.width, height: viewport.height });

@@ -1,10 +1,12 @@
 import { getAddress } from "viem";
 import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
+import { parseMicros } from "../../lib/money";
+import type { Earnings } from "../../lib/supply/schemas";
 import { SvcSession } from "../fixtures/api";
 import { usdcBalance, usdcTransfers } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { usdTextToMicros } from "../fixtures/money";
-import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
+import { E2E_PLATFORM_FEE_BPS, E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
 
 test.use({ wallet: "supplier" });
 
@@ -63,6 +65,22 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   await visitor.close();
 });
 
+test("the offer form and the earnings page state what the supplier keeps after the configured platform fee", async ({ signedInPage: page }) => {
+  // The stack runs with PLATFORM_FEE_BPS=1250; the figures below are worked out by hand for that fee.
+  expect(E2E_PLATFORM_FEE_BPS).toBe(1250);
+  await page.goto("/supply");
+  const price = page.getByRole("region", { name: "Post an offer" }).getByLabel("Price");
+  await price.fill("90");
+  await expect(price).toHaveAccessibleDescription("10% below list. You earn 78.75¢ per diem after svc's 12.5% fee.");
+  await price.fill("37");
+  await expect(price).toHaveAccessibleDescription("63% below list. You earn 32.375¢ per diem after svc's 12.5% fee.");
+  await price.fill("120");
+  await expect(price).toHaveAccessibleDescription("20% above list. You earn 105¢ per diem after svc's 12.5% fee.");
+
+  await page.goto("/supply/earnings");
+  await expect(page.getByRole("region", { name: "Earnings" })).toContainText("87.5% of every request your offers serve");
+});
+
 test("an offer that fails the upstream check is refused inline", async ({ signedInPage: page }) => {
   await page.goto("/supply");
   const form = page.getByRole("region", { name: "Post an offer" });
@@ -77,15 +95,22 @@ test("an offer that fails the upstream check is refused inline", async ({ signed
 test("earns from a buyer's completion and withdraws the earnings to the wallet on chain", async ({ signedInPage: page, account, agent }) => {
   // The cheapest offer on the book, so the agent's completion is routed here.
   const supplier = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.supplier]);
-  await supplier.postOffer({ upstreamBaseUrl: UPSTREAM_URL, upstreamApiKey: UPSTREAM_KEY, models: ["mistral-31-24b"], priceCents: 30, dailyCapacity: "10" });
-  await agent.client.chat.completions.create({
-    model: "mistral-31-24b",
-    messages: [{ role: "user", content: "Tell me about order books in one long paragraph, please." }],
-  });
+  await supplier.postOffer({ upstream_base_url: UPSTREAM_URL, upstream_api_key: UPSTREAM_KEY, models: ["mistral-31-24b"], price_cents: 30, daily_capacity: "10" });
+  const before = parseMicros((await supplier.ok<Earnings>("GET", "/v1/supply/earnings")).available)!;
+  const { response } = await agent.client.chat.completions
+    .create({
+      model: "mistral-31-24b",
+      messages: [{ role: "user", content: "Tell me about order books in one long paragraph, please." }],
+    })
+    .withResponse();
+  // The clear pays the supplier floor(cost x (1 - fee)), at the fee the stack is configured with.
+  const cost = parseMicros(response.headers.get("x-svc-cost") ?? "")!;
+  const share = (cost * BigInt(10_000 - E2E_PLATFORM_FEE_BPS)) / 10_000n;
+  expect(share).toBeGreaterThan(0n);
 
   await page.goto("/supply/earnings");
   const available = page.getByRole("group", { name: "Available to withdraw" });
-  await expect.poll(async () => usdTextToMicros(await available.textContent())).toBeGreaterThan(0n);
+  await expect.poll(async () => usdTextToMicros(await available.textContent())).toBe(before + share);
   const earned = usdTextToMicros(await available.textContent());
   const walletBefore = await usdcBalance(account.address);
 

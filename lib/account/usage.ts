@@ -1,27 +1,13 @@
+import "server-only";
 import { db } from "@/lib/db";
-import { decodeCursor, encodeCursor, type Page } from "@/lib/http/pagination";
+import { decodeCursor, encodeCursor } from "@/lib/http/pagination";
 import { formatMicros } from "@/lib/money";
-
-export type UsageItem = {
-  id: string;
-  createdAt: string;
-  key: { id: string; name: string; prefix: string };
-  model: string;
-  promptTokens: number;
-  completionTokens: number;
-  usageEstimated: boolean;
-  /** Capacity burned, diem. */
-  burn: string;
-  priceCents: number;
-  /** USDC paid for this completion. */
-  cost: string;
-  latencyMs: number;
-};
+import type { DailySpendList, UsagePage } from "@/lib/account/schemas";
 
 const CURSOR = /^(\d{1,15}):(chatcmpl-[A-Za-z0-9]{1,64})$/;
 
 /** One page of the account's completions, newest first (the completions index is (account_id, created_at)). */
-export async function listUsage(accountId: string, page: { cursor?: string; limit: number }): Promise<Page<UsageItem>> {
+export async function listUsage(accountId: string, page: { cursor?: string; limit: number }): Promise<UsagePage> {
   const before = page.cursor ? decodeCursor(page.cursor, CURSOR) : null;
   const rows = await db.completion.findMany({
     where: {
@@ -39,25 +25,23 @@ export async function listUsage(accountId: string, page: { cursor?: string; limi
   });
   const data = rows.slice(0, page.limit).map((c) => ({
     id: c.id,
-    createdAt: c.createdAt.toISOString(),
+    created_at: c.createdAt.toISOString(),
     key: c.apiKey,
     model: c.modelId,
-    promptTokens: c.promptTokens,
-    completionTokens: c.completionTokens,
-    usageEstimated: c.usageEstimated,
+    prompt_tokens: c.promptTokens,
+    completion_tokens: c.completionTokens,
+    usage_estimated: c.usageEstimated,
     burn: formatMicros(c.clear?.burnMicroDiem ?? 0n),
-    priceCents: c.clear?.priceCents ?? 0,
+    price_cents: c.clear?.priceCents ?? 0,
     cost: formatMicros(c.clear?.chargeMicros ?? 0n),
-    latencyMs: c.latencyMs,
+    latency_ms: c.latencyMs,
   }));
   const last = rows.length > page.limit ? rows[page.limit - 1] : undefined;
-  return { data, nextCursor: last ? encodeCursor(`${last.createdAt.getTime()}:${last.id}`) : null };
+  return { object: "list", data, next_cursor: last ? encodeCursor(`${last.createdAt.getTime()}:${last.id}`) : null };
 }
 
-export type DailySpend = { day: string; requests: number; cost: string; burn: string };
-
 /** Spend per UTC day over the last `days` days (for the dashboard's chart); days without use are omitted. */
-export async function listDailySpend(accountId: string, days: number, now = new Date()): Promise<DailySpend[]> {
+export async function listDailySpend(accountId: string, days: number, now = new Date()): Promise<DailySpendList> {
   const since = new Date(now.getTime() - days * 86_400_000);
   const rows = await db.$queryRaw<{ day: string; requests: bigint; cost: bigint; burn: bigint }[]>`
     SELECT to_char(date_trunc('day', c.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
@@ -65,5 +49,8 @@ export async function listDailySpend(accountId: string, days: number, now = new 
     FROM completions c JOIN clears cl ON cl.completion_id = c.id
     WHERE c.account_id = ${accountId}::uuid AND c.created_at >= ${since}::timestamptz
     GROUP BY 1 ORDER BY 1`;
-  return rows.map((r) => ({ day: r.day, requests: Number(r.requests), cost: formatMicros(BigInt(r.cost)), burn: formatMicros(BigInt(r.burn)) }));
+  return {
+    object: "list",
+    data: rows.map((r) => ({ day: r.day, requests: Number(r.requests), cost: formatMicros(BigInt(r.cost)), burn: formatMicros(BigInt(r.burn)) })),
+  };
 }

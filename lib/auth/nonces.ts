@@ -1,3 +1,4 @@
+import "server-only";
 import { db, type Tx } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { randomBase62 } from "@/lib/auth/tokens";

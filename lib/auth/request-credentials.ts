@@ -1,4 +1,5 @@
 /** The one place that reads credentials off a request (the session cookie and the Bearer header) and writes the cookie. */
+import "server-only";
 import { deployment } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 

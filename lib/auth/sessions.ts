@@ -1,3 +1,5 @@
+import "server-only";
+import type { SessionView } from "@/lib/auth/schemas";
 import { db, type Tx } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
@@ -52,6 +54,6 @@ export async function revokeSessionByToken(token: string, now = new Date()): Pro
   await db.session.updateMany({ where: { tokenHash: sha256Hex(token), revokedAt: null }, data: { revokedAt: now } });
 }
 
-export function describeSession(session: SessionContext) {
-  return { address: session.walletAddress, expiresAt: session.expiresAt.toISOString() };
+export function describeSession(session: { walletAddress: string; expiresAt: Date }): SessionView {
+  return { address: session.walletAddress, expires_at: session.expiresAt.toISOString() };
 }

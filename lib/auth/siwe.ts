@@ -1,6 +1,6 @@
+import "server-only";
 import { getAddress, isAddress, type Address, type Hex } from "viem";
 import { parseSiweMessage } from "viem/siwe";
-import { z } from "zod";
 import { assertNonceUsable, consumeNonce, issueNonce, NONCE_TTL_MS } from "@/lib/auth/nonces";
 import { createSession, revokeSessionByToken } from "@/lib/auth/sessions";
 import { publicClient } from "@/lib/chain/client";
@@ -8,7 +8,7 @@ import { BASE_CHAIN_ID } from "@/lib/chain/constants";
 import { db, type Tx } from "@/lib/db";
 import { deployment } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
-import type { SiweChallenge } from "@/lib/auth/siwe-message";
+import type { SiweChallenge, VerifyInput } from "@/lib/auth/schemas";
 
 /**
  * Sign-In with Ethereum (EIP-4361). viem parses the message and checks the signature (EOA, EIP-1271 and
@@ -21,31 +21,17 @@ export const SIWE_STATEMENT = "Sign in to svc with your wallet.";
 /** How far a client's clock may run ahead of ours when it stamps `Issued At`. */
 const ISSUED_AT_SKEW_MS = 60_000;
 
-export const NonceQuery = z.strictObject({
-  walletAddress: z
-    .string()
-    .refine((value) => isAddress(value), "must be a 0x-prefixed 20-byte hex address (mixed case only with a valid EIP-55 checksum)"),
-});
-
-export const VerifyBody = z.strictObject({
-  message: z.string().min(1).max(8192),
-  signature: z.string().min(1).max(100_000),
-});
-
-export type VerifyInput = z.infer<typeof VerifyBody>;
-
-export type { SiweChallenge } from "@/lib/auth/siwe-message";
 
 /** Everything a client needs to build the EIP-4361 message for `walletAddress`, around a fresh nonce. */
 export async function createSiweChallenge(walletAddress: string, now = new Date()): Promise<SiweChallenge> {
   const { nonce, issuedAt, expiresAt } = await issueNonce(getAddress(walletAddress), now);
   return {
     nonce,
-    issuedAt: issuedAt.toISOString(),
-    expirationTime: expiresAt.toISOString(),
+    issued_at: issuedAt.toISOString(),
+    expiration_time: expiresAt.toISOString(),
     domain: deployment.host,
     uri: deployment.origin,
-    chainId: BASE_CHAIN_ID,
+    chain_id: BASE_CHAIN_ID,
     statement: SIWE_STATEMENT,
   };
 }

@@ -2,21 +2,9 @@
  * The dashboard's client for the svc API (same origin, session cookie). Every failure becomes an ApiError
  * carrying the API's error code, so components can say something human (lib/browser/errors.ts).
  */
-export class ApiError extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly details: Record<string, unknown>;
-  readonly requestId: string | null;
+import { ApiError } from "@/lib/api-error";
 
-  constructor(status: number, code: string, message: string, details: Record<string, unknown> = {}, requestId: string | null = null) {
-    super(message);
-    this.name = "ApiError";
-    this.status = status;
-    this.code = code;
-    this.details = details;
-    this.requestId = requestId;
-  }
-}
+export { ApiError };
 
 type ApiInit = { method?: "GET" | "POST" | "PATCH" | "DELETE"; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal };
 
@@ -37,25 +25,11 @@ export async function apiFetch(path: string, init: ApiInit = {}, expect: number[
     throw new ApiError(0, "network_error", "The request did not reach svc.");
   }
   if (res.ok || expect.includes(res.status)) return res;
-  throw await toApiError(res);
+  throw await ApiError.from(res);
 }
 
 export async function api<T>(path: string, init: ApiInit = {}): Promise<T> {
   const res = await apiFetch(path, init);
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
-}
-
-export async function toApiError(res: Response): Promise<ApiError> {
-  const requestId = res.headers.get("x-request-id");
-  try {
-    const body = (await res.json()) as { error?: { message?: string; code?: string } & Record<string, unknown> };
-    if (body.error?.code) {
-      const { message, code, type: _type, ...details } = body.error;
-      return new ApiError(res.status, code, message ?? code, details, requestId);
-    }
-  } catch {
-    // not JSON: a proxy or crash page
-  }
-  return new ApiError(res.status, res.status >= 500 ? "internal_error" : "http_error", `HTTP ${res.status}`, {}, requestId);
 }

@@ -1,4 +1,5 @@
 import { ApiError } from "@/lib/browser/api";
+import type { PaymentFailureReason } from "@/lib/payments/schemas";
 
 /**
  * One sentence a person can act on, for any error the dashboard can meet: API errors by code, wallet
@@ -17,7 +18,16 @@ function trimUsd(value: string): string {
   return `${whole}.${trimmed.padEnd(2, "0")}`;
 }
 
-const PAYMENT_REASONS: Record<string, string> = {
+const START_AGAIN = "Start a new top-up: nothing was charged.";
+
+/** What each refusal reason of the server means to the person paying; a reason added there fails to compile here. */
+const PAYMENT_REASONS: Record<PaymentFailureReason, string> = {
+  unsupported_payload: "Your wallet signed a payment svc does not take (an EIP-3009 USDC authorization is needed). " + START_AGAIN,
+  scheme_mismatch: "The payment used another x402 scheme than svc asked for. " + START_AGAIN,
+  asset_mismatch: "The payment was not in USDC on Base. " + START_AGAIN,
+  authorization_not_yet_valid: "The payment authorization is not valid yet; check your device's clock, then try again.",
+  authorization_validity_too_long: "The payment authorization stays valid for longer than svc accepts. " + START_AGAIN,
+  verification_failed: "The payment did not verify on Base. Nothing was charged; try again.",
   insufficient_funds: "Your wallet doesn't hold enough USDC for this top-up.",
   authorization_expired: "The payment authorization expired before it reached svc. Try again.",
   invalid_signature: "The payment signature didn't verify for USDC on Base. Try again.",
@@ -58,7 +68,7 @@ function describeApiError(error: ApiError): string {
     case "amount_out_of_range":
       return d.max !== undefined ? `Enter an amount between ${usd(d.min)} and ${usd(d.max)}.` : `Enter at least ${usd(d.min)}.`;
     case "payment_invalid":
-      return PAYMENT_REASONS[String(d.reason)] ?? "The payment was not accepted. Nothing was charged; try again.";
+      return PAYMENT_REASONS[String(d.reason) as PaymentFailureReason] ?? "The payment was not accepted. Nothing was charged; try again.";
     case "authorization_already_used":
       return "This payment authorization was already used. Start a new top-up.";
     case "payment_settlement_failed":
@@ -78,7 +88,7 @@ function describeApiError(error: ApiError): string {
     case "upstream_auth_failed":
       return "Your upstream rejected that API key. Check the key and try again.";
     case "upstream_model_missing": {
-      const missing = Array.isArray(d.missingModels) ? (d.missingModels as string[]).join(", ") : "some of the models";
+      const missing = Array.isArray(d.missing_models) ? (d.missing_models as string[]).join(", ") : "some of the models";
       return `Your upstream doesn't serve ${missing}. Untick them or name the upstream's own model id.`;
     }
     case "upstream_url_forbidden":

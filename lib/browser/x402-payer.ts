@@ -3,9 +3,9 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
 import { ApiError, apiFetch } from "@/lib/browser/api";
+import type { TopUpView } from "@/lib/payments/schemas";
 
 export type TopUpStep = "requesting" | "signing" | "settling";
-export type TopUpReceipt = { credited: string; balance: string; transaction: Hex };
 
 /** What the wallet must sign: an EIP-712 payload (wagmi's signTypedData takes it as is). */
 export type TypedDataSigner = {
@@ -31,7 +31,7 @@ export async function topUpWithX402(
   expected: { amountMicros: bigint; usdcAddress: Address },
   signer: TypedDataSigner,
   onStep: (step: TopUpStep) => void,
-): Promise<TopUpReceipt> {
+): Promise<TopUpView> {
   onStep("requesting");
   const challenge = await apiFetch(TOP_UP_PATH, { method: "POST", body: { amount } }, [402]);
   const header = challenge.status === 402 ? challenge.headers.get("payment-required") : null;
@@ -57,5 +57,5 @@ export async function topUpWithX402(
     body: { amount },
     headers: { "payment-signature": encodePaymentSignatureHeader(payment) },
   });
-  return (await paid.json()) as TopUpReceipt;
+  return (await paid.json()) as TopUpView;
 }

@@ -1,5 +1,6 @@
+import "server-only";
 import type { z } from "zod";
-import { AppError } from "@/lib/http/errors";
+import { AppError, ERROR_STATUS, type AppErrorCode } from "@/lib/http/errors";
 
 /** Reads a JSON body with a byte limit, rejecting a wrong content type or malformed JSON with a clear 400. */
 export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
@@ -66,7 +67,13 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
   const first = issues[0];
   const path = first.path.length > 0 ? first.path.join(".") : where;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
-  throw new AppError("invalid_request", `Invalid ${where === "body" ? "request body" : "query"}: ${path}: ${first.message}${more}.`, {
+  throw new AppError(issueCode(first), `Invalid ${where === "body" ? "request body" : "query"}: ${path}: ${first.message}${more}.`, {
     details: { param: first.path.join(".") || null },
   });
+}
+
+/** A shared field type can name a more precise 400 code on its issue (e.g. `invalid_amount` for UsdAmount). */
+function issueCode(issue: z.core.$ZodIssue): AppErrorCode {
+  const code = issue.code === "custom" ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
+  return typeof code === "string" && code in ERROR_STATUS && ERROR_STATUS[code as AppErrorCode] === 400 ? (code as AppErrorCode) : "invalid_request";
 }

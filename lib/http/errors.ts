@@ -1,4 +1,6 @@
 /** The one error type. Route handlers and domain functions throw it; `route()` renders it. */
+import { z } from "zod";
+import { component } from "@/lib/wire";
 
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -103,3 +105,18 @@ export function errorBody(error: AppError): ErrorBody {
     error: { ...error.details, message: error.message, type: errorTypeForStatus(error.status), code: error.code },
   };
 }
+
+const ERROR_CODES = Object.keys(ERROR_STATUS) as [AppErrorCode, ...AppErrorCode[]];
+
+export const ErrorBodySchema = component(
+  "Error",
+  z
+    .object({
+      error: z.looseObject({
+        message: z.string(),
+        type: z.string().describe("OpenAI's error type for the status, e.g. invalid_request_error"),
+        code: z.enum(ERROR_CODES),
+      }),
+    })
+    .describe("Every error: OpenAI's shape. Some codes add machine-readable fields beside message/type/code (e.g. needed, available, param)."),
+);

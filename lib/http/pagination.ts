@@ -1,16 +1,15 @@
+import "server-only";
 import { z } from "zod";
 import { AppError } from "@/lib/http/errors";
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
 
-/** `?cursor=&limit=` for every paginated list: newest first, `nextCursor` null on the last page. */
+/** `?cursor=&limit=` for every paginated list: newest first, `next_cursor` null on the last page. */
 export const PageQuery = z.strictObject({
   cursor: z.string().min(1).max(128).optional(),
   limit: z.coerce.number().int().min(1).max(PAGE_MAX).default(PAGE_DEFAULT),
 });
-
-export type Page<T> = { data: T[]; nextCursor: string | null };
 
 /** An opaque cursor: the sort key of the last item of a page. */
 export function encodeCursor(key: string): string {
@@ -21,7 +20,7 @@ export function encodeCursor(key: string): string {
 export function decodeCursor(cursor: string, pattern: RegExp): RegExpExecArray {
   const match = pattern.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (!match) {
-    throw new AppError("invalid_request", "Invalid query: cursor: use the nextCursor of a previous page.", { details: { param: "cursor" } });
+    throw new AppError("invalid_request", "Invalid query: cursor: use the next_cursor of a previous page.", { details: { param: "cursor" } });
   }
   return match;
 }

@@ -1,3 +1,4 @@
+import "server-only";
 import { Redis } from "ioredis";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";

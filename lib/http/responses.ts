@@ -1,4 +1,6 @@
 /** JSON responses. BigInt never reaches the wire as a number: money is serialized by the domain as strings. */
+import "server-only";
+
 
 export function json(data: unknown, init: ResponseInit = {}): Response {
   const headers = new Headers(init.headers);

@@ -1,3 +1,4 @@
+import "server-only";
 import { randomBytes } from "node:crypto";
 import type { z } from "zod";
 import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/request-credentials";
@@ -9,6 +10,7 @@ import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
 import { enforceRateLimits, requestRateLimits } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
 import { log } from "@/lib/log";
+import type { OperationDocs } from "@/lib/openapi/operation";
 
 export type AuthMode = "public" | "session" | "bearer";
 
@@ -35,12 +37,14 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   maxBodyBytes?: number;
   /** Per-IP limits, and per-key on bearer routes: 429 with Retry-After, X-RateLimit-* on every answer. */
   rateLimit?: boolean;
+  /** The route's description for GET /openapi.json and /docs (summary, success shapes, its own error codes). */
+  docs: OperationDocs;
 };
 
 type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
 
 /** What a route enforces, attached to its handler so descriptions (lib/openapi) read it from the route itself. */
-export type RouteMeta = { auth: AuthMode; body?: z.ZodType; query?: z.ZodType; rateLimit: boolean };
+export type RouteMeta = { auth: AuthMode; body?: z.ZodType; query?: z.ZodType; rateLimit: boolean; docs: OperationDocs };
 
 export type RouteHandler = ((req: Request, next?: NextRouteContext) => Promise<Response>) & { readonly meta: RouteMeta };
 
@@ -80,7 +84,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     response.headers.set("x-request-id", requestId);
     return response;
   };
-  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: options.rateLimit === true };
+  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: options.rateLimit === true, docs: options.docs };
   return Object.assign(handle, { meta });
 }
 

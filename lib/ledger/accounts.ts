@@ -1,3 +1,4 @@
+import "server-only";
 import { db, type Tx } from "@/lib/db";
 
 /** The ledger accounts that belong to a user; platform and external are system accounts at fixed ids. */
@@ -9,6 +10,8 @@ export type LedgerAccountRow = {
   ownerId: string;
   balanceMicros: bigint;
   heldMicros: bigint;
+  /** What can be spent or withdrawn now: the balance less what in-flight completions hold. */
+  availableMicros: bigint;
 };
 
 export type Balance = { totalMicros: bigint; heldMicros: bigint; availableMicros: bigint };
@@ -29,15 +32,14 @@ export async function findLedgerAccount(tx: Tx, kind: OwnedLedgerKind, ownerId: 
     SELECT id::text, balance_micros, held_micros FROM ledger_accounts
     WHERE kind = ${kind}::ledger_account_kind AND owner_id = ${ownerId}::uuid`;
   const row = rows[0];
-  return row
-    ? { id: row.id, kind, ownerId, balanceMicros: BigInt(row.balance_micros), heldMicros: BigInt(row.held_micros) }
-    : null;
+  if (!row) return null;
+  const balanceMicros = BigInt(row.balance_micros);
+  const heldMicros = BigInt(row.held_micros);
+  return { id: row.id, kind, ownerId, balanceMicros, heldMicros, availableMicros: balanceMicros - heldMicros };
 }
 
 /** An owner's balance of one kind; zero when the account does not exist yet. */
 export async function getBalance(kind: OwnedLedgerKind, ownerId: string, tx: Tx = db): Promise<Balance> {
   const account = await findLedgerAccount(tx, kind, ownerId);
-  const totalMicros = account?.balanceMicros ?? 0n;
-  const heldMicros = account?.heldMicros ?? 0n;
-  return { totalMicros, heldMicros, availableMicros: totalMicros - heldMicros };
+  return { totalMicros: account?.balanceMicros ?? 0n, heldMicros: account?.heldMicros ?? 0n, availableMicros: account?.availableMicros ?? 0n };
 }

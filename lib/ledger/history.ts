@@ -1,20 +1,8 @@
+import "server-only";
 import { db } from "@/lib/db";
-import { decodeCursor, encodeCursor, PAGE_DEFAULT, type Page } from "@/lib/http/pagination";
+import { decodeCursor, encodeCursor, PAGE_DEFAULT } from "@/lib/http/pagination";
 import { formatMicros } from "@/lib/money";
-
-export type LedgerItem = {
-  /** The journal entry (one movement of money). */
-  id: string;
-  kind: "topup" | "clear" | "withdrawal" | "withdrawal_reversal";
-  /** Which of the account's balances moved: the prepaid buying balance or the supplier earnings. */
-  ledger: "balance" | "earnings";
-  /** Signed from this account's point of view: positive credits it. */
-  amount: string;
-  createdAt: string;
-  transaction: string | null;
-};
-
-export type LedgerPage = Page<LedgerItem>;
+import type { LedgerItem, LedgerPage } from "@/lib/ledger/schemas";
 
 const CURSOR = /^l(\d{1,19})$/;
 
@@ -42,9 +30,9 @@ export async function listAccountLedger(ownerId: string, page: { cursor?: string
     kind: r.kind,
     ledger: r.ledger_kind === "buyer" ? ("balance" as const) : ("earnings" as const),
     amount: formatMicros(BigInt(r.amount_micros)),
-    createdAt: r.created_at.toISOString(),
+    created_at: r.created_at.toISOString(),
     transaction: r.tx_hash,
   }));
   const last = rows[limit - 1];
-  return { data: items, nextCursor: rows.length > limit && last ? encodeCursor(`l${last.line_id}`) : null };
+  return { object: "list", data: items, next_cursor: rows.length > limit && last ? encodeCursor(`l${last.line_id}`) : null };
 }

@@ -1,3 +1,4 @@
+import "server-only";
 import { db, Prisma, type Tx } from "@/lib/db";
 
 export type LedgerReport = { ok: boolean; violations: string[] };

@@ -1,10 +1,8 @@
+import "server-only";
 import { checkLedgerInvariants, type LedgerReport } from "@/lib/ledger/invariants";
 import { log } from "@/lib/log";
 
-export type LedgerHealth =
-  | { ok: true; checkedAt: string }
-  | { ok: false; checkedAt: string; violations: number }
-  | { ok: false; checkedAt: string; error: "check_failed" };
+import type { LedgerHealth } from "@/lib/ledger/schemas";
 
 // The check scans every journal line; a public endpoint must not let callers trigger that at will.
 const MAX_AGE_MS = 15_000;
@@ -25,7 +23,7 @@ export async function getLedgerHealth(options: { maxAgeMs?: number } = {}): Prom
     })
     .catch((error: unknown): LedgerHealth => {
       log.error("ledger invariant check failed to run", { error });
-      return { ok: false, checkedAt: new Date().toISOString(), error: "check_failed" };
+      return { ok: false, checked_at: new Date().toISOString(), error: "check_failed" };
     })
     .finally(() => {
       running = undefined;
@@ -35,6 +33,6 @@ export async function getLedgerHealth(options: { maxAgeMs?: number } = {}): Prom
 
 export function summarizeLedgerReport(report: LedgerReport, checkedAt: Date): LedgerHealth {
   return report.ok
-    ? { ok: true, checkedAt: checkedAt.toISOString() }
-    : { ok: false, checkedAt: checkedAt.toISOString(), violations: report.violations.length };
+    ? { ok: true, checked_at: checkedAt.toISOString() }
+    : { ok: false, checked_at: checkedAt.toISOString(), violations: report.violations.length };
 }

@@ -1,3 +1,4 @@
+import "server-only";
 import { Prisma, type Tx } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 

@@ -1,9 +1,12 @@
+import "server-only";
 import { db, Prisma } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { cached } from "@/lib/market/cache";
 import type { CatalogModel } from "@/lib/market/catalog";
 import { formatMicros } from "@/lib/money";
 import { utcDayKey } from "@/lib/supply/capacity";
+import type { BookView } from "@/lib/market/schemas";
+import { formatListPrice } from "@/lib/wire";
 
 /**
  * The order book: what buyers can be routed to right now. An offer is on the book when it is active,
@@ -63,7 +66,7 @@ export type ModelDepth = {
 
 type DepthRow = { model_id: string; price_cents: number | null; remaining: string; offers: number; suppliers: number };
 
-function emptyDepth(): ModelDepth {
+export function emptyDepth(): ModelDepth {
   return { levels: [], remainingMicroDiem: 0n, offers: 0, suppliers: 0, bestPriceCents: null };
 }
 
@@ -111,23 +114,6 @@ export function medianPriceCents(levels: Level[]): number | null {
   return levels.at(-1)!.priceCents;
 }
 
-export function formatListPrice(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }) {
-  return { inputDiemPerMTok: formatMicros(model.inputMicroDiemPerMTok), outputDiemPerMTok: formatMicros(model.outputMicroDiemPerMTok) };
-}
-
-export type BookView = {
-  model: string;
-  day: string;
-  asOf: string;
-  listPrice: { inputDiemPerMTok: string; outputDiemPerMTok: string };
-  bestPriceCents: number | null;
-  remainingDiem: string;
-  offers: number;
-  suppliers: number;
-  /** Ascending by price; capacity in diem left today at that price. */
-  levels: { priceCents: number; remainingDiem: string; offers: number }[];
-};
-
 /** GET /v1/market/book: price levels of one model, cheapest first. Cached unless `now` is given. */
 export async function getBook(modelId: string, now?: Date): Promise<BookView> {
   const model = await getActiveModelOrThrow(modelId);
@@ -139,44 +125,12 @@ async function computeBook(model: CatalogEntry, now: Date): Promise<BookView> {
   return {
     model: model.id,
     day: utcDayKey(now),
-    asOf: now.toISOString(),
-    listPrice: formatListPrice(model),
-    bestPriceCents: depth.bestPriceCents,
-    remainingDiem: formatMicros(depth.remainingMicroDiem),
+    as_of: now.toISOString(),
+    list_price: formatListPrice(model),
+    best_price_cents: depth.bestPriceCents,
+    remaining_diem: formatMicros(depth.remainingMicroDiem),
     offers: depth.offers,
     suppliers: depth.suppliers,
-    levels: depth.levels.map((l) => ({ priceCents: l.priceCents, remainingDiem: formatMicros(l.remainingMicroDiem), offers: l.offers })),
-  };
-}
-
-export type MarketModelView = {
-  id: string;
-  name: string;
-  listPrice: { inputDiemPerMTok: string; outputDiemPerMTok: string };
-  bestPriceCents: number | null;
-  remainingDiem: string;
-  offers: number;
-  suppliers: number;
-};
-
-/** GET /v1/market/models: every active model with list price, best price and depth on the book. */
-export async function listMarketModels(now?: Date): Promise<{ day: string; asOf: string; data: MarketModelView[] }> {
-  const [models, depth] = await Promise.all([getActiveModels(), getDepthByModel(now)]);
-  const at = now ?? new Date();
-  return {
-    day: utcDayKey(at),
-    asOf: at.toISOString(),
-    data: [...models.values()].map((m) => {
-      const d = depth.get(m.id) ?? emptyDepth();
-      return {
-        id: m.id,
-        name: m.name,
-        listPrice: formatListPrice(m),
-        bestPriceCents: d.bestPriceCents,
-        remainingDiem: formatMicros(d.remainingMicroDiem),
-        offers: d.offers,
-        suppliers: d.suppliers,
-      };
-    }),
+    levels: depth.levels.map((l) => ({ price_cents: l.priceCents, remaining_diem: formatMicros(l.remainingMicroDiem), offers: l.offers })),
   };
 }

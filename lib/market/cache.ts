@@ -3,6 +3,8 @@
  * query and shared for a few seconds, so a busy market page costs the database a query per view
  * per few seconds instead of one per request. Concurrent misses share one in-flight query.
  */
+import "server-only";
+
 
 type Entry = { expiresAt: number; value: Promise<unknown> };
 

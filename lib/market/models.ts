@@ -1,24 +1,12 @@
-import { getActiveModels, getDepthByModel } from "@/lib/market/book";
+import "server-only";
+import { emptyDepth, getActiveModels, getDepthByModel } from "@/lib/market/book";
+import type { MarketModelList, ModelList } from "@/lib/market/schemas";
 import { formatMicros } from "@/lib/money";
+import { utcDayKey } from "@/lib/supply/capacity";
+import { formatListPrice } from "@/lib/wire";
 
-export type ModelListing = {
-  id: string;
-  object: "model";
-  created: number;
-  owned_by: "svc";
-  name: string;
-  context_length: number;
-  max_output_tokens: number;
-  /** List price, diem per 1M tokens, as decimal strings. */
-  pricing: { input_diem_per_mtok: string; output_diem_per_mtok: string };
-  /** Cheapest offer on the book in cents per diem (100 = list price), null when nobody sells it right now. */
-  best_price_cents: number | null;
-  /** Offers on the book (active, healthy, capacity left today). */
-  offers: number;
-};
-
-/** The OpenAI-shaped model list: every active catalog model, with list price and best price on the book. */
-export async function listModels(): Promise<{ object: "list"; data: ModelListing[] }> {
+/** GET /v1/models: every active catalog model in OpenAI's list shape, with list price and best price on the book. */
+export async function listModels(): Promise<ModelList> {
   const [models, depth] = await Promise.all([getActiveModels(), getDepthByModel()]);
   return {
     object: "list",
@@ -30,12 +18,32 @@ export async function listModels(): Promise<{ object: "list"; data: ModelListing
       name: m.name,
       context_length: m.contextTokens,
       max_output_tokens: m.maxOutputTokens,
-      pricing: {
-        input_diem_per_mtok: formatMicros(m.inputMicroDiemPerMTok),
-        output_diem_per_mtok: formatMicros(m.outputMicroDiemPerMTok),
-      },
+      pricing: formatListPrice(m),
       best_price_cents: depth.get(m.id)?.bestPriceCents ?? null,
       offers: depth.get(m.id)?.offers ?? 0,
     })),
+  };
+}
+
+/** GET /v1/market/models: every active model with list price, best price and depth on the book. */
+export async function listMarketModels(now?: Date): Promise<MarketModelList> {
+  const [models, depth] = await Promise.all([getActiveModels(), getDepthByModel(now)]);
+  const at = now ?? new Date();
+  return {
+    object: "list",
+    day: utcDayKey(at),
+    as_of: at.toISOString(),
+    data: [...models.values()].map((m) => {
+      const d = depth.get(m.id) ?? emptyDepth();
+      return {
+        id: m.id,
+        name: m.name,
+        list_price: formatListPrice(m),
+        best_price_cents: d.bestPriceCents,
+        remaining_diem: formatMicros(d.remainingMicroDiem),
+        offers: d.offers,
+        suppliers: d.suppliers,
+      };
+    }),
   };
 }

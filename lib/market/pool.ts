@@ -1,45 +1,19 @@
+import "server-only";
 import { db, Prisma } from "@/lib/db";
 import { getDepthByModel, medianPriceCents } from "@/lib/market/book";
 import { cached } from "@/lib/market/cache";
 import { formatMicros } from "@/lib/money";
 import { utcDayKey } from "@/lib/supply/capacity";
+import type { PoolSummary } from "@/lib/market/schemas";
 
 /**
  * GET /v1/supply/pool/summary: the supply pool today (UTC). The pool is every active offer, including
- * ones cooling down after upstream failures or already sold out today; `availableNowDiem` and the
+ * ones cooling down after upstream failures or already sold out today; `available_now_diem` and the
  * prices are what is on the book (see lib/market/book.ts), so they agree with the market views.
  * Per-model capacity overlaps when one offer serves several models.
  */
 
 export const POOL_TTL_MS = 5_000;
-
-export type PoolModel = {
-  model: string;
-  offers: number;
-  suppliers: number;
-  dailyCapacityDiem: string;
-  burnedTodayDiem: string;
-  remainingTodayDiem: string;
-  availableNowDiem: string;
-  bestPriceCents: number | null;
-  medianPriceCents: number | null;
-  utilisation: number;
-};
-
-export type PoolSummary = {
-  day: string;
-  asOf: string;
-  suppliers: number;
-  offers: number;
-  offersCoolingDown: number;
-  dailyCapacityDiem: string;
-  burnedTodayDiem: string;
-  remainingTodayDiem: string;
-  availableNowDiem: string;
-  /** Burned today / daily capacity of active offers, 0..1 (4 decimals). */
-  utilisation: number;
-  models: PoolModel[];
-};
 
 type TotalsRow = { suppliers: number; offers: number; cooling: number; capacity: string; burned: string; remaining: string; available: string };
 type ModelRow = { model_id: string; offers: number; suppliers: number; capacity: string; burned: string; remaining: string; available: string };
@@ -75,14 +49,14 @@ export async function computePoolSummary(now: Date): Promise<PoolSummary> {
   ]);
   return {
     day,
-    asOf: now.toISOString(),
+    as_of: now.toISOString(),
     suppliers: totals.suppliers,
     offers: totals.offers,
-    offersCoolingDown: totals.cooling,
-    dailyCapacityDiem: formatMicros(BigInt(totals.capacity)),
-    burnedTodayDiem: formatMicros(BigInt(totals.burned)),
-    remainingTodayDiem: formatMicros(BigInt(totals.remaining)),
-    availableNowDiem: formatMicros(BigInt(totals.available)),
+    offers_cooling_down: totals.cooling,
+    daily_capacity_diem: formatMicros(BigInt(totals.capacity)),
+    burned_today_diem: formatMicros(BigInt(totals.burned)),
+    remaining_today_diem: formatMicros(BigInt(totals.remaining)),
+    available_now_diem: formatMicros(BigInt(totals.available)),
     utilisation: ratio(BigInt(totals.burned), BigInt(totals.capacity)),
     models: perModel.map((row) => {
       const d = depth.get(row.model_id);
@@ -90,12 +64,12 @@ export async function computePoolSummary(now: Date): Promise<PoolSummary> {
         model: row.model_id,
         offers: row.offers,
         suppliers: row.suppliers,
-        dailyCapacityDiem: formatMicros(BigInt(row.capacity)),
-        burnedTodayDiem: formatMicros(BigInt(row.burned)),
-        remainingTodayDiem: formatMicros(BigInt(row.remaining)),
-        availableNowDiem: formatMicros(BigInt(row.available)),
-        bestPriceCents: d?.bestPriceCents ?? null,
-        medianPriceCents: d ? medianPriceCents(d.levels) : null,
+        daily_capacity_diem: formatMicros(BigInt(row.capacity)),
+        burned_today_diem: formatMicros(BigInt(row.burned)),
+        remaining_today_diem: formatMicros(BigInt(row.remaining)),
+        available_now_diem: formatMicros(BigInt(row.available)),
+        best_price_cents: d?.bestPriceCents ?? null,
+        median_price_cents: d ? medianPriceCents(d.levels) : null,
         utilisation: ratio(BigInt(row.burned), BigInt(row.capacity)),
       };
     }),

@@ -1,6 +1,8 @@
+import "server-only";
 import { db } from "@/lib/db";
 import { cached } from "@/lib/market/cache";
 import { formatMicros } from "@/lib/money";
+import type { MarketStats } from "@/lib/market/schemas";
 
 /**
  * Market statistics over the last 24 hours: clears, volume in USDC and diem, and the
@@ -10,26 +12,6 @@ import { formatMicros } from "@/lib/money";
 
 export const STATS_TTL_MS = 5_000;
 const WINDOW_MS = 24 * 3_600_000;
-
-export type ModelStats = {
-  model: string;
-  clears: number;
-  volumeUsdc: string;
-  volumeDiem: string;
-  /** Σ(price × burn) / Σ burn, cents per diem with two decimals; null without volume. */
-  vwapCents: string | null;
-  lowPriceCents: number;
-  highPriceCents: number;
-};
-
-export type MarketStats = {
-  window: { from: string; to: string; hours: 24 };
-  clears: number;
-  volumeUsdc: string;
-  volumeDiem: string;
-  vwapCents: string | null;
-  models: ModelStats[];
-};
 
 type StatsRow = { model_id: string; clears: number; charge: string; burn: string; price_burn: string; low: number; high: number };
 
@@ -60,19 +42,19 @@ export async function computeMarketStats(now: Date): Promise<MarketStats> {
     return {
       model: r.model_id,
       clears: r.clears,
-      volumeUsdc: formatMicros(m.charge),
-      volumeDiem: formatMicros(m.burn),
-      vwapCents: vwapCents(m.priceBurn, m.burn),
-      lowPriceCents: r.low,
-      highPriceCents: r.high,
+      volume_usdc: formatMicros(m.charge),
+      volume_diem: formatMicros(m.burn),
+      vwap_cents: vwapCents(m.priceBurn, m.burn),
+      low_price_cents: r.low,
+      high_price_cents: r.high,
     };
   });
   return {
     window: { from: from.toISOString(), to: now.toISOString(), hours: 24 },
     clears,
-    volumeUsdc: formatMicros(charge),
-    volumeDiem: formatMicros(burn),
-    vwapCents: vwapCents(priceBurn, burn),
+    volume_usdc: formatMicros(charge),
+    volume_diem: formatMicros(burn),
+    vwap_cents: vwapCents(priceBurn, burn),
     models,
   };
 }

@@ -1,7 +1,8 @@
-import { z } from "zod";
+import "server-only";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { formatMicros } from "@/lib/money";
+import type { TradeList, TradesInput } from "@/lib/market/schemas";
 
 /**
  * Recent clears, newest first, without identities: no wallets, no offer, hold or completion ids.
@@ -9,25 +10,9 @@ import { formatMicros } from "@/lib/money";
  * so the cost is the page size, not the table size.
  */
 
-export const TradesQuery = z.strictObject({
-  model: z.string().min(1).max(128).optional(),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-});
-export type TradesInput = z.infer<typeof TradesQuery>;
-
-export type TradeView = {
-  time: string;
-  model: string;
-  priceCents: number;
-  /** Capacity consumed, diem decimal string. */
-  burnDiem: string;
-  /** What the buyer paid, USDC decimal string. */
-  valueUsdc: string;
-};
-
 type TradeRow = { created_at: Date; model_id: string; price_cents: number; burn: string; charge: string };
 
-export async function listTrades(input: TradesInput): Promise<{ data: TradeView[] }> {
+export async function listTrades(input: TradesInput): Promise<TradeList> {
   if (input.model !== undefined) {
     const model = await db.model.findUnique({ where: { id: input.model }, select: { id: true } });
     if (!model) throw new AppError("model_not_found", `Unknown model "${input.model}"; see GET /v1/models.`);
@@ -41,12 +26,13 @@ export async function listTrades(input: TradesInput): Promise<{ data: TradeView[
           SELECT created_at, model_id, price_cents, burn_micro_diem::text AS burn, charge_micros::text AS charge
           FROM clears WHERE model_id = ${input.model} ORDER BY created_at DESC, id DESC LIMIT ${input.limit}`;
   return {
+    object: "list",
     data: rows.map((r) => ({
       time: new Date(r.created_at).toISOString(),
       model: r.model_id,
-      priceCents: r.price_cents,
-      burnDiem: formatMicros(BigInt(r.burn)),
-      valueUsdc: formatMicros(BigInt(r.charge)),
+      price_cents: r.price_cents,
+      burn_diem: formatMicros(BigInt(r.burn)),
+      value_usdc: formatMicros(BigInt(r.charge)),
     })),
   };
 }

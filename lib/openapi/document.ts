@@ -1,16 +1,18 @@
 /**
- * The OpenAPI 3.1 document, generated from the routes themselves: auth class, body and query schemas come
- * from each handler's `meta` (route()), response shapes from lib/openapi/schemas.ts, error codes and
- * statuses from ERROR_STATUS. Served at GET /openapi.json and rendered at /docs.
+ * The OpenAPI 3.1 document, assembled from the routes themselves: auth class, body, query and the route's own
+ * description come from each handler's `meta` (route()), response shapes are the domain's own schemas, error
+ * codes and statuses come from ERROR_STATUS. Which routes exist is the caller's list (app/api-routes.ts); nothing
+ * here imports app/. Served at GET /openapi.json and rendered at /docs.
  */
+import "server-only";
 import { z } from "zod";
 import { deployment } from "@/lib/env";
-import { ERROR_STATUS, errorTypeForStatus, type AppErrorCode } from "@/lib/http/errors";
+import { ERROR_STATUS, ErrorBodySchema, errorTypeForStatus, type AppErrorCode } from "@/lib/http/errors";
 import type { AuthMode } from "@/lib/http/route";
 import { ERROR_DESCRIPTIONS, guardErrors } from "@/lib/openapi/errors";
 import { REQUEST_HEADERS, RESPONSE_HEADERS, type ResponseHeaderName } from "@/lib/openapi/headers";
-import { listOperations, type OperationSpec } from "@/lib/openapi/registry";
-import { componentRegistry, ErrorBodySchema } from "@/lib/openapi/schemas";
+import { listOperations, type ApiRoute, type HttpMethod, type Operation } from "@/lib/openapi/operation";
+import { component, componentRegistry } from "@/lib/wire";
 
 type JsonSchema = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -40,7 +42,7 @@ export type OpenApiDocument = {
   jsonSchemaDialect: string;
   servers: { url: string }[];
   tags: { name: string; description: string }[];
-  paths: Record<string, Partial<Record<Lowercase<OperationSpec["method"]>, OpenApiOperation>>>;
+  paths: Record<string, Partial<Record<Lowercase<HttpMethod>, OpenApiOperation>>>;
   components: {
     securitySchemes: Record<string, Json>;
     schemas: Record<string, JsonSchema>;
@@ -48,6 +50,8 @@ export type OpenApiDocument = {
     parameters: Record<string, Json>;
   };
 };
+
+export const OpenApiDocumentSchema = component("OpenApiDocument", z.looseObject({ openapi: z.string() }).describe("This document."));
 
 export const SECURITY_SCHEMES = {
   sessionCookie: {
@@ -129,9 +133,9 @@ function queryParameters(query: z.ZodType): OpenApiParameter[] {
   });
 }
 
-function pathParameters(spec: OperationSpec): OpenApiParameter[] {
-  const names = [...spec.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-  return names.map((name) => ({ name, in: "path", required: true, description: spec.pathParams?.[name], schema: { type: "string" } }));
+function pathParameters(op: Operation): OpenApiParameter[] {
+  const names = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  return names.map((name) => ({ name, in: "path", required: true, description: op.docs.pathParams?.[name], schema: { type: "string" } }));
 }
 
 function errorSchema(codes: AppErrorCode[]): JsonSchema {
@@ -144,16 +148,16 @@ function errorSchema(codes: AppErrorCode[]): JsonSchema {
 }
 
 /** Success answers and error answers merged per status (a 402 can be the x402 challenge or an error). */
-function responsesFor(spec: OperationSpec, codes: AppErrorCode[]): Record<string, OpenApiResponse> {
+function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, OpenApiResponse> {
   const byStatus = new Map<number, { descriptions: string[]; schemas: JsonSchema[]; headers: ResponseHeaderName[]; codes: AppErrorCode[] }>();
   // route() puts the rate-limit headers on every answer once the limits were counted, and Retry-After on the 429.
-  const always: ResponseHeaderName[] = spec.handler.meta.rateLimit ? ["RequestId", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset"] : ["RequestId"];
+  const always: ResponseHeaderName[] = op.handler.meta.rateLimit ? ["RequestId", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset"] : ["RequestId"];
   const slot = (status: number) => {
     let entry = byStatus.get(status);
     if (!entry) byStatus.set(status, (entry = { descriptions: [], schemas: [], headers: [...always, ...(status === 429 ? (["RetryAfter"] as const) : [])], codes: [] }));
     return entry;
   };
-  for (const r of spec.responses) {
+  for (const r of op.docs.responses) {
     const entry = slot(r.status);
     entry.descriptions.push(r.description);
     if (r.schema) entry.schemas.push(schemaRef(r.schema));
@@ -164,7 +168,7 @@ function responsesFor(spec: OperationSpec, codes: AppErrorCode[]): Record<string
     if (entry.codes.length === 0) continue;
     entry.descriptions.push(`${errorTypeForStatus(status)}: ${entry.codes.join(", ")}`);
     entry.schemas.push(errorSchema(entry.codes));
-    entry.headers.push(...(spec.errorHeaders?.[status] ?? []));
+    entry.headers.push(...(op.docs.errorHeaders?.[status] ?? []));
   }
 
   const sorted = [...byStatus.entries()].sort(([a], [b]) => a - b);
@@ -185,36 +189,37 @@ function responsesFor(spec: OperationSpec, codes: AppErrorCode[]): Record<string
 }
 
 /** Every code an operation can answer with: its guards' (auth, input, rate limit) and its own. */
-export function errorCodesFor(spec: OperationSpec): AppErrorCode[] {
-  return [...new Set([...guardErrors(spec.handler.meta, spec.method), ...spec.errors])];
+export function errorCodesFor(op: Operation): AppErrorCode[] {
+  return [...new Set([...guardErrors(op.handler.meta, op.method), ...(op.docs.errors ?? [])])];
 }
 
-function describeOperation(spec: OperationSpec): OpenApiOperation {
-  const { auth, body, query } = spec.handler.meta;
+function describeOperation(op: Operation): OpenApiOperation {
+  const { auth, body, query } = op.handler.meta;
+  const { docs } = op;
   const parameters = [
-    ...pathParameters(spec),
+    ...pathParameters(op),
     ...(query ? queryParameters(query) : []),
-    ...(spec.requestHeaders ?? []).map((name) => ref("parameters", name)),
+    ...(docs.requestHeaders ?? []).map((name) => ref("parameters", name)),
     ref("parameters", "RequestIdHeader"),
   ];
   return {
-    operationId: spec.operationId,
-    tags: [spec.tag],
-    summary: spec.summary,
-    ...(spec.description ? { description: spec.description } : {}),
+    operationId: docs.operationId,
+    tags: [docs.tag],
+    summary: docs.summary,
+    ...(docs.description ? { description: docs.description } : {}),
     security: securityFor(auth),
     "x-svc-auth": auth,
     parameters,
     ...(body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(body, "input") } } } } : {}),
-    responses: responsesFor(spec, errorCodesFor(spec)),
+    responses: responsesFor(op, errorCodesFor(op)),
   };
 }
 
-export function buildOpenApiDocument(): OpenApiDocument {
+export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
-  for (const spec of listOperations()) {
-    const item = (paths[spec.path] ??= {});
-    item[spec.method.toLowerCase() as Lowercase<OperationSpec["method"]>] = describeOperation(spec);
+  for (const op of listOperations(routes)) {
+    const item = (paths[op.path] ??= {});
+    item[op.method.toLowerCase() as Lowercase<HttpMethod>] = describeOperation(op);
   }
   const schemas = componentSchemas();
   schemas.Error = {
@@ -253,7 +258,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
 let cached: OpenApiDocument | undefined;
 
 /** The document, built once per process (it depends only on code and the configured origin). */
-export function getOpenApiDocument(): OpenApiDocument {
-  cached ??= buildOpenApiDocument();
+export function getOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocument {
+  cached ??= buildOpenApiDocument(routes);
   return cached;
 }

@@ -1,6 +1,6 @@
 /** What each error code means, and which codes a route can return only because of how route() guards it. */
 import type { AppErrorCode } from "@/lib/http/errors";
-import type { HttpMethod } from "@/lib/openapi/registry";
+import type { HttpMethod } from "@/lib/openapi/operation";
 import type { RouteMeta } from "@/lib/http/route";
 
 /** One line per code; a code added to ERROR_STATUS without a line here fails to compile. */

@@ -1,3 +1,4 @@
+import "server-only";
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";

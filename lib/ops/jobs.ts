@@ -1,3 +1,4 @@
+import "server-only";
 import { log } from "@/lib/log";
 
 type Job = {

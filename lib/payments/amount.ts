@@ -1,16 +1,9 @@
+import "server-only";
 import { AppError } from "@/lib/http/errors";
 import { formatMicros, parseMicros } from "@/lib/money";
 
-/** Parses a USD decimal string from a request into micro-USDC within bounds, or throws a 400 that says why. */
-export function parseUsdAmount(input: string, bounds: { minMicros: bigint; maxMicros?: bigint }): bigint {
-  const micros = parseMicros(input.trim());
-  if (micros === null) {
-    throw new AppError(
-      "invalid_amount",
-      `amount must be a USD decimal string with at most 6 decimals, like "10.00" (got ${JSON.stringify(input)}).`,
-      { details: { param: "amount" } },
-    );
-  }
+/** An amount (already parsed by the wire's UsdAmount) within the configured bounds, or a 400 that says which. */
+export function assertAmountInRange(micros: bigint, bounds: { minMicros: bigint; maxMicros?: bigint }): bigint {
   if (micros < bounds.minMicros || (bounds.maxMicros !== undefined && micros > bounds.maxMicros)) {
     const range = bounds.maxMicros === undefined
       ? `at least ${formatMicros(bounds.minMicros)}`

@@ -1,3 +1,4 @@
+import "server-only";
 import type { PaymentStatus } from "@prisma/client";
 import { db } from "@/lib/db";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";

@@ -1,3 +1,4 @@
+import "server-only";
 import type { Payment } from "@prisma/client";
 import { isAddressEqual, parseAbiItem, parseEventLogs, type Address, type Hash, type Hex, type TransactionReceipt } from "viem";
 import { publicClient } from "@/lib/chain/client";

@@ -1,3 +1,4 @@
+import "server-only";
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { Hash } from "viem";
 import { db } from "@/lib/db";
@@ -6,11 +7,12 @@ import { AppError } from "@/lib/http/errors";
 import { getBalance } from "@/lib/ledger/accounts";
 import { log } from "@/lib/log";
 import { formatMicros } from "@/lib/money";
-import { configuredMicros, parseUsdAmount } from "@/lib/payments/amount";
+import { assertAmountInRange, configuredMicros } from "@/lib/payments/amount";
 import { creditSettledPayment, markPaymentFailed } from "@/lib/payments/credit";
 import { settlePayment, verifyPayment, type SettlementObserver } from "@/lib/payments/facilitator";
 import { faults } from "@/lib/payments/faults";
 import { describeChainError } from "@/lib/payments/relayer";
+import type { PaymentFailureReason, TopUpView } from "@/lib/payments/schemas";
 import {
   X402_NETWORK,
   X402_V1_NETWORK,
@@ -35,8 +37,8 @@ export type TopUpResult = {
   headers: Record<string, string>;
 };
 
-export function parseTopUpAmount(input: string): bigint {
-  return parseUsdAmount(input, { minMicros: configuredMicros(env.TOPUP_MIN_USD), maxMicros: configuredMicros(env.TOPUP_MAX_USD) });
+export function assertTopUpAmount(micros: bigint): bigint {
+  return assertAmountInRange(micros, { minMicros: configuredMicros(env.TOPUP_MIN_USD), maxMicros: configuredMicros(env.TOPUP_MAX_USD) });
 }
 
 export function buildTopUpChallenge(amountMicros: bigint) {
@@ -92,7 +94,7 @@ async function verifyWithFacilitator(payment: DecodedPayment, requirements: Paym
   if (result.isValid) return;
   const reason = result.invalidReason ?? "verification_failed";
   if (reason === "invalid_exact_evm_nonce_already_used") throw alreadyUsed(payment);
-  const known: Record<string, [string, string]> = {
+  const known: Record<string, [PaymentFailureReason, string]> = {
     invalid_exact_evm_insufficient_balance: ["insufficient_funds", `The payer ${payment.authorization.from} holds less USDC than the authorization moves.`],
     invalid_exact_evm_signature: ["invalid_signature", "The authorization's signature does not verify for USDC on Base (chain 8453)."],
     invalid_exact_evm_payload_authorization_valid_before: ["authorization_expired", "The authorization has expired; sign a new one."],
@@ -101,7 +103,7 @@ async function verifyWithFacilitator(payment: DecodedPayment, requirements: Paym
     invalid_exact_evm_network_mismatch: ["network_mismatch", `Pay on ${X402_NETWORK} (Base).`],
     eip6492_factory_not_allowed: ["undeployed_smart_wallet", "Signatures of not-yet-deployed smart wallets are not accepted; deploy the wallet first."],
   };
-  const [code, message] = known[reason] ?? [reason, `The payment did not verify (${reason}).`];
+  const [code, message] = known[reason] ?? ["verification_failed", `The payment did not verify (${reason}).`];
   throw paymentInvalid(code, message);
 }
 
@@ -193,6 +195,6 @@ function withChallenge(error: unknown, amountMicros: bigint): unknown {
   });
 }
 
-export function formatTopUp(result: TopUpResult) {
+export function formatTopUp(result: TopUpResult): TopUpView {
   return { credited: formatMicros(result.creditedMicros), balance: formatMicros(result.balanceMicros), transaction: result.txHash };
 }

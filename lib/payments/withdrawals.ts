@@ -1,3 +1,4 @@
+import "server-only";
 import type { Withdrawal } from "@prisma/client";
 import { encodeFunctionData, getAddress, type Address, type Hash } from "viem";
 import { publicClient } from "@/lib/chain/client";
@@ -10,28 +11,18 @@ import { postEntry } from "@/lib/ledger/post-entry";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { log } from "@/lib/log";
 import { formatMicros } from "@/lib/money";
-import { configuredMicros, parseUsdAmount } from "@/lib/payments/amount";
+import { assertAmountInRange, configuredMicros } from "@/lib/payments/amount";
 import { faults } from "@/lib/payments/faults";
 import { RelayerSendError, describeChainError, sendRelayerTransaction, waitForReceipt } from "@/lib/payments/relayer";
 import { treasuryAddress, usdcAddress } from "@/lib/payments/x402";
-
-export type WithdrawalView = {
-  id: string;
-  amount: string;
-  toAddress: string;
-  status: "pending" | "sent" | "failed";
-  transaction: string | null;
-  failureReason: string | null;
-  createdAt: string;
-  completedAt: string | null;
-};
+import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
 
 /** A pending withdrawal whose transaction the chain has never heard of after this long was not broadcast (or dropped). */
 const DROPPED_AFTER_MS = 10 * 60_000;
 const RECONCILE_GRACE_MS = 2 * 60_000;
 
-export function parseWithdrawalAmount(input: string): bigint {
-  return parseUsdAmount(input, { minMicros: configuredMicros(env.WITHDRAWAL_MIN_USD) });
+export function assertWithdrawalAmount(micros: bigint): bigint {
+  return assertAmountInRange(micros, { minMicros: configuredMicros(env.WITHDRAWAL_MIN_USD) });
 }
 
 /**
@@ -75,7 +66,7 @@ export async function requestWithdrawal(accountId: string, walletAddress: string
 async function debitEarnings(accountId: string, toAddress: Address, amountMicros: bigint): Promise<Withdrawal> {
   return db.$transaction(async (tx) => {
     const earnings = await findLedgerAccount(tx, "supplier", accountId);
-    const available = earnings ? earnings.balanceMicros - earnings.heldMicros : 0n;
+    const available = earnings?.availableMicros ?? 0n;
     if (!earnings || available < amountMicros) throw insufficientEarnings(available, amountMicros);
     const withdrawal = await tx.withdrawal.create({ data: { accountId, toAddress, amountMicros } });
     try {
@@ -201,20 +192,20 @@ async function resolveWithdrawal(withdrawal: Withdrawal, now: Date): Promise<"se
   return "pending";
 }
 
-export async function listWithdrawals(accountId: string, limit = 100): Promise<WithdrawalView[]> {
+export async function listWithdrawals(accountId: string, limit = 100): Promise<WithdrawalList> {
   const rows = await db.withdrawal.findMany({ where: { accountId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: limit });
-  return rows.map(toView);
+  return { object: "list", data: rows.map(toView) };
 }
 
 function toView(w: Withdrawal): WithdrawalView {
   return {
     id: w.id,
     amount: formatMicros(w.amountMicros),
-    toAddress: w.toAddress,
+    to_address: w.toAddress,
     status: w.status,
     transaction: w.txHash,
-    failureReason: w.failureReason,
-    createdAt: w.createdAt.toISOString(),
-    completedAt: w.completedAt?.toISOString() ?? null,
+    failure_reason: w.failureReason,
+    created_at: w.createdAt.toISOString(),
+    completed_at: w.completedAt?.toISOString() ?? null,
   };
 }

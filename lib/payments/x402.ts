@@ -2,6 +2,8 @@
  * The x402 wire format of the top-up: what we ask for (PAYMENT-REQUIRED, and the v1 body) and how a payment
  * (PAYMENT-SIGNATURE for v2, X-PAYMENT for v1) is decoded and checked against exactly what was asked.
  */
+import "server-only";
+import type { PaymentFailureReason } from "@/lib/payments/schemas";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, PaymentRequirementsV1, SettleResponse } from "@x402/core/types";
 import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
@@ -189,7 +191,7 @@ export function assertPaymentMatches(payment: DecodedPayment, amountMicros: bigi
 }
 
 /** A verification failure; `reason` is machine-readable and also goes into PAYMENT-REQUIRED's `error`. */
-export function paymentInvalid(reason: string, message: string): AppError {
+export function paymentInvalid(reason: PaymentFailureReason, message: string): AppError {
   return new AppError("payment_invalid", message, { details: { reason } });
 }
 

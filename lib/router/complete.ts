@@ -1,6 +1,7 @@
+import "server-only";
 import type { ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { randomBase62 } from "@/lib/auth/tokens";
-import { db } from "@/lib/db";
+import { getBalance } from "@/lib/ledger/accounts";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
@@ -10,6 +11,7 @@ import { clearCompletion, releaseHold, reserveCompletion, type Upstream } from "
 import { resolveMaxPriceCents } from "@/lib/router/max-price";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
+import type { ChatCompletionResponse } from "@/lib/router/response";
 import { decryptCredential } from "@/lib/upstream/key-encryption";
 import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
 import { postChatCompletion, UpstreamError } from "@/lib/upstream/client";
@@ -21,16 +23,18 @@ const PROMPT_RESERVE_EXTRA_TOKENS = 16;
 /** A hold outlives the upstream deadline by this much before the sweeper may release it. */
 const HOLD_GRACE_MS = 60_000;
 
-export type ChatCompletionResult = { body: ChatCompletionResponse; headers: Record<string, string> };
-
-export type ChatCompletionResponse = {
-  id: string;
-  object: "chat.completion";
-  created: number;
-  model: string;
-  choices: { index: number; message: { role: string; content: string }; finish_reason: string }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+/** What a completion cost and under which price, for the caller to report (the route turns it into headers). */
+export type CompletionCost = {
+  /** The buyer's confirmed balance after the clear. */
+  balanceMicros: bigint;
+  chargeMicros: bigint;
+  burnMicroDiem: bigint;
+  /** The price of the offer that served it, and the max price it was routed under (cents per diem). */
+  priceCents: number;
+  maxPriceCents: number;
 };
+
+export type ChatCompletionResult = { completion: ChatCompletionResponse; cost: CompletionCost };
 
 /**
  * One chat completion: reserve the worst case on the cheapest eligible offer, forward exactly once, meter
@@ -38,8 +42,9 @@ export type ChatCompletionResponse = {
  * reservation (nothing charged) and counts against the offer's health.
  */
 export async function completeChat(input: {
-  req: Request;
   body: ChatCompletionRequest;
+  /** The max price the request itself asks for (X-Svc-Max-Cents), if any. */
+  requestedMaxPriceCents: number | null;
   apiKey: ApiKeyContext;
   now?: () => Date;
 }): Promise<ChatCompletionResult> {
@@ -51,7 +56,7 @@ export async function completeChat(input: {
     });
   }
   const model = await getActiveModelOrThrow(body.model);
-  const maxPriceCents = resolveMaxPriceCents(input.req, apiKey);
+  const maxPriceCents = resolveMaxPriceCents(input.requestedMaxPriceCents, apiKey);
   const { promptTokens, maxOutputTokens } = sizeRequest(body, model);
   const reservedPrompt = Math.ceil(promptTokens * PROMPT_RESERVE_FACTOR) + PROMPT_RESERVE_EXTRA_TOKENS;
   const worstBurn = burnMicroDiem(reservedPrompt, maxOutputTokens, model);
@@ -99,7 +104,7 @@ export async function completeChat(input: {
   void reportUpstreamSuccess(offerId).catch((error: unknown) => log.warn("health report failed", { offerId, error }));
 
   return {
-    body: {
+    completion: {
       id: completionId,
       object: "chat.completion",
       created: Math.floor(now.getTime() / 1000),
@@ -111,12 +116,12 @@ export async function completeChat(input: {
         total_tokens: usage.promptTokens + usage.completionTokens,
       },
     },
-    headers: {
-      "x-balance-remaining": formatMicros(clear.balanceMicros),
-      "x-svc-cost": formatMicros(clear.chargeMicros),
-      "x-svc-price-cents": String(priceCents),
-      "x-svc-burn-diem": formatMicros(clear.burnMicroDiem),
-      "x-svc-max-cents": String(maxPriceCents),
+    cost: {
+      balanceMicros: clear.balanceMicros,
+      chargeMicros: clear.chargeMicros,
+      burnMicroDiem: clear.burnMicroDiem,
+      priceCents,
+      maxPriceCents,
     },
   };
 }
@@ -218,11 +223,7 @@ function parseUpstreamAnswer(json: unknown): Omit<UpstreamAnswer, "latencyMs"> |
 }
 
 async function insufficientBalance(accountId: string, r: { amountMicros: bigint; priceCents: number }) {
-  const account = await db.ledgerAccount.findUnique({
-    where: { kind_ownerId: { kind: "buyer", ownerId: accountId } },
-    select: { balanceMicros: true, heldMicros: true },
-  });
-  const available = account ? account.balanceMicros - account.heldMicros : 0n;
+  const available = (await getBalance("buyer", accountId)).availableMicros;
   return new AppError(
     "insufficient_balance",
     `This request can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,

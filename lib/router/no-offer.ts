@@ -1,3 +1,4 @@
+import "server-only";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { formatMicros } from "@/lib/money";
@@ -11,7 +12,7 @@ type Diagnosis = {
 };
 
 /**
- * Explains a 503 in the headers DESIGN.md defines and tells the buyer what max price would route:
+ * Explains a 503 in the four X-Svc-* headers and tells the buyer what max price would route:
  * no_offer_at_or_below_max (nothing posted at or below the max), no_healthy_supplier (offers at or below the
  * max are all cooling down after upstream failures), no_capacity (healthy offers at or below the max lack
  * today's capacity for this request's worst case).

@@ -1,8 +1,8 @@
+import "server-only";
 import { db } from "@/lib/db";
 import { getBalance } from "@/lib/ledger/accounts";
 import { formatMicros } from "@/lib/money";
-
-export type Earnings = { available: string; withdrawn: string; pending: string };
+import type { Earnings } from "@/lib/supply/schemas";
 
 /**
  * A supplier's earnings: `available` to withdraw (the earnings ledger balance, already net of withdrawals in

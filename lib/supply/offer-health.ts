@@ -1,3 +1,5 @@
+import "server-only";
+import type { OfferHealthView } from "@/lib/supply/schemas";
 import { db } from "@/lib/db";
 
 /**
@@ -60,15 +62,6 @@ export async function reportUpstreamSuccess(offerId: string, now: Date = new Dat
            OR last_success_at < ${staleBefore}::timestamptz)`;
 }
 
-export type HealthView = {
-  status: "healthy" | "cooling_down";
-  cooldownUntil: string | null;
-  consecutiveFailures: number;
-  lastFailureAt: string | null;
-  lastFailureReason: string | null;
-  lastSuccessAt: string | null;
-};
-
 export function healthView(
   offer: {
     unhealthyUntil: Date | null;
@@ -78,14 +71,14 @@ export function healthView(
     lastSuccessAt: Date | null;
   },
   now: Date = new Date(),
-): HealthView {
+): OfferHealthView {
   const healthy = isHealthy(offer, now);
   return {
     status: healthy ? "healthy" : "cooling_down",
-    cooldownUntil: healthy ? null : offer.unhealthyUntil!.toISOString(),
-    consecutiveFailures: offer.consecutiveFailures,
-    lastFailureAt: offer.lastFailureAt?.toISOString() ?? null,
-    lastFailureReason: offer.lastFailureReason,
-    lastSuccessAt: offer.lastSuccessAt?.toISOString() ?? null,
+    cooldown_until: healthy ? null : offer.unhealthyUntil!.toISOString(),
+    consecutive_failures: offer.consecutiveFailures,
+    last_failure_at: offer.lastFailureAt?.toISOString() ?? null,
+    last_failure_reason: offer.lastFailureReason,
+    last_success_at: offer.lastSuccessAt?.toISOString() ?? null,
   };
 }

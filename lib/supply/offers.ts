@@ -1,20 +1,25 @@
-import { z } from "zod";
+import "server-only";
+import type { z } from "zod";
 import { db, type Tx } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError, type AppErrorCode } from "@/lib/http/errors";
 import { log } from "@/lib/log";
-import { formatMicros, parseMicros } from "@/lib/money";
+import { formatMicros } from "@/lib/money";
 import { nextUtcMidnight, remainingMicroDiem, utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { decryptCredential, encryptCredential } from "@/lib/upstream/key-encryption";
-import { healthView, isHealthy, type HealthView } from "@/lib/supply/offer-health";
+import { healthView, isHealthy } from "@/lib/supply/offer-health";
 import { assertUpstreamUrlAllowed, defaultUpstreamPolicy, type UpstreamPolicy } from "@/lib/upstream/ssrf";
-import {
-  formatPricing,
-  listUpstreamModels,
-  UpstreamError,
-  type OfferCredentials,
-  type Resolver,
-  type UpstreamPricing,
-} from "@/lib/upstream/client";
+import { listUpstreamModels, UpstreamError, type OfferCredentials, type Resolver, type UpstreamPricing } from "@/lib/upstream/client";
+import type {
+  CheckedOfferView,
+  CreateOfferInput,
+  OfferList,
+  OfferModels,
+  OfferView,
+  PricingComparison,
+  UpdateOfferInput,
+  UpstreamPricingView,
+} from "@/lib/supply/schemas";
+import { formatListPrice, UUID_PATTERN } from "@/lib/wire";
 
 /**
  * Supplier offers: "N diem per UTC day of these models at P cents per diem", served from the
@@ -23,114 +28,15 @@ import {
  * The upstream key is stored encrypted and never leaves this module except to the router.
  */
 
-export const MAX_DAILY_CAPACITY_MICRO_DIEM = 1_000_000n * 1_000_000n; // one million diem per day
+/** What posting or re-checking an offer can refuse with, when its upstream fails the check. */
+export const UPSTREAM_CHECK_ERRORS = ["upstream_url_forbidden", "upstream_unreachable", "upstream_auth_failed", "upstream_model_missing"] as const satisfies AppErrorCode[];
+
 /** Offers an account may have that are not withdrawn (withdrawn ones stay as history). */
 export const MAX_OPEN_OFFERS_PER_ACCOUNT = 50;
 const MAX_LISTED_OFFERS = 200;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-// ─── input ───────────────────────────────────────────────────────────────────
-
-const PriceCents = z
-  .number({ error: "must be an integer number of cents per diem" })
-  .int("must be an integer number of cents per diem")
-  .min(1, "must be at least 1 cent per diem")
-  .max(10_000, "must be at most 10000 cents (100 USDC) per diem");
-
-const DailyCapacity = z
-  .string({ error: 'must be a decimal string of diem, e.g. "25" or "12.5"' })
-  .max(32)
-  .transform((text, ctx) => {
-    const micros = parseMicros(text);
-    if (micros === null) {
-      ctx.addIssue({ code: "custom", message: 'must be a decimal string of diem with at most 6 decimals, e.g. "25" or "12.5"' });
-      return z.NEVER;
-    }
-    if (micros <= 0n) {
-      ctx.addIssue({ code: "custom", message: "must be greater than zero" });
-      return z.NEVER;
-    }
-    if (micros > MAX_DAILY_CAPACITY_MICRO_DIEM) {
-      ctx.addIssue({ code: "custom", message: `must be at most ${formatMicros(MAX_DAILY_CAPACITY_MICRO_DIEM)} diem per day` });
-      return z.NEVER;
-    }
-    return micros;
-  });
-
-const UpstreamBaseUrl = z.string().min(1).max(2048);
-// Printable ASCII without spaces: anything else cannot travel in an Authorization header anyway.
-const UpstreamApiKey = z
-  .string()
-  .min(1)
-  .max(1024)
-  .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces");
-
-const ModelRef = z.union([
-  z.string().min(1).max(128),
-  z.strictObject({ id: z.string().min(1).max(128), upstreamModel: z.string().min(1).max(256).optional() }),
-]);
-const Models = z.array(ModelRef).min(1, "must name at least one model").max(64);
-
-export const CreateOfferBody = z.strictObject({
-  upstreamBaseUrl: UpstreamBaseUrl,
-  upstreamApiKey: UpstreamApiKey,
-  models: Models,
-  priceCents: PriceCents,
-  dailyCapacity: DailyCapacity,
-});
-export type CreateOfferInput = z.infer<typeof CreateOfferBody>;
-
-export const UpdateOfferBody = z
-  .strictObject({
-    upstreamBaseUrl: UpstreamBaseUrl.optional(),
-    upstreamApiKey: UpstreamApiKey.optional(),
-    models: Models.optional(),
-    priceCents: PriceCents.optional(),
-    dailyCapacity: DailyCapacity.optional(),
-    status: z.enum(["active", "paused"]).optional(),
-  })
-  .refine((patch) => Object.values(patch).some((v) => v !== undefined), "name at least one field to change");
-export type UpdateOfferInput = z.infer<typeof UpdateOfferBody>;
-
-export const ListOffersQuery = z.strictObject({ status: z.enum(["active", "paused", "withdrawn"]).optional() });
 
 /** Test and dev seams: the SSRF policy and DNS resolver used for the upstream check. */
 export type UpstreamCheckOptions = { policy?: UpstreamPolicy; resolver?: Resolver; timeoutMs?: number };
-
-// ─── output ──────────────────────────────────────────────────────────────────
-
-export type OfferView = {
-  id: string;
-  status: "active" | "paused" | "withdrawn";
-  priceCents: number;
-  /** Diem per UTC day, decimal string. */
-  dailyCapacity: string;
-  upstreamBaseUrl: string;
-  models: { id: string; upstreamModel: string }[];
-  /** Today's (UTC) use, diem decimal strings; capacity resets at `resetsAt`. */
-  today: { day: string; burnedDiem: string; heldDiem: string; remainingDiem: string; resetsAt: string };
-  /** Sum of this offer's clears' supplier share, USDC decimal string. */
-  earningsUsdc: string;
-  clears: number;
-  health: HealthView;
-  /** Whether buyers can be routed to it right now: active, healthy and with capacity left today. */
-  onBook: boolean;
-  createdAt: string;
-  updatedAt: string;
-};
-
-export type PricingComparison = "same" | "upstream_lower" | "upstream_higher" | "mixed" | "unknown";
-
-/** What the upstream publishes for each offered model next to our list price (which meters burn). */
-export type UpstreamPricingView = {
-  model: string;
-  upstreamModel: string;
-  listPrice: { inputDiemPerMTok: string; outputDiemPerMTok: string };
-  upstreamPrice: { inputDiemPerMTok: string; outputDiemPerMTok: string } | null;
-  comparison: PricingComparison;
-};
-
-export type CheckedOfferView = OfferView & { upstreamPricing?: UpstreamPricingView[] };
 
 // ─── operations ──────────────────────────────────────────────────────────────
 
@@ -140,26 +46,26 @@ export async function createOffer(
   input: CreateOfferInput,
   options: UpstreamCheckOptions = {},
 ): Promise<CheckedOfferView> {
-  const baseUrl = assertUpstreamUrlAllowed(input.upstreamBaseUrl, options.policy ?? defaultUpstreamPolicy());
+  const baseUrl = assertUpstreamUrlAllowed(input.upstream_base_url, options.policy ?? defaultUpstreamPolicy());
   const models = await resolveModels(input.models);
   const open = await db.offer.count({ where: { supplierId, status: { not: "withdrawn" } } });
   if (open >= MAX_OPEN_OFFERS_PER_ACCOUNT) {
     throw new AppError("unprocessable", `An account can have at most ${MAX_OPEN_OFFERS_PER_ACCOUNT} offers that are not withdrawn.`);
   }
-  const upstreamPricing = await checkUpstream({ baseUrl, apiKey: input.upstreamApiKey }, models, options);
+  const upstreamPricing = await checkUpstream({ baseUrl, apiKey: input.upstream_api_key }, models, options);
   const offer = await db.offer.create({
     data: {
       supplierId,
       upstreamBaseUrl: baseUrl,
-      upstreamKeyCiphertext: encryptCredential(input.upstreamApiKey),
-      priceCents: input.priceCents,
-      dailyCapacityMicroDiem: input.dailyCapacity,
+      upstreamKeyCiphertext: encryptCredential(input.upstream_api_key),
+      priceCents: input.price_cents,
+      dailyCapacityMicroDiem: input.daily_capacity,
       models: { create: models.map((m) => ({ modelId: m.id, upstreamModel: m.upstreamModel })) },
     },
     select: { id: true },
   });
-  log.info("offer posted", { offerId: offer.id, supplierId, priceCents: input.priceCents, models: models.map((m) => m.id) });
-  return { ...(await getOfferOrThrow(supplierId, offer.id)), upstreamPricing };
+  log.info("offer posted", { offerId: offer.id, supplierId, priceCents: input.price_cents, models: models.map((m) => m.id) });
+  return { ...(await getOfferOrThrow(supplierId, offer.id)), upstream_pricing: upstreamPricing };
 }
 
 /** The caller's offers, newest first, with today's capacity use, earnings and health. */
@@ -167,13 +73,13 @@ export async function listOffers(
   supplierId: string,
   filter: { status?: "active" | "paused" | "withdrawn" } = {},
   now: Date = new Date(),
-): Promise<{ data: OfferView[] }> {
-  return { data: await loadOfferViews({ supplierId, ...(filter.status ? { status: filter.status } : {}) }, now) };
+): Promise<OfferList> {
+  return { object: "list", data: await loadOfferViews({ supplierId, ...(filter.status ? { status: filter.status } : {}) }, now) };
 }
 
 /** One of the caller's offers; another account's id, an unknown id and a malformed id are all 404. */
 export async function getOfferOrThrow(supplierId: string, offerId: string, now: Date = new Date()): Promise<OfferView> {
-  if (!UUID.test(offerId)) throw offerNotFound();
+  if (!UUID_PATTERN.test(offerId)) throw offerNotFound();
   const [view] = await loadOfferViews({ supplierId, id: offerId }, now);
   if (!view) throw offerNotFound();
   return view;
@@ -193,15 +99,15 @@ export async function updateOffer(
   const offer = await findOwnedOffer(supplierId, offerId);
   if (offer.status === "withdrawn") throw withdrawnConflict();
 
-  const credentialsChanged = patch.upstreamBaseUrl !== undefined || patch.upstreamApiKey !== undefined;
+  const credentialsChanged = patch.upstream_base_url !== undefined || patch.upstream_api_key !== undefined;
   const models = patch.models ? await resolveModels(patch.models) : null;
   let upstreamPricing: UpstreamPricingView[] | undefined;
   let baseUrl = offer.upstreamBaseUrl;
   if (credentialsChanged || models) {
-    if (patch.upstreamBaseUrl !== undefined) {
-      baseUrl = assertUpstreamUrlAllowed(patch.upstreamBaseUrl, options.policy ?? defaultUpstreamPolicy());
+    if (patch.upstream_base_url !== undefined) {
+      baseUrl = assertUpstreamUrlAllowed(patch.upstream_base_url, options.policy ?? defaultUpstreamPolicy());
     }
-    const apiKey = patch.upstreamApiKey ?? decryptCredential(offer.upstreamKeyCiphertext);
+    const apiKey = patch.upstream_api_key ?? decryptCredential(offer.upstreamKeyCiphertext);
     const offered = models ?? (await modelsWithListPrices(offer.models));
     upstreamPricing = await checkUpstream({ baseUrl, apiKey }, offered, options);
   }
@@ -210,12 +116,12 @@ export async function updateOffer(
     const updated = await tx.offer.updateMany({
       where: { id: offer.id, supplierId, status: { not: "withdrawn" } },
       data: {
-        ...(patch.priceCents !== undefined && { priceCents: patch.priceCents }),
-        ...(patch.dailyCapacity !== undefined && { dailyCapacityMicroDiem: patch.dailyCapacity }),
+        ...(patch.price_cents !== undefined && { priceCents: patch.price_cents }),
+        ...(patch.daily_capacity !== undefined && { dailyCapacityMicroDiem: patch.daily_capacity }),
         ...(patch.status !== undefined && { status: patch.status }),
         ...(credentialsChanged && {
           upstreamBaseUrl: baseUrl,
-          ...(patch.upstreamApiKey !== undefined && { upstreamKeyCiphertext: encryptCredential(patch.upstreamApiKey) }),
+          ...(patch.upstream_api_key !== undefined && { upstreamKeyCiphertext: encryptCredential(patch.upstream_api_key) }),
           consecutiveFailures: 0,
           unhealthyUntil: null,
         }),
@@ -225,8 +131,8 @@ export async function updateOffer(
     if (updated.count === 0) throw withdrawnConflict();
     if (models) await replaceModels(tx, offer.id, models);
   });
-  log.info("offer updated", { offerId: offer.id, supplierId, fields: Object.keys(patch).filter((k) => k !== "upstreamApiKey") });
-  return { ...(await getOfferOrThrow(supplierId, offer.id)), ...(upstreamPricing && { upstreamPricing }) };
+  log.info("offer updated", { offerId: offer.id, supplierId, fields: Object.keys(patch).filter((k) => k !== "upstream_api_key") });
+  return { ...(await getOfferOrThrow(supplierId, offer.id)), ...(upstreamPricing && { upstream_pricing: upstreamPricing }) };
 }
 
 /** Withdraws an offer: off the book for good, the row kept for history. Idempotent. */
@@ -239,13 +145,6 @@ export async function withdrawOffer(supplierId: string, offerId: string): Promis
   return getOfferOrThrow(supplierId, offer.id);
 }
 
-/** For the router only: where to forward and with which key (decrypted in memory, never logged). */
-export async function getOfferCredentials(offerId: string, tx: Tx = db): Promise<OfferCredentials> {
-  const offer = await tx.offer.findUnique({ where: { id: offerId }, select: { upstreamBaseUrl: true, upstreamKeyCiphertext: true } });
-  if (!offer) throw offerNotFound();
-  return { baseUrl: offer.upstreamBaseUrl, apiKey: decryptCredential(offer.upstreamKeyCiphertext) };
-}
-
 // ─── internals ───────────────────────────────────────────────────────────────
 
 type OfferedModel = {
@@ -256,8 +155,8 @@ type OfferedModel = {
 };
 
 /** Catalog models named by the supplier, each with the upstream's own name (default: the same id). */
-async function resolveModels(refs: z.infer<typeof Models>): Promise<OfferedModel[]> {
-  const wanted = refs.map((ref) => (typeof ref === "string" ? { id: ref, upstreamModel: ref } : { id: ref.id, upstreamModel: ref.upstreamModel ?? ref.id }));
+async function resolveModels(refs: z.infer<typeof OfferModels>): Promise<OfferedModel[]> {
+  const wanted = refs.map((ref) => (typeof ref === "string" ? { id: ref, upstreamModel: ref } : { id: ref.id, upstreamModel: ref.upstream_model ?? ref.id }));
   const seen = new Set<string>();
   for (const [index, m] of wanted.entries()) {
     if (seen.has(m.id)) {
@@ -310,10 +209,10 @@ async function checkUpstream(
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "forbidden_address" || error.kind === "invalid_url") {
-      throw new AppError("upstream_url_forbidden", error.message, { details: { param: "upstreamBaseUrl" } });
+      throw new AppError("upstream_url_forbidden", error.message, { details: { param: "upstream_base_url" } });
     }
     throw new AppError("upstream_unreachable", `GET ${credentials.baseUrl}/models failed: ${error.message}`, {
-      details: { param: "upstreamBaseUrl" },
+      details: { param: "upstream_base_url" },
     });
   }
   if (!result.ok) {
@@ -321,12 +220,12 @@ async function checkUpstream(
       throw new AppError(
         "upstream_auth_failed",
         `The upstream refused the API key (HTTP ${result.status} from GET ${credentials.baseUrl}/models).`,
-        { details: { param: "upstreamApiKey", upstreamStatus: result.status } },
+        { details: { param: "upstream_api_key", upstream_status: result.status } },
       );
     }
     const what = result.reason === "bad_status" ? `answered HTTP ${result.status}` : "did not answer with a model list";
     throw new AppError("upstream_unreachable", `GET ${credentials.baseUrl}/models ${what}; is this an OpenAI-compatible base URL?`, {
-      details: { param: "upstreamBaseUrl", upstreamStatus: result.status },
+      details: { param: "upstream_base_url", upstream_status: result.status },
     });
   }
   const served = new Map(result.models.map((m) => [m.id, m]));
@@ -335,8 +234,8 @@ async function checkUpstream(
     const names = missing.map((m) => m.upstreamModel);
     throw new AppError(
       "upstream_model_missing",
-      `The upstream does not list ${names.map((n) => `"${n}"`).join(", ")} in GET /models; name the upstream's own model id with {"id", "upstreamModel"}.`,
-      { details: { param: "models", missingModels: names } },
+      `The upstream does not list ${names.map((n) => `"${n}"`).join(", ")} in GET /models; name the upstream's own model id with {"id", "upstream_model"}.`,
+      { details: { param: "models", missing_models: names } },
     );
   }
   return models.map((m) => {
@@ -344,9 +243,9 @@ async function checkUpstream(
     const list = { inputMicroDiemPerMTok: m.inputMicroDiemPerMTok, outputMicroDiemPerMTok: m.outputMicroDiemPerMTok };
     return {
       model: m.id,
-      upstreamModel: m.upstreamModel,
-      listPrice: formatPricing(list),
-      upstreamPrice: upstream ? formatPricing(upstream) : null,
+      upstream_model: m.upstreamModel,
+      list_price: formatListPrice(list),
+      upstream_price: upstream ? formatListPrice(upstream) : null,
       comparison: comparePricing(upstream, list),
     };
   });
@@ -368,7 +267,7 @@ async function replaceModels(tx: Tx, offerId: string, models: OfferedModel[]) {
 }
 
 async function findOwnedOffer(supplierId: string, offerId: string) {
-  if (!UUID.test(offerId)) throw offerNotFound();
+  if (!UUID_PATTERN.test(offerId)) throw offerNotFound();
   const offer = await db.offer.findFirst({ where: { id: offerId, supplierId }, include: { models: true } });
   if (!offer) throw offerNotFound();
   return offer;
@@ -389,7 +288,6 @@ async function loadOfferViews(
     },
   });
   if (offers.length === 0) return [];
-  // Needs an index on clears(offer_id) to stay cheap as clears grow (asked of the lead).
   const earnings = await db.clear.groupBy({
     by: ["offerId"],
     where: { offerId: { in: offers.map((o) => o.id) } },
@@ -408,23 +306,23 @@ async function loadOfferViews(
     return {
       id: o.id,
       status: o.status,
-      priceCents: o.priceCents,
-      dailyCapacity: formatMicros(o.dailyCapacityMicroDiem),
-      upstreamBaseUrl: o.upstreamBaseUrl,
-      models: o.models.map((m) => ({ id: m.modelId, upstreamModel: m.upstreamModel })),
+      price_cents: o.priceCents,
+      daily_capacity: formatMicros(o.dailyCapacityMicroDiem),
+      upstream_base_url: o.upstreamBaseUrl,
+      models: o.models.map((m) => ({ id: m.modelId, upstream_model: m.upstreamModel })),
       today: {
         day: utcDayKey(now),
-        burnedDiem: formatMicros(use.burnedMicroDiem),
-        heldDiem: formatMicros(use.heldMicroDiem),
-        remainingDiem: formatMicros(remaining),
-        resetsAt,
+        burned_diem: formatMicros(use.burnedMicroDiem),
+        held_diem: formatMicros(use.heldMicroDiem),
+        remaining_diem: formatMicros(remaining),
+        resets_at: resetsAt,
       },
-      earningsUsdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
+      earnings_usdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
       clears: earned.get(o.id)?._count._all ?? 0,
       health: healthView(o, now),
-      onBook: o.status === "active" && isHealthy(o, now) && remaining > 0n,
-      createdAt: o.createdAt.toISOString(),
-      updatedAt: o.updatedAt.toISOString(),
+      on_book: o.status === "active" && isHealthy(o, now) && remaining > 0n,
+      created_at: o.createdAt.toISOString(),
+      updated_at: o.updatedAt.toISOString(),
     };
   });
 }

@@ -1,3 +1,4 @@
+import "server-only";
 import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
@@ -253,9 +254,3 @@ function priceMicros(value: unknown): bigint | null {
   return null;
 }
 
-export function formatPricing(pricing: UpstreamPricing) {
-  return {
-    inputDiemPerMTok: formatMicros(pricing.inputMicroDiemPerMTok),
-    outputDiemPerMTok: formatMicros(pricing.outputMicroDiemPerMTok),
-  };
-}

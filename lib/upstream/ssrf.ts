@@ -1,3 +1,4 @@
+import "server-only";
 import { isIP } from "node:net";
 import { deployment, env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";

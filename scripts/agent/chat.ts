@@ -10,19 +10,19 @@ export type ChatResult = {
   id: string;
   model: string;
   answer: string;
-  finishReason: string;
-  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  finish_reason: string;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   /** USDC this completion cost (X-Svc-Cost). */
   cost: string | null;
   /** The serving offer's price, cents per diem (X-Svc-Price-Cents). */
-  priceCents: number | null;
+  price_cents: number | null;
   /** Capacity burned, diem (X-Svc-Burn-Diem). */
-  burnDiem: string | null;
+  burn_diem: string | null;
   /** The max price it was routed under (X-Svc-Max-Cents). */
-  maxCents: number | null;
+  max_cents: number | null;
   /** Balance after the clear, USDC (X-Balance-Remaining). */
-  balanceRemaining: string | null;
-  requestId: string | null;
+  balance_remaining: string | null;
+  request_id: string | null;
 };
 
 type ModelListing = { id: string; best_price_cents: number | null };
@@ -73,18 +73,18 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
       id: data.id,
       model: data.model,
       answer: choice?.message.content ?? "",
-      finishReason: choice?.finish_reason ?? "",
+      finish_reason: choice?.finish_reason ?? "",
       usage: {
-        promptTokens: data.usage?.prompt_tokens ?? 0,
-        completionTokens: data.usage?.completion_tokens ?? 0,
-        totalTokens: data.usage?.total_tokens ?? 0,
+        prompt_tokens: data.usage?.prompt_tokens ?? 0,
+        completion_tokens: data.usage?.completion_tokens ?? 0,
+        total_tokens: data.usage?.total_tokens ?? 0,
       },
       cost: h.get("x-svc-cost"),
-      priceCents: num("x-svc-price-cents"),
-      burnDiem: h.get("x-svc-burn-diem"),
-      maxCents: num("x-svc-max-cents"),
-      balanceRemaining: h.get("x-balance-remaining"),
-      requestId: h.get("x-request-id"),
+      price_cents: num("x-svc-price-cents"),
+      burn_diem: h.get("x-svc-burn-diem"),
+      max_cents: num("x-svc-max-cents"),
+      balance_remaining: h.get("x-balance-remaining"),
+      request_id: h.get("x-request-id"),
     };
   } catch (error) {
     throw fromOpenAI(ctx, error);
@@ -97,7 +97,8 @@ function fromOpenAI(ctx: Context, error: unknown): CliError {
   }
   if (error instanceof OpenAI.APIError && error.status !== undefined && error.headers) {
     const body = (error.error ?? {}) as Record<string, unknown>;
-    return explainApiError(new ApiError(error.status, String(error.code ?? `http_${error.status}`), String(body.message ?? error.message), body, error.headers));
+    const { message, code: _code, type: _type, ...details } = body;
+    return explainApiError(new ApiError(error.status, String(error.code ?? `http_${error.status}`), String(message ?? error.message), details, error.headers));
   }
   return error instanceof CliError ? error : new CliError(`The completion failed: ${(error as Error).message}`, EXIT.failure, "chat_failed");
 }

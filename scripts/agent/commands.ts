@@ -27,7 +27,7 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
   switch (command) {
     case "login": {
       const r = await login(ctx, out.note);
-      return out.result(`Signed in as ${r.address} to ${r.baseUrl} until ${r.expiresAt}.\nSession saved in ${r.sessionFile} (owner-only).`, r);
+      return out.result(`Signed in as ${r.address} to ${r.base_url} until ${r.expires_at}.\nSession saved in ${r.session_file} (owner-only).`, r);
     }
     case "topup": {
       const r = await topUp(ctx, rest[0] ?? "", out.note);
@@ -96,9 +96,9 @@ async function keysCommand(ctx: Context, out: Output, [sub, id]: string[], v: Va
 export function costLine(r: ChatResult): string {
   return [
     `cost ${r.cost ?? "?"} USDC`,
-    `price ${r.priceCents ?? "?"} cents/diem (max ${r.maxCents ?? "?"})`,
-    `burn ${r.burnDiem ?? "?"} diem`,
-    `balance ${r.balanceRemaining ?? "?"} USDC`,
-    `${r.model}, ${r.usage.promptTokens}+${r.usage.completionTokens} tokens`,
+    `price ${r.price_cents ?? "?"} cents/diem (max ${r.max_cents ?? "?"})`,
+    `burn ${r.burn_diem ?? "?"} diem`,
+    `balance ${r.balance_remaining ?? "?"} USDC`,
+    `${r.model}, ${r.usage.prompt_tokens}+${r.usage.completion_tokens} tokens`,
   ].join(" · ");
 }

@@ -1,4 +1,7 @@
 /** The CLI's failures: one error type with an exit code, and plain-language explanations of API errors. */
+import { ApiError } from "../../lib/api-error";
+
+export { ApiError };
 
 export const EXIT = {
   ok: 0,
@@ -26,39 +29,13 @@ export class CliError extends Error {
   }
 }
 
-/** An error answer of the API: `{"error":{"message","type","code",…}}` plus the headers that explain it. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly body: Record<string, unknown>,
-    readonly headers: Headers,
-  ) {
-    super(message);
-    this.name = "ApiError";
-  }
-
-  static async from(res: Response): Promise<ApiError> {
-    const text = await res.text();
-    let error: Record<string, unknown> = {};
-    try {
-      error = ((JSON.parse(text) as { error?: Record<string, unknown> }).error ?? {}) as Record<string, unknown>;
-    } catch {
-      // not our JSON error shape (a proxy, an HTML page): keep the text
-    }
-    const message = typeof error.message === "string" ? error.message : text.slice(0, 300) || res.statusText;
-    return new ApiError(res.status, typeof error.code === "string" ? error.code : `http_${res.status}`, message, error, res.headers);
-  }
-}
-
 const CLI = "npm run agent --";
 
 /** Turns an API error into what the user should know and do, with the right exit code. */
 export function explainApiError(error: ApiError): CliError {
-  const b = error.body;
+  const b = error.details;
   const requestId = error.headers.get("x-request-id");
-  const base = { status: error.status, apiCode: error.code, ...(requestId ? { requestId } : {}) };
+  const base = { status: error.status, api_code: error.code, ...(requestId ? { request_id: requestId } : {}) };
 
   switch (error.code) {
     case "session_required":
@@ -78,14 +55,14 @@ export function explainApiError(error: ApiError): CliError {
           `Top up with \`${CLI} topup <amount>\`, or lower --max-tokens (the worst case is reserved up front).`,
         EXIT.funds,
         "insufficient_balance",
-        { ...base, needed: b.needed, available: b.available, priceCents: b.price_cents },
+        { ...base, needed: b.needed, available: b.available, price_cents: b.price_cents },
       );
     case "spend_limit_exceeded":
       return new CliError(
         `This API key's spend limit (${b.spend_limit} USDC) cannot cover the request's worst case of ${b.needed} USDC: create a key with a higher --spend-limit or lower --max-tokens.`,
         EXIT.funds,
         "spend_limit_exceeded",
-        { ...base, needed: b.needed, spendLimit: b.spend_limit },
+        { ...base, needed: b.needed, spend_limit: b.spend_limit },
       );
     case "no_offer_at_or_below_max":
     case "no_capacity":
@@ -110,7 +87,7 @@ function explainNoOffer(error: ApiError, base: Record<string, unknown>): CliErro
   const buyerMax = h.get("x-svc-buyer-max-cents");
   const cheapest = h.get("x-svc-cheapest-posted-cents");
   const above = h.get("x-svc-routable-diem-above-max");
-  const suggested = error.body.suggested_max_cents;
+  const suggested = error.details.suggested_max_cents;
   const why = {
     no_offer_at_or_below_max: "no offer for this model is posted at or below your max price",
     no_capacity: "the offers at or below your max price have no capacity left today for this request's worst case",
@@ -127,9 +104,9 @@ function explainNoOffer(error: ApiError, base: Record<string, unknown>): CliErro
   ];
   return new CliError(lines.join("\n"), EXIT.noOffer, code, {
     ...base,
-    buyerMaxCents: buyerMax === null ? null : Number(buyerMax),
-    cheapestPostedCents: cheapest ? Number(cheapest) : null,
-    routableDiemAboveMax: above,
-    suggestedMaxCents: typeof suggested === "number" ? suggested : null,
+    buyer_max_cents: buyerMax === null ? null : Number(buyerMax),
+    cheapest_posted_cents: cheapest ? Number(cheapest) : null,
+    routable_diem_above_max: above,
+    suggested_max_cents: typeof suggested === "number" ? suggested : null,
   });
 }

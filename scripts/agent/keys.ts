@@ -1,14 +1,15 @@
 /** keys create | list | revoke, and balance: session routes under /v1/account. */
-import type { ApiKeyView } from "../../lib/auth/api-keys";
+import type { ApiKeyView, CreatedApiKey } from "../../lib/auth/schemas";
+import type { BalanceView } from "../../lib/account/schemas";
 import { callApi, type Context } from "./api";
 import { CliError, EXIT } from "./errors";
 import { usd } from "./output";
 import { assertUsdAmount } from "./topup";
 
-// The wire shape the service answers with (type-only: nothing of the server module is loaded).
-export type { ApiKeyView } from "../../lib/auth/api-keys";
-export type CreatedKey = ApiKeyView & { key: string };
-export type Balance = { available: string; held: string; total: string };
+// The wire shapes the service answers with, from its client-safe schema modules.
+export type { ApiKeyView };
+export type CreatedKey = CreatedApiKey;
+export type Balance = BalanceView;
 
 export type CreateKeyOptions = { name?: string; maxCents?: string; spendLimit?: string };
 
@@ -24,8 +25,8 @@ export function parseCents(value: string | undefined, what: string): number | un
 export async function createKey(ctx: Context, options: CreateKeyOptions): Promise<CreatedKey> {
   const body = {
     ...(options.name ? { name: options.name } : {}),
-    ...(options.maxCents !== undefined ? { maxPriceCents: parseCents(options.maxCents, "--max-cents") } : {}),
-    ...(options.spendLimit !== undefined ? { spendLimit: assertUsdAmount(options.spendLimit, "--spend-limit") } : {}),
+    ...(options.maxCents !== undefined ? { max_price_cents: parseCents(options.maxCents, "--max-cents") } : {}),
+    ...(options.spendLimit !== undefined ? { spend_limit: assertUsdAmount(options.spendLimit, "--spend-limit") } : {}),
   };
   const { data } = await callApi<CreatedKey>(ctx, "/v1/account/api-keys", { method: "POST", body, session: true });
   ctx.store.saveApiKey(ctx.config.baseUrl, { id: data.id, prefix: data.prefix, key: data.key });
@@ -49,20 +50,20 @@ export async function getBalance(ctx: Context): Promise<Balance> {
 }
 
 export function keyStatus(key: ApiKeyView, now = Date.now()): "active" | "revoked" | "expired" {
-  if (key.revokedAt) return "revoked";
-  if (key.expiresAt && new Date(key.expiresAt).getTime() <= now) return "expired";
+  if (key.revoked_at) return "revoked";
+  if (key.expires_at && new Date(key.expires_at).getTime() <= now) return "expired";
   return "active";
 }
 
 export function describeKeyLimits(key: ApiKeyView): string {
-  const max = key.maxPriceCents === null ? "max: account default" : `max ${key.maxPriceCents} cents/diem`;
-  const limit = key.spendLimit === null ? "no spend limit" : `spend limit ${usd(key.spendLimit)} USDC`;
+  const max = key.max_price_cents === null ? "max: account default" : `max ${key.max_price_cents} cents/diem`;
+  const limit = key.spend_limit === null ? "no spend limit" : `spend limit ${usd(key.spend_limit)} USDC`;
   return `${max}, ${limit}`;
 }
 
 export function formatKeyTable(keys: ApiKeyView[]): string {
   if (keys.length === 0) return "No API keys yet: `npm run agent -- keys create`.";
-  const rows = keys.map((k) => [k.id, k.name, `${k.prefix}…`, keyStatus(k), `${usd(k.spent)} spent`, describeKeyLimits(k), k.lastUsedAt ? `used ${k.lastUsedAt}` : "never used"]);
+  const rows = keys.map((k) => [k.id, k.name, `${k.prefix}…`, keyStatus(k), `${usd(k.spent)} spent`, describeKeyLimits(k), k.last_used_at ? `used ${k.last_used_at}` : "never used"]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 }

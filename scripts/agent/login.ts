@@ -1,4 +1,5 @@
 /** login: GET /auth/nonce → EIP-4361 message (viem/siwe) → sign → POST /auth/verify → keep the svc_session cookie. */
+import type { SessionView } from "../../lib/auth/schemas";
 import { buildSiweMessage, type SiweChallenge } from "../../lib/auth/siwe-message";
 import { BASE_CHAIN_ID } from "../../lib/chain/constants";
 import { apiFailure, send, type Context } from "./api";
@@ -7,7 +8,7 @@ import { CliError, EXIT } from "./errors";
 
 type Challenge = SiweChallenge;
 
-export type LoginResult = { address: string; expiresAt: string; baseUrl: string; sessionFile: string };
+export type LoginResult = { address: string; expires_at: string; base_url: string; session_file: string };
 
 export async function login(ctx: Context, note: (text: string) => void): Promise<LoginResult> {
   const signer = resolveSigner(ctx.config, ctx.env);
@@ -27,15 +28,15 @@ export async function login(ctx: Context, note: (text: string) => void): Promise
     body: JSON.stringify({ message, signature }),
   });
   if (!verifyRes.ok) throw await apiFailure(ctx, verifyRes);
-  const session = (await verifyRes.json()) as { address: string; expiresAt: string };
+  const session = (await verifyRes.json()) as SessionView;
   const cookie = verifyRes.headers
     .getSetCookie()
     .map((c) => c.split(";")[0])
     .find((c) => c.startsWith("svc_session=") && c.length > "svc_session=".length);
   if (!cookie) throw new CliError("POST /auth/verify answered 200 without a svc_session cookie.", EXIT.failure, "no_session_cookie");
 
-  ctx.store.saveSession(ctx.config.baseUrl, { address: session.address, cookie, expiresAt: session.expiresAt });
-  return { address: session.address, expiresAt: session.expiresAt, baseUrl: ctx.config.baseUrl, sessionFile: ctx.store.file };
+  ctx.store.saveSession(ctx.config.baseUrl, { address: session.address, cookie, expiresAt: session.expires_at });
+  return { address: session.address, expires_at: session.expires_at, base_url: ctx.config.baseUrl, session_file: ctx.store.file };
 }
 
 /**
@@ -54,7 +55,7 @@ function assertChallengeIsForThisServer(ctx: Context, challenge: Challenge) {
       "siwe_domain_mismatch",
     );
   }
-  if (challenge.chainId !== BASE_CHAIN_ID) {
-    throw new CliError(`The server asks to sign in on chain ${challenge.chainId}, not Base (${BASE_CHAIN_ID}); refusing.`, EXIT.failure, "siwe_wrong_chain");
+  if (challenge.chain_id !== BASE_CHAIN_ID) {
+    throw new CliError(`The server asks to sign in on chain ${challenge.chain_id}, not Base (${BASE_CHAIN_ID}); refusing.`, EXIT.failure, "siwe_wrong_chain");
   }
 }

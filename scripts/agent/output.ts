@@ -24,7 +24,7 @@ export function createOutput(json: boolean): Output {
     },
     failure(error) {
       if (json) {
-        const body = { error: { code: error.code, message: error.message, exitCode: error.exitCode, ...error.details } };
+        const body = { error: { code: error.code, message: error.message, exit_code: error.exitCode, ...error.details } };
         process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
       } else {
         process.stderr.write(`error: ${error.message}\n`);

@@ -19,8 +19,8 @@ export type RunOptions = {
 
 export type RunResult = {
   login: LoginResult;
-  balanceBefore: Balance;
-  topUp: TopUpResult | null;
+  balance_before: Balance;
+  top_up: TopUpResult | null;
   key: { id: string; name: string; prefix: string; key: string };
   completion: ChatResult;
 };
@@ -49,12 +49,12 @@ export async function runFlow(ctx: Context, options: RunOptions, step: (text: st
   step(`3/4 created API key ${key.prefix}… (${key.id})`);
 
   const completion = await chat(ctx, { prompt: options.prompt, model, maxCents: options.maxCents, maxTokens: options.maxTokens, apiKey: key.key });
-  step(`4/4 ${completion.model} answered (${completion.usage.promptTokens} + ${completion.usage.completionTokens} tokens)`);
+  step(`4/4 ${completion.model} answered (${completion.usage.prompt_tokens} + ${completion.usage.completion_tokens} tokens)`);
 
   return {
     login: session,
-    balanceBefore,
-    topUp: topped,
+    balance_before: balanceBefore,
+    top_up: topped,
     key: { id: key.id, name: key.name, prefix: key.prefix, key: key.key },
     completion,
   };

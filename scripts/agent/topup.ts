@@ -44,7 +44,7 @@ export async function topUp(ctx: Context, amount: string, note: (text: string) =
           `the top-up needs ${formatUnits(needed, 6)} USDC. Send USDC to that address, or top up less.`,
         EXIT.funds,
         "wallet_insufficient_usdc",
-        { wallet: signer.account.address, walletUsdc: formatUnits(held, 6), needed: formatUnits(needed, 6) },
+        { wallet: signer.account.address, wallet_usdc: formatUnits(held, 6), needed: formatUnits(needed, 6) },
       );
       return { abort: true, reason: "the wallet holds too little USDC" };
     }

@@ -1,15 +1,16 @@
 /**
  * A real HTTP server in the test process that hands each request to the app's own route handler, found by
- * path in the OpenAPI registry (lib/openapi/registry.ts), the way Next.js would: static segments win over
+ * path in the route manifest (app/api-routes.ts), the way Next.js would: static segments win over
  * dynamic ones, a catch-all matches last. Lets a child process (the agent CLI) talk HTTP to the real routes.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { listOperations, type OperationSpec } from "@/lib/openapi/registry";
+import { API_ROUTES } from "@/app/api-routes";
+import { listOperations, type Operation } from "@/lib/openapi/operation";
 
-type CompiledRoute = { spec: OperationSpec; pattern: RegExp; names: string[]; rank: number };
+type CompiledRoute = { spec: Operation; pattern: RegExp; names: string[]; rank: number };
 
-function compile(spec: OperationSpec): CompiledRoute {
+function compile(spec: Operation): CompiledRoute {
   const names: string[] = [];
   let dynamic = 0;
   const source = spec.path
@@ -29,7 +30,7 @@ function compile(spec: OperationSpec): CompiledRoute {
 export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[] };
 
 export async function startRouteServer(): Promise<RouteServer> {
-  const routes = listOperations()
+  const routes = listOperations(API_ROUTES)
     .map(compile)
     .sort((a, b) => a.rank - b.rank);
   const requests: string[] = [];

@@ -1,7 +1,8 @@
 /** Buyers with real balances and keys, and an OpenAI client wired to the real route handler. */
 import OpenAI from "openai";
 import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
-import { createApiKey, type CreateApiKeyInput } from "@/lib/auth/api-keys";
+import { createApiKey } from "@/lib/auth/api-keys";
+import type { CreateApiKeyInput } from "@/lib/auth/schemas";
 import { db } from "@/lib/db";
 import { seedAccount } from "./factories";
 import { seedBuyerBalance } from "./ledger-factories";

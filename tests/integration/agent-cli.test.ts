@@ -78,11 +78,11 @@ function json<T>(run: CliRun): T {
 
 type RunOutput = {
   login: { address: string };
-  topUp: { credited: string; balance: string; transaction: `0x${string}`; payer: string } | null;
+  top_up: { credited: string; balance: string; transaction: `0x${string}`; payer: string } | null;
   key: { id: string; key: string };
-  completion: { id: string; answer: string; cost: string; priceCents: number; burnDiem: string; maxCents: number; balanceRemaining: string };
+  completion: { id: string; answer: string; cost: string; price_cents: number; burn_diem: string; max_cents: number; balance_remaining: string };
 };
-type CliFailure = { error: { code: string; message: string; exitCode: number } & Record<string, unknown> };
+type CliFailure = { error: { code: string; message: string; exit_code: number } & Record<string, unknown> };
 
 const micros = (decimal: string) => parseMicros(decimal.replace(/^-/, "")) as bigint;
 
@@ -102,12 +102,12 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(out.login.address).toBe(BUYER.address);
     expect(out.completion.id).toMatch(/^chatcmpl-/);
     expect(out.completion.answer).toContain("[reference upstream]");
-    expect(out.completion.priceCents).toBe(80);
+    expect(out.completion.price_cents).toBe(80);
     expect(out.key.key).toMatch(/^svc_/);
 
     // The top-up: 5 USDC credited, paid from the buyer's wallet to the treasury in a confirmed transaction.
-    expect(out.topUp).toMatchObject({ credited: "5.000000", balance: "5.000000", payer: BUYER.address });
-    const receipt = await publicClient.getTransactionReceipt({ hash: out.topUp!.transaction });
+    expect(out.top_up).toMatchObject({ credited: "5.000000", balance: "5.000000", payer: BUYER.address });
+    const receipt = await publicClient.getTransactionReceipt({ hash: out.top_up!.transaction });
     expect(receipt.status).toBe("success");
     expect(await readUsdcBalance(BUYER.address)).toBe(walletBefore - 5n * USDC);
     expect(await readUsdcBalance(TREASURY, receipt.blockNumber)).toBe((await readUsdcBalance(TREASURY, receipt.blockNumber - 1n)) + 5n * USDC);
@@ -115,7 +115,7 @@ describe("npm run agent -- run: the headless agent flow", () => {
     // The completion: charged, and the balance after it is lower than after the top-up, in the reply and the ledger.
     const cost = micros(out.completion.cost);
     expect(cost).toBeGreaterThan(0n);
-    expect(micros(out.completion.balanceRemaining)).toBe(5n * USDC - cost);
+    expect(micros(out.completion.balance_remaining)).toBe(5n * USDC - cost);
     const account = await db.account.findUniqueOrThrow({ where: { walletAddress: BUYER.address } });
     expect((await getBalance("buyer", account.id)).totalMicros).toBe(5n * USDC - cost);
     expect(await db.clear.findUniqueOrThrow({ where: { completionId: out.completion.id } })).toMatchObject({ chargeMicros: cost, priceCents: 80 });
@@ -139,10 +139,10 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(run.code).toBe(5);
     expect(json<CliFailure>(run).error).toMatchObject({
       code: "no_offer_at_or_below_max",
-      buyerMaxCents: 50,
-      cheapestPostedCents: 80,
-      suggestedMaxCents: 80,
-      routableDiemAboveMax: expect.stringMatching(/^\d+\.\d{6}$/),
+      buyer_max_cents: 50,
+      cheapest_posted_cents: 80,
+      suggested_max_cents: 80,
+      routable_diem_above_max: expect.stringMatching(/^\d+\.\d{6}$/),
     });
     expect(json<CliFailure>(run).error.message).toContain("--max-cents 80");
   }, 60_000);
@@ -151,7 +151,7 @@ describe("npm run agent -- run: the headless agent flow", () => {
     const created = json<{ id: string; key: string }>(await cli(["keys", "create", "--name", "short-lived", "--json"], { sessionFile: sessionFile() }));
     const revoke = await cli(["keys", "revoke", created.id, "--json"], { sessionFile: sessionFile() });
     expect(revoke.code, revoke.stdout).toBe(0);
-    expect(json<{ revokedAt: string | null }>(revoke).revokedAt).not.toBeNull();
+    expect(json<{ revoked_at: string | null }>(revoke).revoked_at).not.toBeNull();
 
     const run = await cli(["chat", "Anyone there?", "--model", modelId, "--api-key", created.key, "--json"], { sessionFile: sessionFile() });
     expect(run.code).toBe(3);
@@ -164,7 +164,7 @@ describe("npm run agent -- run: the headless agent flow", () => {
 
     const run = await cli(["balance", "--json"], { sessionFile: sessionFile() });
     expect(run.code).toBe(3);
-    expect(json<CliFailure>(run).error).toMatchObject({ code: "session_expired", apiCode: "session_required" });
+    expect(json<CliFailure>(run).error).toMatchObject({ code: "session_expired", api_code: "session_required" });
     expect(json<CliFailure>(run).error.message).toContain("login");
   }, 60_000);
 });
@@ -180,7 +180,7 @@ describe("npm run agent -- with an empty wallet", () => {
     const run = await cli(["topup", "5", "--json"], { key, sessionFile: sessionFile() });
 
     expect(run.code).toBe(4);
-    expect(json<CliFailure>(run).error).toMatchObject({ code: "wallet_insufficient_usdc", walletUsdc: "0", needed: "5" });
+    expect(json<CliFailure>(run).error).toMatchObject({ code: "wallet_insufficient_usdc", wallet_usdc: "0", needed: "5" });
     expect(json<CliFailure>(run).error.message).toContain("No funds on chain");
     expect(await db.payment.count({ where: { payer: wallet.address } })).toBe(0);
   }, 60_000);

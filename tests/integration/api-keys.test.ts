@@ -14,10 +14,10 @@ type Created = {
   key: string;
   name: string;
   prefix: string;
-  createdAt: string;
-  maxPriceCents: number | null;
-  spendLimit: string | null;
-  expiresAt: string | null;
+  created_at: string;
+  max_price_cents: number | null;
+  spend_limit: string | null;
+  expires_at: string | null;
 };
 
 async function create(cookie: string, body: unknown = {}, headers: Record<string, string> = {}) {
@@ -43,16 +43,16 @@ async function expectKeyRefused(key: string) {
 describe("POST /v1/account/api-keys", () => {
   it("creates a key that works at once, with its limits, showing the secret only here", async () => {
     const buyer = await seedSignedInAccount();
-    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
-    const res = await create(buyer.cookie, { name: "agent", maxPriceCents: 150, spendLimit: "25.5", expiresAt });
+    const expires_at = new Date(Date.now() + 86_400_000).toISOString();
+    const res = await create(buyer.cookie, { name: "agent", max_price_cents: 150, spend_limit: "25.5", expires_at });
 
     expect(res.status).toBe(201);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const body = await res.json();
-    expect(body).toMatchObject({ name: "agent", maxPriceCents: 150, spendLimit: "25.500000", expiresAt });
+    expect(body).toMatchObject({ name: "agent", max_price_cents: 150, spend_limit: "25.500000", expires_at });
     expect(body.key).toMatch(/^svc_[0-9A-Za-z]{43,}$/);
     expect(body.prefix).toBe(body.key.slice(0, 12));
-    expect(Date.parse(body.createdAt)).not.toBeNaN();
+    expect(Date.parse(body.created_at)).not.toBeNaN();
 
     const resolved = await getApiKeyOrThrow(body.key);
     expect(resolved).toEqual({
@@ -67,9 +67,9 @@ describe("POST /v1/account/api-keys", () => {
   it("defaults: a name, no price cap, no spend limit, no expiry", async () => {
     const buyer = await seedSignedInAccount();
     const body = await createOk(buyer.cookie);
-    expect(body).toMatchObject({ name: "default", maxPriceCents: null, spendLimit: null, expiresAt: null });
-    const explicit = await createOk(buyer.cookie, { maxPriceCents: null, spendLimit: null, expiresAt: null });
-    expect(explicit).toMatchObject({ maxPriceCents: null, spendLimit: null, expiresAt: null });
+    expect(body).toMatchObject({ name: "default", max_price_cents: null, spend_limit: null, expires_at: null });
+    const explicit = await createOk(buyer.cookie, { max_price_cents: null, spend_limit: null, expires_at: null });
+    expect(explicit).toMatchObject({ max_price_cents: null, spend_limit: null, expires_at: null });
   });
 
   it("gives every key its own secret", async () => {
@@ -79,17 +79,17 @@ describe("POST /v1/account/api-keys", () => {
   });
 
   it.each([
-    ["maxPriceCents 0", { maxPriceCents: 0 }, "invalid_request"],
-    ["maxPriceCents 10001", { maxPriceCents: 10_001 }, "invalid_request"],
-    ["a fractional maxPriceCents", { maxPriceCents: 1.5 }, "invalid_request"],
-    ["maxPriceCents as a string", { maxPriceCents: "100" }, "invalid_request"],
-    ["a spend limit in exponent notation", { spendLimit: "1e3" }, "invalid_request"],
-    ["a negative spend limit", { spendLimit: "-1" }, "invalid_request"],
-    ["a spend limit with 7 decimals", { spendLimit: "1.0000001" }, "invalid_request"],
-    ["a zero spend limit", { spendLimit: "0" }, "invalid_request"],
-    ["a numeric spend limit", { spendLimit: 5 }, "invalid_request"],
-    ["an expiry in the past", { expiresAt: new Date(Date.now() - 1000).toISOString() }, "invalid_request"],
-    ["an expiry that is not ISO 8601", { expiresAt: "tomorrow" }, "invalid_request"],
+    ["max_price_cents 0", { max_price_cents: 0 }, "invalid_request"],
+    ["max_price_cents 10001", { max_price_cents: 10_001 }, "invalid_request"],
+    ["a fractional max_price_cents", { max_price_cents: 1.5 }, "invalid_request"],
+    ["max_price_cents as a string", { max_price_cents: "100" }, "invalid_request"],
+    ["a spend limit in exponent notation", { spend_limit: "1e3" }, "invalid_amount"],
+    ["a negative spend limit", { spend_limit: "-1" }, "invalid_amount"],
+    ["a spend limit with 7 decimals", { spend_limit: "1.0000001" }, "invalid_amount"],
+    ["a zero spend limit", { spend_limit: "0" }, "amount_out_of_range"],
+    ["a numeric spend limit", { spend_limit: 5 }, "invalid_request"],
+    ["an expiry in the past", { expires_at: new Date(Date.now() - 1000).toISOString() }, "invalid_request"],
+    ["an expiry that is not ISO 8601", { expires_at: "tomorrow" }, "invalid_request"],
     ["an empty name", { name: " " }, "invalid_request"],
     ["a name over 100 characters", { name: "x".repeat(101) }, "invalid_request"],
     ["an unknown field", { scopes: ["all"] }, "unknown_field"],
@@ -103,8 +103,8 @@ describe("POST /v1/account/api-keys", () => {
 
   it("accepts spend limits with up to 6 decimals exactly", async () => {
     const buyer = await seedSignedInAccount();
-    expect((await createOk(buyer.cookie, { spendLimit: "0.000001" })).spendLimit).toBe("0.000001");
-    expect((await createOk(buyer.cookie, { spendLimit: "2.01" })).spendLimit).toBe("2.010000");
+    expect((await createOk(buyer.cookie, { spend_limit: "0.000001" })).spend_limit).toBe("0.000001");
+    expect((await createOk(buyer.cookie, { spend_limit: "2.01" })).spend_limit).toBe("2.010000");
   });
 
   it("is refused with a Bearer key (session routes take no API keys) and from another site", async () => {
@@ -128,8 +128,8 @@ describe("GET /v1/account/api-keys", () => {
   it("lists the caller's keys, newest first, with limits and usage but never a secret", async () => {
     const buyer = await seedSignedInAccount();
     const other = await seedSignedInAccount();
-    const first = await createOk(buyer.cookie, { name: "first", spendLimit: "10" });
-    const second = await createOk(buyer.cookie, { name: "second", maxPriceCents: 90 });
+    const first = await createOk(buyer.cookie, { name: "first", spend_limit: "10" });
+    const second = await createOk(buyer.cookie, { name: "second", max_price_cents: 90 });
     await createOk(other.cookie, { name: "not mine" });
 
     const res = await listKeys(jsonRequest("GET", "/v1/account/api-keys", undefined, { cookie: buyer.cookie }));
@@ -146,19 +146,19 @@ describe("GET /v1/account/api-keys", () => {
       id: first.id,
       name: "first",
       prefix: first.prefix,
-      createdAt: first.createdAt,
-      lastUsedAt: null,
-      maxPriceCents: null,
-      spendLimit: "10.000000",
+      created_at: first.created_at,
+      last_used_at: null,
+      max_price_cents: null,
+      spend_limit: "10.000000",
       spent: "0.000000",
-      expiresAt: null,
-      revokedAt: null,
+      expires_at: null,
+      revoked_at: null,
     });
   });
 });
 
 describe("DELETE /v1/account/api-keys/{id}", () => {
-  it("revokes the key: refused at once, listed with revokedAt, idempotent", async () => {
+  it("revokes the key: refused at once, listed with revoked_at, idempotent", async () => {
     const buyer = await seedSignedInAccount();
     const { id, key } = await createOk(buyer.cookie);
     const kept = await createOk(buyer.cookie);
@@ -167,7 +167,7 @@ describe("DELETE /v1/account/api-keys/{id}", () => {
     const res = await revoke(buyer.cookie, id);
     expect(res.status).toBe(200);
     const revoked = await res.json();
-    expect(revoked).toMatchObject({ id, revokedAt: expect.any(String) });
+    expect(revoked).toMatchObject({ id, revoked_at: expect.any(String) });
     expect(JSON.stringify(revoked)).not.toContain(key);
 
     await expectKeyRefused(key);
@@ -175,10 +175,10 @@ describe("DELETE /v1/account/api-keys/{id}", () => {
 
     const again = await revoke(buyer.cookie, id);
     expect(again.status).toBe(200);
-    expect((await again.json()).revokedAt).toBe(revoked.revokedAt);
+    expect((await again.json()).revoked_at).toBe(revoked.revoked_at);
 
     const list = await (await listKeys(jsonRequest("GET", "/v1/account/api-keys", undefined, { cookie: buyer.cookie }))).json();
-    expect(list.data.find((k: { id: string }) => k.id === id).revokedAt).toBe(revoked.revokedAt);
+    expect(list.data.find((k: { id: string }) => k.id === id).revoked_at).toBe(revoked.revoked_at);
   });
 
   it("answers 404 for another wallet's key (which keeps working), an unknown id and a malformed id", async () => {
@@ -215,7 +215,7 @@ describe("DELETE /v1/account/api-keys/{id}", () => {
 describe("API key lifecycle", () => {
   it("refuses an expired key", async () => {
     const buyer = await seedSignedInAccount();
-    const { id, key } = await createOk(buyer.cookie, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    const { id, key } = await createOk(buyer.cookie, { expires_at: new Date(Date.now() + 60_000).toISOString() });
     await getApiKeyOrThrow(key);
     await db.apiKey.update({ where: { id }, data: { expiresAt: new Date(Date.now() - 1) } });
     await expectKeyRefused(key);
@@ -228,7 +228,7 @@ describe("API key lifecycle", () => {
     expect(await getApiKeyOrThrow(undefined).catch((e: unknown) => e)).toMatchObject({ status: 401, code: "missing_credentials" });
   });
 
-  it("records lastUsedAt at most once a minute, not on every request", async () => {
+  it("records last_used_at at most once a minute, not on every request", async () => {
     const buyer = await seedSignedInAccount();
     const { id, key } = await createOk(buyer.cookie);
     const t0 = new Date();
@@ -246,7 +246,7 @@ describe("API key lifecycle", () => {
 
   it("keeps the secret out of every response but the creation one, and out of every stored column", async () => {
     const buyer = await seedSignedInAccount();
-    const { id, key } = await createOk(buyer.cookie, { name: "scan", spendLimit: "1" });
+    const { id, key } = await createOk(buyer.cookie, { name: "scan", spend_limit: "1" });
     await getApiKeyOrThrow(key);
 
     const responses = [

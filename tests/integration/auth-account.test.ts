@@ -78,8 +78,8 @@ describe("GET /v1/account", () => {
       balance: "0.000000",
       held: "0.000000",
       available: "0.000000",
-      defaultMaxPriceCents: null,
-      platformDefaultMaxPriceCents: env.DEFAULT_MAX_PRICE_CENTS,
+      default_max_price_cents: null,
+      platform_default_max_price_cents: env.DEFAULT_MAX_PRICE_CENTS,
     });
   });
 
@@ -113,23 +113,23 @@ describe("GET /v1/account", () => {
 describe("PATCH /v1/account", () => {
   it("sets and clears the default max price", async () => {
     const buyer = await seedSignedInAccount();
-    const set = await patch(buyer.cookie, { defaultMaxPriceCents: 250 });
+    const set = await patch(buyer.cookie, { default_max_price_cents: 250 });
     expect(set.status).toBe(200);
-    expect(await set.json()).toMatchObject({ address: buyer.walletAddress, defaultMaxPriceCents: 250 });
+    expect(await set.json()).toMatchObject({ address: buyer.walletAddress, default_max_price_cents: 250 });
     expect((await db.account.findUniqueOrThrow({ where: { id: buyer.id } })).defaultMaxPriceCents).toBe(250);
 
-    const cleared = await patch(buyer.cookie, { defaultMaxPriceCents: null });
-    expect((await cleared.json()).defaultMaxPriceCents).toBeNull();
+    const cleared = await patch(buyer.cookie, { default_max_price_cents: null });
+    expect((await cleared.json()).default_max_price_cents).toBeNull();
     expect((await db.account.findUniqueOrThrow({ where: { id: buyer.id } })).defaultMaxPriceCents).toBeNull();
   });
 
   it.each([
-    ["0", { defaultMaxPriceCents: 0 }, "invalid_request"],
-    ["10001", { defaultMaxPriceCents: 10_001 }, "invalid_request"],
-    ["a fraction", { defaultMaxPriceCents: 99.5 }, "invalid_request"],
-    ["a string", { defaultMaxPriceCents: "100" }, "invalid_request"],
+    ["0", { default_max_price_cents: 0 }, "invalid_request"],
+    ["10001", { default_max_price_cents: 10_001 }, "invalid_request"],
+    ["a fraction", { default_max_price_cents: 99.5 }, "invalid_request"],
+    ["a string", { default_max_price_cents: "100" }, "invalid_request"],
     ["a missing field", {}, "invalid_request"],
-    ["a field that is not editable (the wallet)", { defaultMaxPriceCents: 100, walletAddress: "0x0000000000000000000000000000000000000001" }, "unknown_field"],
+    ["a field that is not editable (the wallet)", { default_max_price_cents: 100, walletAddress: "0x0000000000000000000000000000000000000001" }, "unknown_field"],
   ])("refuses %s with 400 and changes nothing", async (_, body, code) => {
     const buyer = await seedSignedInAccount();
     const res = await patch(buyer.cookie, body);
@@ -143,7 +143,7 @@ describe("PATCH /v1/account", () => {
 
   it("is refused from another site", async () => {
     const buyer = await seedSignedInAccount();
-    const res = await patch(buyer.cookie, { defaultMaxPriceCents: 5 }, { origin: "https://evil.example" });
+    const res = await patch(buyer.cookie, { default_max_price_cents: 5 }, { origin: "https://evil.example" });
     expect(res.status).toBe(403);
     expect((await readError(res)).code).toBe("cross_site_request");
     expect((await db.account.findUniqueOrThrow({ where: { id: buyer.id } })).defaultMaxPriceCents).toBeNull();

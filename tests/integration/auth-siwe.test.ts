@@ -28,16 +28,16 @@ describe("GET /auth/nonce", () => {
     const body = await res.json();
     expect(body).toEqual({
       nonce: expect.stringMatching(/^[0-9A-Za-z]{17,}$/),
-      issuedAt: expect.any(String),
-      expirationTime: expect.any(String),
+      issued_at: expect.any(String),
+      expiration_time: expect.any(String),
       domain: "localhost:3000",
       uri: "http://localhost:3000",
-      chainId: 8453,
+      chain_id: 8453,
       statement: expect.any(String),
     });
-    const issuedAt = Date.parse(body.issuedAt);
-    expect(issuedAt).toBeGreaterThanOrEqual(before - 1000);
-    expect(Date.parse(body.expirationTime) - issuedAt).toBe(10 * MINUTE);
+    const issued_at = Date.parse(body.issued_at);
+    expect(issued_at).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(body.expiration_time) - issued_at).toBe(10 * MINUTE);
 
     const row = await db.siweNonce.findUniqueOrThrow({ where: { nonce: body.nonce } });
     expect(row).toMatchObject({ walletAddress: wallet.address, consumedAt: null });
@@ -63,14 +63,14 @@ describe("GET /auth/nonce", () => {
 });
 
 describe("POST /auth/verify with an EOA", () => {
-  it("opens a session: 200 {address, expiresAt}, an HttpOnly cookie, the account created once", async () => {
+  it("opens a session: 200 {address, expires_at}, an HttpOnly cookie, the account created once", async () => {
     const wallet = newWallet();
     const { res, cookie, challenge } = await signInWithWallet(wallet);
 
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body).toEqual({ address: wallet.address, expiresAt: expect.any(String) });
-    expect(Date.parse(body.expiresAt) - Date.now()).toBeGreaterThan(SESSION_TTL_MS - MINUTE);
+    expect(body).toEqual({ address: wallet.address, expires_at: expect.any(String) });
+    expect(Date.parse(body.expires_at) - Date.now()).toBeGreaterThan(SESSION_TTL_MS - MINUTE);
 
     const setCookie = res.headers.get("set-cookie")!;
     expect(setCookie).toMatch(/^svc_session=[0-9A-Za-z]{40,}; HttpOnly; SameSite=Lax; Path=\/; Max-Age=\d+$/);
@@ -91,8 +91,8 @@ describe("POST /auth/verify with an EOA", () => {
   });
 
   it("marks the cookie Secure on an https deployment", () => {
-    const expiresAt = new Date(Date.now() + 3_600_000);
-    expect(serializeSessionCookie("t", expiresAt, { secure: true })).toMatch(/; Secure$/);
+    const expires_at = new Date(Date.now() + 3_600_000);
+    expect(serializeSessionCookie("t", expires_at, { secure: true })).toMatch(/; Secure$/);
   });
 
   it("gives exactly one session when two verifies race with one nonce", async () => {
@@ -291,7 +291,7 @@ describe("GET /auth/session and POST /auth/logout", () => {
 
     const whoami = await getSession(jsonRequest("GET", "/auth/session", undefined, { cookie }));
     expect(whoami.status).toBe(200);
-    expect(await whoami.json()).toEqual({ address: wallet.address, expiresAt: expect.any(String) });
+    expect(await whoami.json()).toEqual({ address: wallet.address, expires_at: expect.any(String) });
 
     const logout = await postLogout(jsonRequest("POST", "/auth/logout", undefined, { cookie }));
     expect(logout.status).toBe(204);

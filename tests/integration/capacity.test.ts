@@ -24,10 +24,10 @@ afterAll(async () => {
   await db.model.update({ where: { id: modelId }, data: { active: false } });
 });
 
-async function offer(options: { priceCents?: number; dailyCapacityMicroDiem?: bigint; supplierId?: string } = {}) {
+async function offer(options: { price_cents?: number; dailyCapacityMicroDiem?: bigint; supplierId?: string } = {}) {
   const created = await seedOffer({
     models: [modelId],
-    priceCents: options.priceCents ?? 90,
+    priceCents: options.price_cents ?? 90,
     dailyCapacityMicroDiem: options.dailyCapacityMicroDiem ?? 10_000_000n,
     supplierId: options.supplierId,
   });
@@ -76,11 +76,11 @@ describe("daily capacity", () => {
 
       // The supplier's view and the public book use the same day.
       const view = (await listOffers((await db.offer.findUniqueOrThrow({ where: { id } })).supplierId, {}, LAST_MS)).data[0];
-      expect(view.today).toMatchObject({ day: "2099-06-30", burnedDiem: "4.000000", heldDiem: "1.000000", remainingDiem: "5.000000" });
+      expect(view.today).toMatchObject({ day: "2099-06-30", burned_diem: "4.000000", held_diem: "1.000000", remaining_diem: "5.000000" });
       const before = await getBook(modelId, LAST_MS);
       const after = await getBook(modelId, MIDNIGHT);
-      expect(before.levels.find((l) => l.priceCents === 90)?.remainingDiem).toBe("5.000000");
-      expect(after.levels.find((l) => l.priceCents === 90)?.remainingDiem).toBe("8.000000");
+      expect(before.levels.find((l) => l.price_cents === 90)?.remaining_diem).toBe("5.000000");
+      expect(after.levels.find((l) => l.price_cents === 90)?.remaining_diem).toBe("8.000000");
     } finally {
       // Release the reservation as the router would, so the capacity invariant still holds.
       await db.$transaction([
@@ -95,14 +95,14 @@ describe("daily capacity", () => {
 
   it("takes a sold-out offer off the book until the next UTC day", async () => {
     const supplier = await seedAccount();
-    const { id } = await offer({ priceCents: 4_321, dailyCapacityMicroDiem: 3_000_000n, supplierId: supplier.id });
+    const { id } = await offer({ price_cents: 4_321, dailyCapacityMicroDiem: 3_000_000n, supplierId: supplier.id });
     await seedClear({ offerId: id, modelId, burnMicroDiem: 3_000_000n, at: LAST_MINUTE });
     const soldOut = await getBook(modelId, LAST_MS);
-    expect(soldOut.levels.some((l) => l.priceCents === 4_321)).toBe(false);
+    expect(soldOut.levels.some((l) => l.price_cents === 4_321)).toBe(false);
     const nextDay = await getBook(modelId, MIDNIGHT);
-    expect(nextDay.levels.find((l) => l.priceCents === 4_321)).toEqual({ priceCents: 4_321, remainingDiem: "3.000000", offers: 1 });
-    expect((await listOffers(supplier.id, {}, LAST_MS)).data[0].onBook).toBe(false);
-    expect((await listOffers(supplier.id, {}, MIDNIGHT)).data[0].onBook).toBe(true);
+    expect(nextDay.levels.find((l) => l.price_cents === 4_321)).toEqual({ price_cents: 4_321, remaining_diem: "3.000000", offers: 1 });
+    expect((await listOffers(supplier.id, {}, LAST_MS)).data[0].on_book).toBe(false);
+    expect((await listOffers(supplier.id, {}, MIDNIGHT)).data[0].on_book).toBe(true);
   });
 });
 
@@ -112,7 +112,7 @@ describe("offer health", () => {
   });
 
   it("records failures with growing cooldowns, leaves the book meanwhile, and heals on success", async () => {
-    const { id } = await offer({ priceCents: 4_567 });
+    const { id } = await offer({ price_cents: 4_567 });
     const t0 = new Date("2099-06-30T12:00:00.000Z");
     const first = await reportUpstreamFailure(id, "HTTP 500 from upstream", t0);
     expect(first).toEqual({ consecutiveFailures: 1, unhealthyUntil: new Date(t0.getTime() + 30_000) });
@@ -127,14 +127,14 @@ describe("offer health", () => {
     const cooling = new Date(t0.getTime() + 899_999);
     expect(isHealthy(row, cooling)).toBe(false);
     expect(isHealthy(row, new Date(t0.getTime() + 900_000))).toBe(true);
-    expect((await getBook(modelId, cooling)).levels.some((l) => l.priceCents === 4_567)).toBe(false);
-    expect((await getBook(modelId, new Date(t0.getTime() + 900_000))).levels.some((l) => l.priceCents === 4_567)).toBe(true);
+    expect((await getBook(modelId, cooling)).levels.some((l) => l.price_cents === 4_567)).toBe(false);
+    expect((await getBook(modelId, new Date(t0.getTime() + 900_000))).levels.some((l) => l.price_cents === 4_567)).toBe(true);
 
     await reportUpstreamSuccess(id, cooling);
     const healed = await db.offer.findUniqueOrThrow({ where: { id } });
     expect(healed).toMatchObject({ consecutiveFailures: 0, unhealthyUntil: null, lastSuccessAt: cooling });
     expect(isHealthy(healed, cooling)).toBe(true);
-    expect((await getBook(modelId, cooling)).levels.some((l) => l.priceCents === 4_567)).toBe(true);
+    expect((await getBook(modelId, cooling)).levels.some((l) => l.price_cents === 4_567)).toBe(true);
 
     // The streak starts over: the next failure cools down for 30 s again.
     expect((await reportUpstreamFailure(id, "HTTP 502", cooling))?.unhealthyUntil).toEqual(new Date(cooling.getTime() + 30_000));

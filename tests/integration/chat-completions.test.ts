@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 /** A private model (so this file's book is its own) and offers on it, served by an upstream's llama model. */
-async function market(offers: { priceCents: number; capacityDiem?: number; via?: ReferenceUpstream; unhealthy?: boolean }[]) {
+async function market(offers: { price_cents: number; capacityDiem?: number; via?: ReferenceUpstream; unhealthy?: boolean }[]) {
   const model = await seedPrivateModel();
   const created = [];
   for (const o of offers) {
@@ -35,7 +35,7 @@ async function market(offers: { priceCents: number; capacityDiem?: number; via?:
     created.push(
       await seedOffer({
         models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
-        priceCents: o.priceCents,
+        priceCents: o.price_cents,
         dailyCapacityMicroDiem: BigInt(o.capacityDiem ?? 100) * 1_000_000n,
         upstreamBaseUrl: via.url,
         upstreamApiKey: via.apiKey,
@@ -48,7 +48,7 @@ async function market(offers: { priceCents: number; capacityDiem?: number; via?:
 
 describe("POST /v1/chat/completions with the official openai client", () => {
   it("returns a normal completion, clears it once with the 90/10 split and reports the balance", async () => {
-    const { model, offers } = await market([{ priceCents: 80 }]);
+    const { model, offers } = await market([{ price_cents: 80 }]);
     const buyer = await seedBuyer(5n * ONE_USDC);
     const client = openaiClient(buyer.key);
 
@@ -91,7 +91,7 @@ describe("POST /v1/chat/completions with the official openai client", () => {
   });
 
   it("meters with our tokenizer when the upstream omits usage", async () => {
-    const { model } = await market([{ priceCents: 100, via: failing.noUsage }]);
+    const { model } = await market([{ price_cents: 100, via: failing.noUsage }]);
     const buyer = await seedBuyer(ONE_USDC);
     const data = await openaiClient(buyer.key).chat.completions.create({ model: model.id, messages: [hello], max_tokens: 20 });
     expect(data.usage!.completion_tokens).toBeGreaterThan(0);
@@ -102,7 +102,7 @@ describe("POST /v1/chat/completions with the official openai client", () => {
 
 describe("routing", () => {
   it("takes the cheapest offer at or below the max price, earliest posted on a tie", async () => {
-    const { model, offers } = await market([{ priceCents: 90 }, { priceCents: 70 }, { priceCents: 70 }, { priceCents: 60, unhealthy: true }]);
+    const { model, offers } = await market([{ price_cents: 90 }, { price_cents: 70 }, { price_cents: 70 }, { price_cents: 60, unhealthy: true }]);
     const buyer = await seedBuyer(ONE_USDC);
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
     expect(res.status).toBe(200);
@@ -111,10 +111,10 @@ describe("routing", () => {
   });
 
   it("skips offers above the buyer's max (header, then key cap, then account default)", async () => {
-    const { model, offers } = await market([{ priceCents: 50 }, { priceCents: 150 }]);
+    const { model, offers } = await market([{ price_cents: 50 }, { price_cents: 150 }]);
     await db.offer.update({ where: { id: offers[0].id }, data: { status: "paused" } });
 
-    const capped = await seedBuyer(ONE_USDC, { maxPriceCents: 120 });
+    const capped = await seedBuyer(ONE_USDC, { max_price_cents: 120 });
     const refused = await callCompletions(capped.key, { model: model.id, messages: [hello], max_tokens: 10 });
     expect(refused.status).toBe(503);
 
@@ -137,7 +137,7 @@ describe("routing", () => {
     const ask = (modelId: string, max?: number) =>
       callCompletions(buyer.key, { model: modelId, messages: [hello], max_tokens: 100 }, max ? { "x-svc-max-cents": String(max) } : {});
 
-    const priced = await market([{ priceCents: 130, capacityDiem: 3 }, { priceCents: 180, capacityDiem: 2 }]);
+    const priced = await market([{ price_cents: 130, capacityDiem: 3 }, { price_cents: 180, capacityDiem: 2 }]);
     const tooCheap = await ask(priced.model.id, 100);
     expect(tooCheap.status).toBe(503);
     expect(tooCheap.headers.get("x-svc-error-code")).toBe("no_offer_at_or_below_max");
@@ -149,13 +149,13 @@ describe("routing", () => {
     expect(body).toMatchObject({ suggested_max_cents: 130 });
     expect(body.message).toContain("X-Svc-Max-Cents: 130");
 
-    const sick = await market([{ priceCents: 90, unhealthy: true }, { priceCents: 140 }]);
+    const sick = await market([{ price_cents: 90, unhealthy: true }, { price_cents: 140 }]);
     const unhealthy = await ask(sick.model.id, 100);
     expect(unhealthy.headers.get("x-svc-error-code")).toBe("no_healthy_supplier");
     expect(unhealthy.headers.get("x-svc-cheapest-posted-cents")).toBe("90");
     expect(unhealthy.headers.get("x-svc-routable-diem-above-max")).toBe("100.000000");
 
-    const full = await market([{ priceCents: 90, capacityDiem: 1 }]);
+    const full = await market([{ price_cents: 90, capacityDiem: 1 }]);
     await db.offer.update({ where: { id: full.offers[0].id }, data: { dailyCapacityMicroDiem: 1n } });
     const noCapacity = await ask(full.model.id, 100);
     expect(noCapacity.headers.get("x-svc-error-code")).toBe("no_capacity");
@@ -175,7 +175,7 @@ describe("upstream failures", () => {
     ["a timeout", "timeout"],
     ["a non-JSON answer", "garbage"],
   ] as const)("%s is a 502 that charges nothing, releases the hold and cools the offer down", async (_label, mode) => {
-    const { model, offers } = await market([{ priceCents: 100, via: failing[mode] }]);
+    const { model, offers } = await market([{ price_cents: 100, via: failing[mode] }]);
     const buyer = await seedBuyer(ONE_USDC);
     const before = failing[mode].requestCount();
 
@@ -196,7 +196,7 @@ describe("upstream failures", () => {
 
 describe("buyer limits", () => {
   it("is a 402 with the amount needed when the balance cannot cover the worst case", async () => {
-    const { model } = await market([{ priceCents: 100 }]);
+    const { model } = await market([{ price_cents: 100 }]);
     const buyer = await seedBuyer(10n);
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 1000 });
     expect(res.status).toBe(402);
@@ -207,8 +207,8 @@ describe("buyer limits", () => {
   });
 
   it("enforces a key's spend limit with its own code", async () => {
-    const { model } = await market([{ priceCents: 100 }]);
-    const buyer = await seedBuyer(ONE_USDC, { spendLimit: 100n });
+    const { model } = await market([{ price_cents: 100 }]);
+    const buyer = await seedBuyer(ONE_USDC, { spend_limit: 100n });
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 1000 });
     expect(res.status).toBe(402);
     expect((await readError(res)).code).toBe("spend_limit_exceeded");
@@ -223,7 +223,7 @@ describe("request validation and access at this route", () => {
     ["an unknown key", "unknown", 401, "invalid_api_key"],
     ["a revoked key", "revoked", 401, "invalid_api_key"],
   ] as const)("refuses %s", async (_label, variant, status, code) => {
-    const { model } = await market([{ priceCents: 100 }]);
+    const { model } = await market([{ price_cents: 100 }]);
     const buyer = await seedBuyer(ONE_USDC);
     const body = { model: model.id, messages: [hello] };
     let res: Response;
@@ -250,7 +250,7 @@ describe("request validation and access at this route", () => {
     ["an unknown field", { logit_bias_typo: 1 }, 400, "unknown_field"],
     ["n > 1", { n: 2 }, 400, "invalid_request"],
   ] as const)("answers %s with its status and code", async (_label, patch, status, code) => {
-    const { model } = await market([{ priceCents: 100 }]);
+    const { model } = await market([{ price_cents: 100 }]);
     const buyer = await seedBuyer(ONE_USDC);
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], ...patch });
     expect(res.status).toBe(status);
@@ -259,7 +259,7 @@ describe("request validation and access at this route", () => {
   });
 
   it("answers an oversized prompt with 400 context_length_exceeded", async () => {
-    const { model } = await market([{ priceCents: 100 }]);
+    const { model } = await market([{ price_cents: 100 }]);
     const buyer = await seedBuyer(ONE_USDC);
     const long = "lorem ipsum dolor sit amet ".repeat(9000);
     const res = await callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content: long }] });

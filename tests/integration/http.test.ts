@@ -4,7 +4,10 @@ import { GET as catchAll, POST as catchAllPost } from "@/app/v1/[...path]/route"
 import { AppError, ERROR_STATUS } from "@/lib/http/errors";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
+import type { OperationDocs } from "@/lib/openapi/operation";
 import { jsonRequest, readError, routeParams } from "../helpers/http";
+
+const TEST_DOCS: OperationDocs = { operationId: "test", tag: "Operations", summary: "A route made for this test", responses: [] };
 
 const echo = route(
   {
@@ -12,6 +15,7 @@ const echo = route(
     body: z.strictObject({ name: z.string().min(1), amount: z.string().optional() }),
     query: z.strictObject({ verbose: z.enum(["0", "1"]).optional() }),
     maxBodyBytes: 256,
+    docs: TEST_DOCS,
   },
   ({ body, query }) => ok({ body, query }),
 );
@@ -108,7 +112,7 @@ describe("route(): input validation and the error shape", () => {
   });
 
   it("renders AppError with its status, details and headers, and hides unknown errors behind a 500", async () => {
-    const failing = route({ auth: "public" }, () => {
+    const failing = route({ auth: "public", docs: TEST_DOCS }, () => {
       throw new AppError("insufficient_balance", "Top up first.", { details: { needed: "1.000000" }, headers: { "x-a": "1" } });
     });
     const res = await failing(jsonRequest("GET", "/x"));
@@ -118,7 +122,7 @@ describe("route(): input validation and the error shape", () => {
       error: { message: "Top up first.", type: "payment_required", code: "insufficient_balance", needed: "1.000000" },
     });
 
-    const crashing = route({ auth: "public" }, () => {
+    const crashing = route({ auth: "public", docs: TEST_DOCS }, () => {
       throw new Error("secret internals");
     });
     const crash = await crashing(jsonRequest("GET", "/x"));

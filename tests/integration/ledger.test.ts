@@ -129,7 +129,7 @@ describe("GET /v1/account/balance", () => {
 });
 
 describe("GET /v1/account/ledger", () => {
-  type Page = { data: { id: string; kind: string; ledger: string; amount: string; createdAt: string; transaction: string | null }[]; nextCursor: string | null };
+  type Page = { data: { id: string; kind: string; ledger: string; amount: string; created_at: string; transaction: string | null }[]; next_cursor: string | null };
 
   async function readPage(cookie: string, query = ""): Promise<Page> {
     const res = await getLedgerRoute(jsonRequest("GET", `/v1/account/ledger${query}`, undefined, { cookie }));
@@ -160,8 +160,8 @@ describe("GET /v1/account/ledger", () => {
       ["clear", "earnings", "9.000000"],
       ["topup", "balance", "4.000000"],
     ]);
-    expect(page.nextCursor).toBeNull();
-    expect(page.data.every((i) => !Number.isNaN(Date.parse(i.createdAt)))).toBe(true);
+    expect(page.next_cursor).toBeNull();
+    expect(page.data.every((i) => !Number.isNaN(Date.parse(i.created_at)))).toBe(true);
   });
 
   it("pages with an opaque cursor and rejects a forged one", async () => {
@@ -170,11 +170,11 @@ describe("GET /v1/account/ledger", () => {
 
     const first = await readPage(me.cookie, "?limit=2");
     expect(first.data.map((i) => i.amount)).toEqual(["5.000000", "4.000000"]);
-    const second = await readPage(me.cookie, `?limit=2&cursor=${first.nextCursor}`);
+    const second = await readPage(me.cookie, `?limit=2&cursor=${first.next_cursor}`);
     expect(second.data.map((i) => i.amount)).toEqual(["3.000000", "2.000000"]);
-    const last = await readPage(me.cookie, `?limit=2&cursor=${second.nextCursor}`);
+    const last = await readPage(me.cookie, `?limit=2&cursor=${second.next_cursor}`);
     expect(last.data.map((i) => i.amount)).toEqual(["1.000000"]);
-    expect(last.nextCursor).toBeNull();
+    expect(last.next_cursor).toBeNull();
 
     const forged = await getLedgerRoute(jsonRequest("GET", "/v1/account/ledger?cursor=12345", undefined, { cookie: me.cookie }));
     expect(forged.status).toBe(400);
@@ -189,7 +189,7 @@ describe("GET /healthz/ledger", () => {
     const res = await getLedgerHealthRoute(jsonRequest("GET", "/healthz/ledger"));
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(Object.keys(body).sort()).toEqual(["checkedAt", "ok"]);
+    expect(Object.keys(body).sort()).toEqual(["checked_at", "ok"]);
     expect(body.ok).toBe(true);
   });
 
@@ -198,7 +198,7 @@ describe("GET /healthz/ledger", () => {
       { ok: false, violations: ["ledger account 1234 balance 5 differs from its lines 0", "journal entry 9 lines sum to 7, not 0"] },
       new Date("2026-01-01T00:00:00Z"),
     );
-    expect(summary).toEqual({ ok: false, checkedAt: "2026-01-01T00:00:00.000Z", violations: 2 });
+    expect(summary).toEqual({ ok: false, checked_at: "2026-01-01T00:00:00.000Z", violations: 2 });
   });
 });
 

@@ -6,12 +6,8 @@ import { GET as tradesRoute } from "@/app/v1/market/trades/route";
 import { GET as modelsRoute } from "@/app/v1/models/route";
 import { GET as poolRoute } from "@/app/v1/supply/pool/summary/route";
 import { db } from "@/lib/db";
-import type { BookView, MarketModelView } from "@/lib/market/book";
 import { clearMarketCache } from "@/lib/market/cache";
-import type { ModelListing } from "@/lib/market/models";
-import type { PoolSummary } from "@/lib/market/pool";
-import type { MarketStats } from "@/lib/market/stats";
-import type { TradeView } from "@/lib/market/trades";
+import type { BookView, MarketModelView, MarketStats, ModelListing, PoolSummary, TradeView } from "@/lib/market/schemas";
 import { formatMicros, parseMicros } from "@/lib/money";
 import { seedAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
@@ -87,32 +83,32 @@ describe("market views on a seeded market", () => {
     const book = await get<BookView>(bookRoute, `/v1/market/book?model=${model}`);
     expect(book).toMatchObject({
       model,
-      listPrice: { inputDiemPerMTok: "0.700000", outputDiemPerMTok: "2.800000" },
-      bestPriceCents: 80,
-      remainingDiem: "35.000000",
+      list_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
+      best_price_cents: 80,
+      remaining_diem: "35.000000",
       offers: 4,
       suppliers: 2,
       levels: [
-        { priceCents: 80, remainingDiem: "10.000000", offers: 2 },
-        { priceCents: 95, remainingDiem: "5.000000", offers: 1 },
-        { priceCents: 120, remainingDiem: "20.000000", offers: 1 },
+        { price_cents: 80, remaining_diem: "10.000000", offers: 2 },
+        { price_cents: 95, remaining_diem: "5.000000", offers: 1 },
+        { price_cents: 120, remaining_diem: "20.000000", offers: 1 },
       ],
     });
     // A model sold only by B1 shares B1's remaining capacity.
     const shared = await get<BookView>(bookRoute, `/v1/market/book?model=${otherModel}`);
-    expect(shared.levels).toEqual([{ priceCents: 80, remainingDiem: "2.000000", offers: 1 }]);
+    expect(shared.levels).toEqual([{ price_cents: 80, remaining_diem: "2.000000", offers: 1 }]);
   });
 
   it("trades are the clears, newest first, without identities", async () => {
     const { data } = await get<{ data: TradeView[] }>(tradesRoute, `/v1/market/trades?model=${model}&limit=200`);
-    expect(data.map((t) => [t.priceCents, t.burnDiem, t.valueUsdc])).toEqual([
+    expect(data.map((t) => [t.price_cents, t.burn_diem, t.value_usdc])).toEqual([
       [80, "0.500000", "0.400000"],
       [65, "1.000000", "0.650000"],
       [80, "1.000000", "0.800000"],
       [80, "1.500000", "1.200000"],
       [80, "0.700000", "0.560000"],
     ]);
-    for (const trade of data) expect(Object.keys(trade).sort()).toEqual(["burnDiem", "model", "priceCents", "time", "valueUsdc"]);
+    for (const trade of data) expect(Object.keys(trade).sort()).toEqual(["burn_diem", "model", "price_cents", "time", "value_usdc"]);
     const times = data.map((t) => Date.parse(t.time));
     expect([...times].sort((x, y) => y - x)).toEqual(times);
 
@@ -134,11 +130,11 @@ describe("market views on a seeded market", () => {
     ]);
 
     const listed = marketModels.data.find((m) => m.id === model)!;
-    expect(listed).toMatchObject({ bestPriceCents: 80, remainingDiem: "35.000000", offers: 4, suppliers: 2 });
-    expect(listed.bestPriceCents).toBe(book.bestPriceCents);
-    expect(listed.remainingDiem).toBe(book.remainingDiem);
-    expect(listed.listPrice).toEqual(book.listPrice);
-    expect(models.data.find((m) => m.id === model)).toMatchObject({ best_price_cents: book.bestPriceCents, offers: book.offers });
+    expect(listed).toMatchObject({ best_price_cents: 80, remaining_diem: "35.000000", offers: 4, suppliers: 2 });
+    expect(listed.best_price_cents).toBe(book.best_price_cents);
+    expect(listed.remaining_diem).toBe(book.remaining_diem);
+    expect(listed.list_price).toEqual(book.list_price);
+    expect(models.data.find((m) => m.id === model)).toMatchObject({ best_price_cents: book.best_price_cents, offers: book.offers });
 
     // Stats cover the last 24 h: the trades without the one 30 h ago.
     const cutoff = Date.parse(stats.window.from);
@@ -148,13 +144,13 @@ describe("market views on a seeded market", () => {
     expect(modelStats).toEqual({
       model,
       clears: recent.length,
-      volumeUsdc: formatMicros(recent.reduce((sum, t) => sum + diem(t.valueUsdc), 0n)),
-      volumeDiem: formatMicros(recent.reduce((sum, t) => sum + diem(t.burnDiem), 0n)),
-      vwapCents: "76.25", // (80 × 1.5 + 80 × 1 + 65 × 1 + 80 × 0.5) / 4
-      lowPriceCents: 65,
-      highPriceCents: 80,
+      volume_usdc: formatMicros(recent.reduce((sum, t) => sum + diem(t.value_usdc), 0n)),
+      volume_diem: formatMicros(recent.reduce((sum, t) => sum + diem(t.burn_diem), 0n)),
+      vwap_cents: "76.25", // (80 × 1.5 + 80 × 1 + 65 × 1 + 80 × 0.5) / 4
+      low_price_cents: 65,
+      high_price_cents: 80,
     });
-    expect(modelStats).toMatchObject({ volumeUsdc: "3.050000", volumeDiem: "4.000000" });
+    expect(modelStats).toMatchObject({ volume_usdc: "3.050000", volume_diem: "4.000000" });
     expect(stats.clears).toBeGreaterThanOrEqual(4);
     expect(stats.models.reduce((sum, m) => sum + m.clears, 0)).toBe(stats.clears);
 
@@ -164,19 +160,19 @@ describe("market views on a seeded market", () => {
       model,
       offers: 6,
       suppliers: 3,
-      dailyCapacityDiem: "43.000000",
-      burnedTodayDiem: modelStats.volumeDiem, // the 24 h clears are today's (UTC) burn: the only older one is 30 h old
-      remainingTodayDiem: "39.000000",
-      availableNowDiem: book.remainingDiem,
-      bestPriceCents: book.bestPriceCents,
-      medianPriceCents: 120, // half of the 35 diem on the book is only available at 120
+      daily_capacity_diem: "43.000000",
+      burned_today_diem: modelStats.volume_diem, // the 24 h clears are today's (UTC) burn: the only older one is 30 h old
+      remaining_today_diem: "39.000000",
+      available_now_diem: book.remaining_diem,
+      best_price_cents: book.best_price_cents,
+      median_price_cents: 120, // half of the 35 diem on the book is only available at 120
       utilisation: 0.093, // 4 / 43
     });
     expect(pool.suppliers).toBeGreaterThanOrEqual(3);
     expect(pool.offers).toBeGreaterThanOrEqual(6);
-    expect(pool.offersCoolingDown).toBeGreaterThanOrEqual(1);
-    expect(diem(pool.dailyCapacityDiem)).toBeGreaterThanOrEqual(diem(poolModel.dailyCapacityDiem));
-    expect(diem(pool.availableNowDiem)).toBeLessThanOrEqual(diem(pool.remainingTodayDiem));
+    expect(pool.offers_cooling_down).toBeGreaterThanOrEqual(1);
+    expect(diem(pool.daily_capacity_diem)).toBeGreaterThanOrEqual(diem(poolModel.daily_capacity_diem));
+    expect(diem(pool.available_now_diem)).toBeLessThanOrEqual(diem(pool.remaining_today_diem));
   });
 
   it("404s an unknown model and validates its query", async () => {

@@ -63,7 +63,7 @@ describe("GET /healthz", () => {
     const res = await getHealth(jsonRequest("GET", "/healthz"));
     expect(res.status).toBe(200);
     const body = await res.json();
-    expect(body).toMatchObject({ status: "ok", database: { ok: true }, chain: { ok: true, chainId: 8453 } });
+    expect(body).toMatchObject({ status: "ok", database: { ok: true }, chain: { ok: true, chain_id: 8453 } });
   });
 
   it("is 503 and names the failing part when the chain is unreachable", async () => {

@@ -7,7 +7,8 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { decryptCredential } from "@/lib/upstream/key-encryption";
 import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
-import { createOffer, CreateOfferBody, getOfferCredentials, type OfferView, type UpstreamPricingView } from "@/lib/supply/offers";
+import { createOffer } from "@/lib/supply/offers";
+import { CreateOfferBody, type OfferView, type UpstreamPricingView } from "@/lib/supply/schemas";
 import { postChatCompletion } from "@/lib/upstream/client";
 import { REFERENCE_MODELS } from "../../scripts/reference-upstream/catalog";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
@@ -16,7 +17,7 @@ import { jsonRequest, readError, routeParams } from "../helpers/http";
 import { seedClear, seedPrivateModel } from "../helpers/market-factories";
 
 type Account = Awaited<ReturnType<typeof seedSignedInAccount>>;
-type Posted = OfferView & { upstreamPricing?: UpstreamPricingView[] };
+type Posted = OfferView & { upstream_pricing?: UpstreamPricingView[] };
 
 // A key no other string in the system could contain by accident.
 const UPSTREAM_KEY = `ref-key-${randomBytes(12).toString("hex")}`;
@@ -29,11 +30,11 @@ let other: Account;
 
 function validOffer(overrides: Record<string, unknown> = {}) {
   return {
-    upstreamBaseUrl: upstream.url,
-    upstreamApiKey: UPSTREAM_KEY,
-    models: [sameModel, { id: pricierModel, upstreamModel: "llama-3.3-70b" }],
-    priceCents: 85,
-    dailyCapacity: "12.5",
+    upstream_base_url: upstream.url,
+    upstream_api_key: UPSTREAM_KEY,
+    models: [sameModel, { id: pricierModel, upstream_model: "llama-3.3-70b" }],
+    price_cents: 85,
+    daily_capacity: "12.5",
     ...overrides,
   };
 }
@@ -77,31 +78,31 @@ describe("POST /v1/supply/offers", () => {
     const offer = await postOk();
     expect(offer).toMatchObject({
       status: "active",
-      priceCents: 85,
-      dailyCapacity: "12.500000",
-      upstreamBaseUrl: upstream.url,
+      price_cents: 85,
+      daily_capacity: "12.500000",
+      upstream_base_url: upstream.url,
       models: [
-        { id: sameModel, upstreamModel: sameModel },
-        { id: pricierModel, upstreamModel: "llama-3.3-70b" },
+        { id: sameModel, upstream_model: sameModel },
+        { id: pricierModel, upstream_model: "llama-3.3-70b" },
       ].sort((a, b) => a.id.localeCompare(b.id)),
-      today: { burnedDiem: "0.000000", heldDiem: "0.000000", remainingDiem: "12.500000" },
-      earningsUsdc: "0.000000",
-      health: { status: "healthy", cooldownUntil: null },
-      onBook: true,
+      today: { burned_diem: "0.000000", held_diem: "0.000000", remaining_diem: "12.500000" },
+      earnings_usdc: "0.000000",
+      health: { status: "healthy", cooldown_until: null },
+      on_book: true,
     });
-    expect(offer.upstreamPricing).toEqual([
+    expect(offer.upstream_pricing).toEqual([
       {
         model: sameModel,
-        upstreamModel: sameModel,
-        listPrice: { inputDiemPerMTok: "0.700000", outputDiemPerMTok: "2.800000" },
-        upstreamPrice: { inputDiemPerMTok: "0.700000", outputDiemPerMTok: "2.800000" },
+        upstream_model: sameModel,
+        list_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
+        upstream_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
         comparison: "same",
       },
       {
         model: pricierModel,
-        upstreamModel: "llama-3.3-70b",
-        listPrice: { inputDiemPerMTok: "1.000000", outputDiemPerMTok: "4.000000" },
-        upstreamPrice: { inputDiemPerMTok: "0.700000", outputDiemPerMTok: "2.800000" },
+        upstream_model: "llama-3.3-70b",
+        list_price: { input_diem_per_mtok: "1.000000", output_diem_per_mtok: "4.000000" },
+        upstream_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
         comparison: "upstream_lower",
       },
     ]);
@@ -111,28 +112,28 @@ describe("POST /v1/supply/offers", () => {
   });
 
   it.each([
-    ["a key the upstream refuses", { upstreamApiKey: "wrong-key" }, 422, "upstream_auth_failed"],
-    ["an unreachable upstream", { upstreamBaseUrl: "http://127.0.0.1:9/v1" }, 422, "upstream_unreachable"],
-    ["a URL that is not an OpenAI base URL", { upstreamBaseUrl: "ROOT" }, 422, "upstream_unreachable"],
-    ["a model the upstream lacks", { models: [{ id: "PRICIER", upstreamModel: "no-such-upstream-model" }] }, 422, "upstream_model_missing"],
-    ["the cloud metadata address", { upstreamBaseUrl: "http://169.254.169.254/v1" }, 400, "upstream_url_forbidden"],
-    ["a non-http URL", { upstreamBaseUrl: "file:///etc/passwd" }, 400, "upstream_url_forbidden"],
-    ["credentials in the URL", { upstreamBaseUrl: "http://user:pw@127.0.0.1:9/v1" }, 400, "upstream_url_forbidden"],
-    ["a zero price", { priceCents: 0 }, 400, "invalid_request"],
-    ["a negative price", { priceCents: -5 }, 400, "invalid_request"],
-    ["a price above 10000 cents", { priceCents: 10_001 }, 400, "invalid_request"],
-    ["a fractional price", { priceCents: 85.5 }, 400, "invalid_request"],
-    ["a price as a string", { priceCents: "85" }, 400, "invalid_request"],
-    ["zero capacity", { dailyCapacity: "0" }, 400, "invalid_request"],
-    ["negative capacity", { dailyCapacity: "-1" }, 400, "invalid_request"],
-    ["capacity below one micro-diem", { dailyCapacity: "0.0000001" }, 400, "invalid_request"],
-    ["capacity in scientific notation", { dailyCapacity: "1e3" }, 400, "invalid_request"],
-    ["capacity as a number", { dailyCapacity: 5 }, 400, "invalid_request"],
-    ["absurd capacity", { dailyCapacity: "1000000.000001" }, 400, "invalid_request"],
+    ["a key the upstream refuses", { upstream_api_key: "wrong-key" }, 422, "upstream_auth_failed"],
+    ["an unreachable upstream", { upstream_base_url: "http://127.0.0.1:9/v1" }, 422, "upstream_unreachable"],
+    ["a URL that is not an OpenAI base URL", { upstream_base_url: "ROOT" }, 422, "upstream_unreachable"],
+    ["a model the upstream lacks", { models: [{ id: "PRICIER", upstream_model: "no-such-upstream-model" }] }, 422, "upstream_model_missing"],
+    ["the cloud metadata address", { upstream_base_url: "http://169.254.169.254/v1" }, 400, "upstream_url_forbidden"],
+    ["a non-http URL", { upstream_base_url: "file:///etc/passwd" }, 400, "upstream_url_forbidden"],
+    ["credentials in the URL", { upstream_base_url: "http://user:pw@127.0.0.1:9/v1" }, 400, "upstream_url_forbidden"],
+    ["a zero price", { price_cents: 0 }, 400, "invalid_request"],
+    ["a negative price", { price_cents: -5 }, 400, "invalid_request"],
+    ["a price above 10000 cents", { price_cents: 10_001 }, 400, "invalid_request"],
+    ["a fractional price", { price_cents: 85.5 }, 400, "invalid_request"],
+    ["a price as a string", { price_cents: "85" }, 400, "invalid_request"],
+    ["zero capacity", { daily_capacity: "0" }, 400, "invalid_request"],
+    ["negative capacity", { daily_capacity: "-1" }, 400, "invalid_request"],
+    ["capacity below one micro-diem", { daily_capacity: "0.0000001" }, 400, "invalid_request"],
+    ["capacity in scientific notation", { daily_capacity: "1e3" }, 400, "invalid_request"],
+    ["capacity as a number", { daily_capacity: 5 }, 400, "invalid_request"],
+    ["absurd capacity", { daily_capacity: "1000000.000001" }, 400, "invalid_request"],
     ["a model not on this market", { models: ["no-such-model"] }, 400, "invalid_request"],
     ["the same model twice", { models: ["SAME", "SAME"] }, 400, "invalid_request"],
     ["no models", { models: [] }, 400, "invalid_request"],
-    ["a key with whitespace", { upstreamApiKey: "two words" }, 400, "invalid_request"],
+    ["a key with whitespace", { upstream_api_key: "two words" }, 400, "invalid_request"],
     ["an unknown field", { colour: "red" }, 400, "unknown_field"],
   ])("refuses %s and creates nothing", async (_what, overrides, status, code) => {
     const resolved = JSON.parse(
@@ -151,22 +152,22 @@ describe("POST /v1/supply/offers", () => {
   });
 
   it("names the missing models", async () => {
-    const res = await post(validOffer({ models: [{ id: pricierModel, upstreamModel: "gone-model" }] }));
-    expect(await res.json()).toMatchObject({ error: { code: "upstream_model_missing", missingModels: ["gone-model"] } });
+    const res = await post(validOffer({ models: [{ id: pricierModel, upstream_model: "gone-model" }] }));
+    expect(await res.json()).toMatchObject({ error: { code: "upstream_model_missing", missing_models: ["gone-model"] } });
   });
 
   it("refuses private-network upstreams when the dev flag is off, at posting and at connection time", async () => {
     const production = { allowPrivate: false };
     const before = await offerCount(supplier.id);
     for (const url of [upstream.url, upstream.url.replace("http:", "https:"), `https://localhost:${upstream.port}/v1`]) {
-      const error = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstreamBaseUrl: url })), { policy: production }).catch(
+      const error = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstream_base_url: url })), { policy: production }).catch(
         (e: unknown) => e,
       );
       expect(error).toBeInstanceOf(AppError);
       expect((error as AppError).code).toBe("upstream_url_forbidden");
     }
     // A public-looking name that resolves to loopback passes the posting check and is stopped by the connection's lookup.
-    const rebound = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstreamBaseUrl: "https://upstream.example.com/v1" })), {
+    const rebound = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstream_base_url: "https://upstream.example.com/v1" })), {
       policy: production,
       resolver: async () => [{ address: "127.0.0.1", family: 4 }],
     }).catch((e: unknown) => e);
@@ -206,9 +207,9 @@ describe("upstream credentials", () => {
       for (const res of [
         await list(),
         await getOne(id),
-        await patch(id, { upstreamApiKey: UPSTREAM_KEY, priceCents: 86 }),
-        await patch(id, { upstreamApiKey: `${UPSTREAM_KEY}-wrong` }),
-        await post(validOffer({ upstreamApiKey: `${UPSTREAM_KEY}x` })),
+        await patch(id, { upstream_api_key: UPSTREAM_KEY, price_cents: 86 }),
+        await patch(id, { upstream_api_key: `${UPSTREAM_KEY}-wrong` }),
+        await post(validOffer({ upstream_api_key: `${UPSTREAM_KEY}x` })),
         await withdraw(id),
       ]) {
         bodies.push(await res.text());
@@ -231,7 +232,7 @@ describe("upstream credentials", () => {
     const stored = await db.offer.findUniqueOrThrow({ where: { id } });
     expect(stored.upstreamKeyCiphertext).toMatch(/^v1\./);
     expect(decryptCredential(stored.upstreamKeyCiphertext)).toBe(UPSTREAM_KEY);
-    const credentials = await getOfferCredentials(id);
+    const credentials = { baseUrl: stored.upstreamBaseUrl, apiKey: decryptCredential(stored.upstreamKeyCiphertext) };
     expect(credentials).toEqual({ baseUrl: upstream.url, apiKey: UPSTREAM_KEY });
     const forwarded = await postChatCompletion({
       ...credentials,
@@ -244,7 +245,7 @@ describe("upstream credentials", () => {
 
 describe("GET /v1/supply/offers", () => {
   it("lists only the caller's offers, with today's burn and remaining capacity, earnings and health", async () => {
-    const offer = await postOk({ priceCents: 85, dailyCapacity: "10" });
+    const offer = await postOk({ price_cents: 85, daily_capacity: "10" });
     await seedClear({ offerId: offer.id, modelId: sameModel, burnMicroDiem: 2_000_000n });
     await reportUpstreamFailure(offer.id, "HTTP 502 from upstream");
 
@@ -253,19 +254,19 @@ describe("GET /v1/supply/offers", () => {
     const mine = ((await res.json()) as { data: OfferView[] }).data.find((o) => o.id === offer.id)!;
     // 2 diem at 85 cents = 1.70 USDC charged; the supplier earns 90%.
     expect(mine).toMatchObject({
-      today: { burnedDiem: "2.000000", heldDiem: "0.000000", remainingDiem: "8.000000" },
-      earningsUsdc: "1.530000",
+      today: { burned_diem: "2.000000", held_diem: "0.000000", remaining_diem: "8.000000" },
+      earnings_usdc: "1.530000",
       clears: 1,
-      health: { status: "cooling_down", consecutiveFailures: 1, lastFailureReason: "HTTP 502 from upstream" },
-      onBook: false,
+      health: { status: "cooling_down", consecutive_failures: 1, last_failure_reason: "HTTP 502 from upstream" },
+      on_book: false,
     });
-    expect(Date.parse(mine.health.cooldownUntil!)).toBeGreaterThan(Date.now());
-    expect(mine.today.resetsAt).toMatch(/T00:00:00\.000Z$/);
+    expect(Date.parse(mine.health.cooldown_until!)).toBeGreaterThan(Date.now());
+    expect(mine.today.resets_at).toMatch(/T00:00:00\.000Z$/);
 
     await reportUpstreamSuccess(offer.id);
     const healed = (await (await getOne(offer.id)).json()) as OfferView;
-    expect(healed.health).toMatchObject({ status: "healthy", cooldownUntil: null, consecutiveFailures: 0 });
-    expect(healed.onBook).toBe(true);
+    expect(healed.health).toMatchObject({ status: "healthy", cooldown_until: null, consecutive_failures: 0 });
+    expect(healed.on_book).toBe(true);
 
     const theirs = (await (await list(other)).json()) as { data: OfferView[] };
     expect(theirs.data.some((o) => o.id === offer.id)).toBe(false);
@@ -275,31 +276,31 @@ describe("GET /v1/supply/offers", () => {
 describe("PATCH /v1/supply/offers/{id}", () => {
   it("changes price, capacity and status", async () => {
     const offer = await postOk();
-    const res = await patch(offer.id, { priceCents: 90, dailyCapacity: "20" });
+    const res = await patch(offer.id, { price_cents: 90, daily_capacity: "20" });
     expect(res.status).toBe(200);
     const changed = (await res.json()) as Posted;
-    expect(changed).toMatchObject({ priceCents: 90, dailyCapacity: "20.000000", today: { remainingDiem: "20.000000" } });
-    expect(changed.upstreamPricing).toBeUndefined(); // no credential or model change, no upstream call
+    expect(changed).toMatchObject({ price_cents: 90, daily_capacity: "20.000000", today: { remaining_diem: "20.000000" } });
+    expect(changed.upstream_pricing).toBeUndefined(); // no credential or model change, no upstream call
 
     const paused = (await (await patch(offer.id, { status: "paused" })).json()) as OfferView;
-    expect(paused).toMatchObject({ status: "paused", onBook: false });
+    expect(paused).toMatchObject({ status: "paused", on_book: false });
     const resumed = (await (await patch(offer.id, { status: "active" })).json()) as OfferView;
-    expect(resumed).toMatchObject({ status: "active", onBook: true });
+    expect(resumed).toMatchObject({ status: "active", on_book: true });
   });
 
   it("rechecks the upstream when models or credentials change, and changes nothing when the check fails", async () => {
-    const offer = await postOk({ priceCents: 70 });
+    const offer = await postOk({ price_cents: 70 });
     await reportUpstreamFailure(offer.id, "timeout");
 
     const models = await patch(offer.id, { models: [sameModel] });
     expect(models.status).toBe(200);
-    expect(((await models.json()) as Posted).models).toEqual([{ id: sameModel, upstreamModel: sameModel }]);
+    expect(((await models.json()) as Posted).models).toEqual([{ id: sameModel, upstream_model: sameModel }]);
 
     for (const [body, code] of [
-      [{ models: [{ id: pricierModel, upstreamModel: "missing-model" }] }, "upstream_model_missing"],
-      [{ upstreamApiKey: "wrong-key", priceCents: 99 }, "upstream_auth_failed"],
-      [{ upstreamBaseUrl: "http://127.0.0.1:9/v1", priceCents: 99 }, "upstream_unreachable"],
-      [{ upstreamBaseUrl: "http://169.254.169.254/v1" }, "upstream_url_forbidden"],
+      [{ models: [{ id: pricierModel, upstream_model: "missing-model" }] }, "upstream_model_missing"],
+      [{ upstream_api_key: "wrong-key", price_cents: 99 }, "upstream_auth_failed"],
+      [{ upstream_base_url: "http://127.0.0.1:9/v1", price_cents: 99 }, "upstream_unreachable"],
+      [{ upstream_base_url: "http://169.254.169.254/v1" }, "upstream_url_forbidden"],
     ] as const) {
       const res = await patch(offer.id, body);
       expect((await readError(res)).code).toBe(code);
@@ -311,17 +312,17 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     expect(decryptCredential(unchanged.upstreamKeyCiphertext)).toBe(UPSTREAM_KEY);
 
     // Fresh credentials that pass the check also end the cooldown.
-    const fixed = await patch(offer.id, { upstreamBaseUrl: `${upstream.url}/`, upstreamApiKey: UPSTREAM_KEY });
+    const fixed = await patch(offer.id, { upstream_base_url: `${upstream.url}/`, upstream_api_key: UPSTREAM_KEY });
     expect(fixed.status).toBe(200);
     const body = (await fixed.json()) as Posted;
-    expect(body.upstreamPricing?.map((p) => p.comparison)).toEqual(["same"]);
+    expect(body.upstream_pricing?.map((p) => p.comparison)).toEqual(["same"]);
     expect(body.health.status).toBe("healthy");
-    expect(body.upstreamBaseUrl).toBe(upstream.url);
+    expect(body.upstream_base_url).toBe(upstream.url);
   });
 
   it("rejects empty or invalid changes", async () => {
     const offer = await postOk();
-    for (const body of [{}, { status: "withdrawn" }, { priceCents: 0 }, { dailyCapacity: "0" }, { supplierId: other.id }]) {
+    for (const body of [{}, { status: "withdrawn" }, { price_cents: 0 }, { daily_capacity: "0" }, { supplierId: other.id }]) {
       const res = await patch(offer.id, body);
       expect(res.status).toBe(400);
     }
@@ -351,14 +352,14 @@ describe("DELETE /v1/supply/offers/{id}", () => {
 
 describe("offers of another wallet", () => {
   it("are a 404 to read, change or withdraw, as are unknown and malformed ids", async () => {
-    const offer = await postOk({ priceCents: 77 });
+    const offer = await postOk({ price_cents: 77 });
     for (const id of [offer.id, randomUUID(), "not-a-uuid", "1; DROP TABLE offers"]) {
-      for (const res of [await getOne(id, other), await patch(id, { priceCents: 1 }, other), await withdraw(id, other)]) {
+      for (const res of [await getOne(id, other), await patch(id, { price_cents: 1 }, other), await withdraw(id, other)]) {
         expect(res.status).toBe(404);
         expect((await readError(res)).code).toBe("not_found");
       }
     }
     const row = await db.offer.findUniqueOrThrow({ where: { id: offer.id } });
-    expect({ status: row.status, priceCents: row.priceCents }).toEqual({ status: "active", priceCents: 77 });
+    expect({ status: row.status, price_cents: row.priceCents }).toEqual({ status: "active", price_cents: 77 });
   });
 });

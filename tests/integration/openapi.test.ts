@@ -12,8 +12,9 @@ import { z } from "zod";
 import { GET as getOpenApiJson } from "@/app/openapi.json/route";
 import { ERROR_STATUS, type AppErrorCode } from "@/lib/http/errors";
 import type { RouteHandler } from "@/lib/http/route";
+import { API_ROUTES } from "@/app/api-routes";
 import { buildOpenApiDocument, securityFor, type OpenApiDocument, type OpenApiOperation, type OpenApiParameter } from "@/lib/openapi/document";
-import { HTTP_METHODS, listOperations } from "@/lib/openapi/registry";
+import { HTTP_METHODS, listOperations } from "@/lib/openapi/operation";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, routeParams } from "../helpers/http";
 
@@ -54,8 +55,8 @@ async function discoverRoutes(): Promise<DiskRoute[]> {
 }
 
 const DISK = await discoverRoutes();
-const OPERATIONS = listOperations();
-const DOC = buildOpenApiDocument();
+const OPERATIONS = listOperations(API_ROUTES);
+const DOC = buildOpenApiDocument(API_ROUTES);
 const key = (method: string, p: string) => `${method} ${p}`;
 
 function operationOf(doc: OpenApiDocument, spec: { method: string; path: string }): OpenApiOperation | undefined {
@@ -124,7 +125,7 @@ describe("the description matches the routes", () => {
     const codesByStatus = Object.entries(op.responses).flatMap(([status, r]) => (r["x-svc-error-codes"] ?? []).map((code) => [code, Number(status)] as const));
     for (const [code, status] of codesByStatus) expect(ERROR_STATUS[code], code).toBe(status);
     const codes = new Set(codesByStatus.map(([code]) => code));
-    const expected: AppErrorCode[] = ["internal_error", ...spec.errors];
+    const expected: AppErrorCode[] = ["internal_error", ...(spec.docs.errors ?? [])];
     const { auth, body, query, rateLimit } = spec.handler.meta;
     if (auth === "session") expected.push("session_required");
     if (auth === "session" && spec.method !== "GET") expected.push("cross_site_request");
@@ -173,7 +174,7 @@ describe("GET /openapi.json", () => {
     for (const spec of simple) {
       const headers: Record<string, string> = spec.handler.meta.auth === "session" ? { cookie: me.cookie } : {};
       const res = await spec.handler(jsonRequest("GET", spec.path, undefined, headers), routeParams({}));
-      const described = spec.responses.find((r) => r.status === res.status);
+      const described = spec.docs.responses.find((r) => r.status === res.status);
       expect(described, `${spec.path} answered ${res.status}: ${await res.clone().text()}`).toBeDefined();
       const parsed = described!.schema!.safeParse(await res.json());
       expect(parsed.success, `${spec.path}: ${parsed.error?.message}`).toBe(true);
@@ -340,5 +341,63 @@ describe("the document is well-formed OpenAPI 3.1", () => {
       if (value.schema !== undefined) checkSchema(value.schema, `${at}/schema`, problems);
     });
     expect(problems).toEqual([]);
+  });
+});
+
+// ─── one casing on the wire ─────────────────────────────────────────────────────────────────────
+
+/** Names on the wire that are not ours to choose: the spec's query parameter and the x402 protocol's own body. */
+const FOREIGN_NAMES = new Set(["walletAddress"]);
+const FOREIGN_SCHEMAS = new Set(["PaymentChallenge", "OpenApiDocument"]);
+const SNAKE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+
+describe("the wire speaks snake_case", () => {
+  const doc = JSON.parse(JSON.stringify(DOC)) as OpenApiDocument;
+
+  /** Every property name a JSON Schema declares (objects nested anywhere inside it). */
+  function propertyNames(schema: unknown, at: string, found: string[]) {
+    walk(schema, (value, where) => {
+      if (value.properties && typeof value.properties === "object" && !where.endsWith("/properties")) {
+        for (const name of Object.keys(value.properties as object)) found.push(`${at}${where.slice(1)}: ${name}`);
+      }
+    });
+  }
+
+  it("declares no camelCase property in any request or response body, and no camelCase query parameter", () => {
+    const found: string[] = [];
+    for (const [name, schema] of Object.entries(doc.components.schemas)) {
+      if (!FOREIGN_SCHEMAS.has(name)) propertyNames(schema, `#/components/schemas/${name}`, found);
+    }
+    for (const [p, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${p}`;
+        if (op!.requestBody) propertyNames(op!.requestBody.content["application/json"].schema, `${where} body`, found);
+        for (const [status, r] of Object.entries(op!.responses)) {
+          const schema = r.content?.["application/json"].schema;
+          if (schema && !("$ref" in schema)) propertyNames(schema, `${where} ${status}`, found);
+        }
+        for (const param of op!.parameters ?? []) if (!("$ref" in param) && param.in === "query") found.push(`${where} query: ${param.name}`);
+      }
+    }
+    const camel = found.filter((entry) => {
+      const name = entry.slice(entry.lastIndexOf(": ") + 2);
+      return !SNAKE.test(name) && !FOREIGN_NAMES.has(name);
+    });
+    expect(found.length).toBeGreaterThan(100);
+    expect(camel).toEqual([]);
+  });
+
+  it("answers snake_case bodies: every GET without input, read back and walked key by key", async () => {
+    const me = await seedSignedInAccount();
+    const camel: string[] = [];
+    const simple = OPERATIONS.filter((o) => o.method === "GET" && !o.path.includes("{") && !o.handler.meta.query && o.path !== "/openapi.json");
+    for (const op of simple) {
+      const headers: Record<string, string> = op.handler.meta.auth === "session" ? { cookie: me.cookie } : {};
+      const res = await op.handler(jsonRequest("GET", op.path, undefined, headers), routeParams({}));
+      walk(await res.json(), (value, at) => {
+        for (const name of Object.keys(value)) if (!SNAKE.test(name) && !/^\d+$/.test(name)) camel.push(`${op.path} ${at}: ${name}`);
+      });
+    }
+    expect(camel).toEqual([]);
   });
 });

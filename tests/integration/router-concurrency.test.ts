@@ -21,10 +21,10 @@ beforeAll(async () => {
 afterAll(() => slow.stop());
 
 /** The router's worst case for `messages` at MAX_TOKENS (its prompt margin: x1.1 + 16 tokens). */
-function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }, priceCents: number) {
+function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }, price_cents: number) {
   const reservedPrompt = Math.ceil(countChatPromptTokens(messages) * 1.1) + 16;
   const burn = burnMicroDiem(reservedPrompt, MAX_TOKENS, model);
-  return { burn, charge: chargeMicros(burn, priceCents) };
+  return { burn, charge: chargeMicros(burn, price_cents) };
 }
 
 async function fireAll(key: string, modelId: string) {

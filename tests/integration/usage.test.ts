@@ -45,16 +45,16 @@ describe("GET /v1/account/usage", () => {
     expect(page1.data[0]).toMatchObject({
       key: { id: buyer.apiKeyId, name: "usage test key" },
       model: model.id,
-      priceCents: 75,
+      price_cents: 75,
       cost: formatMicros(clear.chargeMicros),
       burn: formatMicros(clear.burnMicroDiem),
     });
-    expect(page1.nextCursor).toBeTruthy();
+    expect(page1.next_cursor).toBeTruthy();
 
-    const second = await getUsage(jsonRequest("GET", `/v1/account/usage?limit=2&cursor=${page1.nextCursor}`, undefined, { cookie }));
+    const second = await getUsage(jsonRequest("GET", `/v1/account/usage?limit=2&cursor=${page1.next_cursor}`, undefined, { cookie }));
     const page2 = await second.json();
     expect(page2.data.map((u: { id: string }) => u.id)).toEqual([ids[0]]);
-    expect(page2.nextCursor).toBeNull();
+    expect(page2.next_cursor).toBeNull();
 
     const bad = await getUsage(jsonRequest("GET", "/v1/account/usage?cursor=nonsense", undefined, { cookie }));
     expect(bad.status).toBe(400);

@@ -50,7 +50,7 @@ describe("POST /v1/supply/withdrawals", () => {
 
     expect(res.status).toBe(201);
     const body = (await res.json()) as Record<string, string>;
-    expect(body).toMatchObject({ amount: "12.500000", toAddress: supplier.walletAddress, status: "sent", failureReason: null });
+    expect(body).toMatchObject({ amount: "12.500000", to_address: supplier.walletAddress, status: "sent", failure_reason: null });
     const receipt = await publicClient.getTransactionReceipt({ hash: body.transaction as `0x${string}` });
     expect(receipt.status).toBe("success");
     expect(await readUsdcBalance(supplier.walletAddress as `0x${string}`)).toBe(walletBefore + 12_500_000n);

@@ -7,6 +7,7 @@ import { ErrorTable } from "@/components/docs/error-table";
 import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/components/docs/guides";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
+import { API_ROUTES } from "@/app/api-routes";
 import { getOpenApiDocument } from "@/lib/openapi/document";
 
 export const dynamic = "force-dynamic";
@@ -27,7 +28,7 @@ const TOC: TocEntry[] = [
 
 // GET /docs – how to use the API, with the reference and the error table rendered from the OpenAPI document
 export default async function DocsPage() {
-  const doc = getOpenApiDocument();
+  const doc = getOpenApiDocument(API_ROUTES);
   const models = await listModels().catch(() => null);
   const facts: DeploymentFacts = {
     origin: deployment.origin,

@@ -1,13 +1,38 @@
-import { getAccountProfile, updateAccountSettings, UpdateAccountBody } from "@/lib/account/profile";
+import { getAccountProfile, updateAccountSettings } from "@/lib/account/profile";
+import { AccountSchema, UpdateAccountBody } from "@/lib/account/schemas";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
+import { response } from "@/lib/openapi/operation";
 
 export const dynamic = "force-dynamic";
 
 // GET /v1/account – wallet, buyer balance (total, held, available) and max-price defaults
-export const GET = route({ auth: "session" }, async ({ session }) => ok(await getAccountProfile(session.accountId)));
+export const GET = route(
+  {
+    auth: "session",
+    docs: {
+      operationId: "getAccount",
+      tag: "Account",
+      summary: "The signed-in account",
+      description: "Wallet, buyer balance (total, held, available) and max-price defaults.",
+      responses: [response(200, AccountSchema, "The account.")],
+    },
+  },
+  async ({ session }) => ok(await getAccountProfile(session.accountId)),
+);
 
 // PATCH /v1/account – set or clear (null) the account's default max price in cents per diem
-export const PATCH = route({ auth: "session", body: UpdateAccountBody }, async ({ session, body }) =>
-  ok(await updateAccountSettings(session.accountId, body)),
+export const PATCH = route(
+  {
+    auth: "session",
+    body: UpdateAccountBody,
+    docs: {
+      operationId: "updateAccount",
+      tag: "Account",
+      summary: "Set the account's default max price",
+      description: "Cents per diem the account pays at most when neither the request nor the key says; null = the platform default.",
+      responses: [response(200, AccountSchema, "The updated account.")],
+    },
+  },
+  async ({ session, body }) => ok(await updateAccountSettings(session.accountId, body)),
 );

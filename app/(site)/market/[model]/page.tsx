@@ -7,6 +7,7 @@ import { formatDiem } from "@/components/ui/format";
 import { getActiveModels, getBook } from "@/lib/market/book";
 import { getMarketStats } from "@/lib/market/stats";
 import { listTrades } from "@/lib/market/trades";
+import { formatListPrice } from "@/lib/wire";
 
 export const dynamic = "force-dynamic";
 
@@ -23,6 +24,7 @@ export default async function ModelBookPage({ params }: Params) {
   const catalog = await getActiveModels().catch(() => null);
   const entry = catalog?.get(model);
   if (catalog && !entry) notFound();
+  const listPrice = entry && formatListPrice(entry);
 
   const [book, trades, stats] = await Promise.all([
     getBook(model).catch(() => null),
@@ -42,10 +44,9 @@ export default async function ModelBookPage({ params }: Params) {
         <h1 className="text-2xl font-semibold tracking-tight sm:text-3xl">{entry?.name ?? model}</h1>
         <p className="flex flex-wrap gap-x-3 text-sm text-zinc-600 dark:text-zinc-400">
           <span className="font-mono">{model}</span>
-          {entry && (
+          {listPrice && (
             <span>
-              List price {formatDiem((Number(entry.inputMicroDiemPerMTok) / 1e6).toFixed(6))} in ·{" "}
-              {formatDiem((Number(entry.outputMicroDiemPerMTok) / 1e6).toFixed(6))} out per 1M tokens
+              List price {formatDiem(listPrice.input_diem_per_mtok)} in · {formatDiem(listPrice.output_diem_per_mtok)} out per 1M tokens
             </span>
           )}
           {entry && <span>{entry.contextTokens.toLocaleString("en-US")} token context</span>}

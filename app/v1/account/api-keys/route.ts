@@ -1,13 +1,38 @@
-import { createApiKey, CreateApiKeyBody, listApiKeys } from "@/lib/auth/api-keys";
+import { createApiKey, listApiKeys } from "@/lib/auth/api-keys";
+import { ApiKeyListSchema, CreateApiKeyBody, CreatedApiKeySchema } from "@/lib/auth/schemas";
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
+import { response } from "@/lib/openapi/operation";
 
 export const dynamic = "force-dynamic";
 
 // POST /v1/account/api-keys – create a Bearer key; the secret is returned only here
-export const POST = route({ auth: "session", body: CreateApiKeyBody }, async ({ session, body }) =>
-  created(await createApiKey(session.accountId, body), { "cache-control": "no-store" }),
+export const POST = route(
+  {
+    auth: "session",
+    body: CreateApiKeyBody,
+    docs: {
+      operationId: "createApiKey",
+      tag: "Account",
+      summary: "Create an API key",
+      description: "A Bearer key for POST /v1/chat/completions, with an optional max price cap and spend limit. The secret is returned only here.",
+      responses: [response(201, CreatedApiKeySchema, "The key, with its secret `key` (shown once).")],
+    },
+  },
+  async ({ session, body }) => created(await createApiKey(session.accountId, body), { "cache-control": "no-store" }),
 );
 
 // GET /v1/account/api-keys – the account's keys with limits and usage, never their secrets
-export const GET = route({ auth: "session" }, async ({ session }) => ok(await listApiKeys(session.accountId)));
+export const GET = route(
+  {
+    auth: "session",
+    docs: {
+      operationId: "listApiKeys",
+      tag: "Account",
+      summary: "List API keys",
+      description: "Newest first, revoked ones included; never a secret.",
+      responses: [response(200, ApiKeyListSchema, "The account's keys.")],
+    },
+  },
+  async ({ session }) => ok(await listApiKeys(session.accountId)),
+);

@@ -1,15 +1,39 @@
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { createOffer, CreateOfferBody, ListOffersQuery, listOffers } from "@/lib/supply/offers";
+import { response } from "@/lib/openapi/operation";
+import { createOffer, listOffers, UPSTREAM_CHECK_ERRORS } from "@/lib/supply/offers";
+import { CheckedOfferSchema, CreateOfferBody, ListOffersQuery, OfferListSchema } from "@/lib/supply/schemas";
 
 export const dynamic = "force-dynamic";
 
 // GET /v1/supply/offers – the caller's offers with today's capacity, earnings and health
-export const GET = route({ auth: "session", query: ListOffersQuery }, async ({ session, query }) =>
-  ok(await listOffers(session.accountId, query)),
+export const GET = route(
+  {
+    auth: "session",
+    query: ListOffersQuery,
+    docs: {
+      operationId: "listOffers",
+      tag: "Supply",
+      summary: "List your offers",
+      responses: [response(200, OfferListSchema, "Your offers with today's capacity, earnings and health.")],
+    },
+  },
+  async ({ session, query }) => ok(await listOffers(session.accountId, query)),
 );
 
 // POST /v1/supply/offers – post an offer; its upstream is checked first, the key is stored encrypted
-export const POST = route({ auth: "session", body: CreateOfferBody }, async ({ session, body }) =>
-  created(await createOffer(session.accountId, body)),
+export const POST = route(
+  {
+    auth: "session",
+    body: CreateOfferBody,
+    docs: {
+      operationId: "createOffer",
+      tag: "Supply",
+      summary: "Post an offer",
+      description: "The upstream is checked first (GET {upstream_base_url}/models with the key); the key is stored encrypted and never returned.",
+      responses: [response(201, CheckedOfferSchema, "The posted offer.")],
+      errors: [...UPSTREAM_CHECK_ERRORS, "unprocessable"],
+    },
+  },
+  async ({ session, body }) => created(await createOffer(session.accountId, body)),
 );

@@ -1,16 +1,39 @@
-import { z } from "zod";
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { listWithdrawals, parseWithdrawalAmount, requestWithdrawal } from "@/lib/payments/withdrawals";
+import { response } from "@/lib/openapi/operation";
+import { WithdrawalBody, WithdrawalListSchema, WithdrawalSchema } from "@/lib/payments/schemas";
+import { listWithdrawals, assertWithdrawalAmount, requestWithdrawal } from "@/lib/payments/withdrawals";
 
 export const dynamic = "force-dynamic";
 
-const WithdrawalBody = z.strictObject({ amount: z.string().describe('USD decimal string, e.g. "25.00"') });
-
 // GET /v1/supply/withdrawals – this supplier's withdrawals, newest first
-export const GET = route({ auth: "session" }, async ({ session }) => ok({ data: await listWithdrawals(session.accountId) }));
+export const GET = route(
+  {
+    auth: "session",
+    docs: {
+      operationId: "listWithdrawals",
+      tag: "Supply",
+      summary: "List your withdrawals",
+      responses: [response(200, WithdrawalListSchema, "Newest first.")],
+    },
+  },
+  async ({ session }) => ok(await listWithdrawals(session.accountId)),
+);
 
 // POST /v1/supply/withdrawals – send earnings as USDC to the signed-in wallet (never to an address from the body)
-export const POST = route({ auth: "session", body: WithdrawalBody }, async ({ body, session }) =>
-  created(await requestWithdrawal(session.accountId, session.walletAddress, parseWithdrawalAmount(body.amount))),
+export const POST = route(
+  {
+    auth: "session",
+    body: WithdrawalBody,
+    docs: {
+      operationId: "createWithdrawal",
+      tag: "Supply",
+      summary: "Withdraw earnings as USDC",
+      description: "Sent on chain to the signed-in wallet (never to an address from the body).",
+      responses: [response(201, WithdrawalSchema, "Sent.")],
+      errors: ["invalid_amount", "amount_out_of_range", "insufficient_earnings", "withdrawal_failed", "withdrawal_pending"],
+    },
+  },
+  async ({ body, session }) =>
+    created(await requestWithdrawal(session.accountId, session.walletAddress, assertWithdrawalAmount(body.amount))),
 );

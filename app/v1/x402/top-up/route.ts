@@ -1,21 +1,50 @@
-import { z } from "zod";
 import { json, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { buildTopUpChallenge, formatTopUp, parseTopUpAmount, topUpWithPayment } from "@/lib/payments/top-up";
+import { response } from "@/lib/openapi/operation";
+import { PaymentChallengeSchema, TopUpBody, TopUpSchema } from "@/lib/payments/schemas";
+import { buildTopUpChallenge, formatTopUp, assertTopUpAmount, topUpWithPayment } from "@/lib/payments/top-up";
 import { readPaymentHeader } from "@/lib/payments/x402";
 
 export const dynamic = "force-dynamic";
 
-const TopUpBody = z.strictObject({ amount: z.string().describe('USD decimal string, e.g. "10.00"') });
-
 // POST /v1/x402/top-up – fund the balance with USDC over x402: a 402 asks for exactly `amount`, the paid retry credits it
-export const POST = route({ auth: "session", body: TopUpBody, rateLimit: true }, async ({ req, body, session }) => {
-  const amountMicros = parseTopUpAmount(body.amount);
-  const payment = readPaymentHeader(req);
-  if (!payment) {
-    const challenge = buildTopUpChallenge(amountMicros);
-    return json(challenge.body, { status: 402, headers: { "payment-required": challenge.header, "cache-control": "no-store" } });
-  }
-  const result = await topUpWithPayment(session.accountId, amountMicros, payment);
-  return ok(formatTopUp(result), { ...result.headers, "cache-control": "no-store" });
-});
+export const POST = route(
+  {
+    auth: "session",
+    body: TopUpBody,
+    rateLimit: true,
+    docs: {
+      operationId: "topUp",
+      tag: "Payments",
+      summary: "Fund the balance with USDC over x402",
+      description:
+        "Without a payment header: 402 asking for exactly `amount` in USDC on Base, payable to the treasury. Sign an EIP-3009 transferWithAuthorization for it and retry the same request with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1): the payment is verified, settled on chain, and credited once.",
+      requestHeaders: ["PaymentSignatureHeader", "XPaymentHeader"],
+      responses: [
+        response(200, TopUpSchema, "Paid and credited.", ["PaymentResponse"]),
+        response(402, PaymentChallengeSchema, "Payment required for exactly this amount.", ["PaymentRequired"]),
+      ],
+      errors: [
+        "invalid_amount",
+        "amount_out_of_range",
+        "invalid_payment_header",
+        "payment_invalid",
+        "payment_settlement_failed",
+        "authorization_already_used",
+        "payment_pending",
+        "service_unavailable",
+      ],
+      errorHeaders: { 402: ["PaymentRequired", "PaymentResponse"] },
+    },
+  },
+  async ({ req, body, session }) => {
+    const amountMicros = assertTopUpAmount(body.amount);
+    const payment = readPaymentHeader(req);
+    if (!payment) {
+      const challenge = buildTopUpChallenge(amountMicros);
+      return json(challenge.body, { status: 402, headers: { "payment-required": challenge.header, "cache-control": "no-store" } });
+    }
+    const result = await topUpWithPayment(session.accountId, amountMicros, payment);
+    return ok(formatTopUp(result), { ...result.headers, "cache-control": "no-store" });
+  },
+);

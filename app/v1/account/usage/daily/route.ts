@@ -1,13 +1,22 @@
-import { z } from "zod";
+import { DailyQuery, DailySpendListSchema } from "@/lib/account/schemas";
+import { listDailySpend } from "@/lib/account/usage";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { listDailySpend } from "@/lib/account/usage";
+import { response } from "@/lib/openapi/operation";
 
 export const dynamic = "force-dynamic";
 
-const DailyQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(365).default(30) });
-
 // GET /v1/account/usage/daily – spend per UTC day, for the dashboard's chart
-export const GET = route({ auth: "session", query: DailyQuery }, async ({ query, session }) =>
-  ok({ data: await listDailySpend(session.accountId, query.days) }),
+export const GET = route(
+  {
+    auth: "session",
+    query: DailyQuery,
+    docs: {
+      operationId: "listDailySpend",
+      tag: "Account",
+      summary: "Spend per UTC day",
+      responses: [response(200, DailySpendListSchema, "Days with use, oldest first.")],
+    },
+  },
+  async ({ query, session }) => ok(await listDailySpend(session.accountId, query.days)),
 );

@@ -1,16 +1,60 @@
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { getOfferOrThrow, updateOffer, UpdateOfferBody, withdrawOffer } from "@/lib/supply/offers";
+import { response } from "@/lib/openapi/operation";
+import { getOfferOrThrow, updateOffer, UPSTREAM_CHECK_ERRORS, withdrawOffer } from "@/lib/supply/offers";
+import { CheckedOfferSchema, OfferSchema, UpdateOfferBody } from "@/lib/supply/schemas";
 
 export const dynamic = "force-dynamic";
 
-// GET /v1/supply/offers/{id} – one of the caller's offers
-export const GET = route({ auth: "session" }, async ({ session, params }) => ok(await getOfferOrThrow(session.accountId, params.id)));
+const OFFER_ID = { id: "The offer's id (UUID)." };
 
-// PATCH /v1/supply/offers/{id} – change price, capacity, models, credentials or pause/resume
-export const PATCH = route({ auth: "session", body: UpdateOfferBody }, async ({ session, params, body }) =>
-  ok(await updateOffer(session.accountId, params.id, body)),
+// GET /v1/supply/offers/{id} – one of the caller's offers
+export const GET = route(
+  {
+    auth: "session",
+    docs: {
+      operationId: "getOffer",
+      tag: "Supply",
+      summary: "One of your offers",
+      pathParams: OFFER_ID,
+      responses: [response(200, OfferSchema, "The offer.")],
+      errors: ["not_found"],
+    },
+  },
+  async ({ session, params }) => ok(await getOfferOrThrow(session.accountId, params.id)),
 );
 
-// DELETE /v1/supply/offers/{id} – withdraw the offer for good (kept for history)
-export const DELETE = route({ auth: "session" }, async ({ session, params }) => ok(await withdrawOffer(session.accountId, params.id)));
+// PATCH /v1/supply/offers/{id} – change price, capacity, models, credentials or pause/resume
+export const PATCH = route(
+  {
+    auth: "session",
+    body: UpdateOfferBody,
+    docs: {
+      operationId: "updateOffer",
+      tag: "Supply",
+      summary: "Change an offer",
+      description: "Price, capacity, models, credentials, or pause/resume. A new URL, key or model list is checked against the upstream first.",
+      pathParams: OFFER_ID,
+      responses: [response(200, CheckedOfferSchema, "The changed offer.")],
+      errors: ["not_found", "conflict", ...UPSTREAM_CHECK_ERRORS],
+    },
+  },
+  async ({ session, params, body }) => ok(await updateOffer(session.accountId, params.id, body)),
+);
+
+// DELETE /v1/supply/offers/{id} – take the offer off the book for good (kept for history)
+export const DELETE = route(
+  {
+    auth: "session",
+    docs: {
+      operationId: "delistOffer",
+      tag: "Supply",
+      summary: "Delist an offer",
+      description: "Off the book for good; kept for history. Idempotent.",
+      pathParams: OFFER_ID,
+      responses: [response(200, OfferSchema, "The delisted offer.")],
+      errors: ["not_found"],
+    },
+  },
+  async ({ session, params }) => ok(await withdrawOffer(session.accountId, params.id)),
+);

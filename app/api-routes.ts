@@ -1,0 +1,62 @@
+/**
+ * Every route of the app, by OpenAPI path: the one list the API description (lib/openapi) is assembled from. tests/integration/openapi.test.ts checks it against the route
+ * files on disk, so a route added without an entry here fails there.
+ */
+import * as authLogout from "@/app/auth/logout/route";
+import * as authNonce from "@/app/auth/nonce/route";
+import * as authSession from "@/app/auth/session/route";
+import * as authVerify from "@/app/auth/verify/route";
+import * as healthLedger from "@/app/healthz/ledger/route";
+import * as health from "@/app/healthz/route";
+import * as openapi from "@/app/openapi.json/route";
+import * as v1NotFound from "@/app/v1/[...path]/route";
+import * as apiKey from "@/app/v1/account/api-keys/[id]/route";
+import * as apiKeys from "@/app/v1/account/api-keys/route";
+import * as balance from "@/app/v1/account/balance/route";
+import * as ledger from "@/app/v1/account/ledger/route";
+import * as account from "@/app/v1/account/route";
+import * as usageDaily from "@/app/v1/account/usage/daily/route";
+import * as usage from "@/app/v1/account/usage/route";
+import * as chat from "@/app/v1/chat/completions/route";
+import * as book from "@/app/v1/market/book/route";
+import * as marketModels from "@/app/v1/market/models/route";
+import * as stats from "@/app/v1/market/stats/route";
+import * as trades from "@/app/v1/market/trades/route";
+import * as models from "@/app/v1/models/route";
+import * as earnings from "@/app/v1/supply/earnings/route";
+import * as offer from "@/app/v1/supply/offers/[id]/route";
+import * as offers from "@/app/v1/supply/offers/route";
+import * as pool from "@/app/v1/supply/pool/summary/route";
+import * as withdrawals from "@/app/v1/supply/withdrawals/route";
+import * as topUp from "@/app/v1/x402/top-up/route";
+import type { ApiRoute } from "@/lib/openapi/operation";
+
+export const API_ROUTES: readonly ApiRoute[] = [
+  { path: "/auth/nonce", module: authNonce },
+  { path: "/auth/verify", module: authVerify },
+  { path: "/auth/session", module: authSession },
+  { path: "/auth/logout", module: authLogout },
+  { path: "/v1/account", module: account },
+  { path: "/v1/account/balance", module: balance },
+  { path: "/v1/account/api-keys", module: apiKeys },
+  { path: "/v1/account/api-keys/{id}", module: apiKey },
+  { path: "/v1/account/ledger", module: ledger },
+  { path: "/v1/account/usage", module: usage },
+  { path: "/v1/account/usage/daily", module: usageDaily },
+  { path: "/v1/x402/top-up", module: topUp },
+  { path: "/v1/chat/completions", module: chat },
+  { path: "/v1/models", module: models },
+  { path: "/v1/market/book", module: book },
+  { path: "/v1/market/models", module: marketModels },
+  { path: "/v1/market/stats", module: stats },
+  { path: "/v1/market/trades", module: trades },
+  { path: "/v1/supply/pool/summary", module: pool },
+  { path: "/v1/supply/offers", module: offers },
+  { path: "/v1/supply/offers/{id}", module: offer },
+  { path: "/v1/supply/earnings", module: earnings },
+  { path: "/v1/supply/withdrawals", module: withdrawals },
+  { path: "/healthz", module: health },
+  { path: "/healthz/ledger", module: healthLedger },
+  { path: "/openapi.json", module: openapi },
+  { path: "/v1/{path}", module: v1NotFound, catchAll: true },
+];

@@ -1,0 +1,32 @@
+/** The X-Svc-* request and response headers of the inference endpoint, read and written here, at the edge. */
+import "server-only";
+import { AppError } from "@/lib/http/errors";
+import { formatMicros } from "@/lib/money";
+import type { CompletionCost } from "@/lib/router/complete";
+import { PriceCents } from "@/lib/wire";
+
+export const MAX_PRICE_HEADER = "x-svc-max-cents";
+
+/** X-Svc-Max-Cents as a number, null when absent; anything but whole cents 1-10000 is a 400. */
+export function readMaxPriceHeader(req: Request): number | null {
+  const header = req.headers.get(MAX_PRICE_HEADER);
+  if (header === null) return null;
+  const cents = /^\d{1,5}$/.test(header.trim()) ? PriceCents.safeParse(Number(header)) : null;
+  if (!cents?.success) {
+    throw new AppError("invalid_request", "X-Svc-Max-Cents must be an integer from 1 to 10000 (cents per diem).", {
+      details: { param: "X-Svc-Max-Cents" },
+    });
+  }
+  return cents.data;
+}
+
+/** What a completion cost, as the headers its 200 carries (X-Balance-Remaining is the spec's). */
+export function costHeaders(cost: CompletionCost): Record<string, string> {
+  return {
+    "x-balance-remaining": formatMicros(cost.balanceMicros),
+    "x-svc-cost": formatMicros(cost.chargeMicros),
+    "x-svc-price-cents": String(cost.priceCents),
+    "x-svc-burn-diem": formatMicros(cost.burnMicroDiem),
+    "x-svc-max-cents": String(cost.maxPriceCents),
+  };
+}

@@ -1,0 +1,71 @@
+/** Money in and out on the wire: x402 top-ups and supplier withdrawals. */
+import { z } from "zod";
+import { Address, component, listOf, Timestamp, TxHash, Usdc, UsdAmount } from "@/lib/wire";
+
+export const TopUpBody = z.strictObject({ amount: UsdAmount });
+
+/** Why a top-up's x402 payment was refused: `error.reason` of a 402 `payment_invalid` (the dashboard words each). */
+export const PAYMENT_FAILURE_REASONS = [
+  "unsupported_payload",
+  "scheme_mismatch",
+  "network_mismatch",
+  "asset_mismatch",
+  "recipient_mismatch",
+  "amount_mismatch",
+  "authorization_expired",
+  "authorization_not_yet_valid",
+  "authorization_validity_too_long",
+  "insufficient_funds",
+  "invalid_signature",
+  "undeployed_smart_wallet",
+  "verification_failed",
+] as const;
+export type PaymentFailureReason = (typeof PAYMENT_FAILURE_REASONS)[number];
+export const WithdrawalBody = z.strictObject({ amount: UsdAmount });
+
+export const TopUpSchema = component(
+  "TopUp",
+  z.object({ credited: Usdc, balance: Usdc.describe("Available balance after the credit"), transaction: TxHash }),
+);
+export type TopUpView = z.output<typeof TopUpSchema>;
+
+/** x402's own wire format (camelCase by that protocol, not ours). */
+export const PaymentChallengeSchema = component(
+  "PaymentChallenge",
+  z
+    .object({
+      x402Version: z.literal(1),
+      error: z.string(),
+      accepts: z.array(
+        z.looseObject({
+          scheme: z.literal("exact"),
+          network: z.string(),
+          maxAmountRequired: z.string().describe("Micro-USDC"),
+          payTo: Address,
+          asset: Address,
+          maxTimeoutSeconds: z.number().int(),
+        }),
+      ),
+    })
+    .describe(
+      "x402 v1 body of the 402; v2 clients read the base64 PAYMENT-REQUIRED header instead. Sign an EIP-3009 USDC authorization for exactly the amount and retry with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1).",
+    ),
+);
+
+export const WithdrawalSchema = component(
+  "Withdrawal",
+  z.object({
+    id: z.string(),
+    amount: Usdc,
+    to_address: Address,
+    status: z.enum(["pending", "sent", "failed"]),
+    transaction: z.string().nullable(),
+    failure_reason: z.string().nullable(),
+    created_at: Timestamp,
+    completed_at: Timestamp.nullable(),
+  }),
+);
+export type WithdrawalView = z.output<typeof WithdrawalSchema>;
+
+export const WithdrawalListSchema = component("WithdrawalList", listOf(WithdrawalSchema));
+export type WithdrawalList = z.output<typeof WithdrawalListSchema>;

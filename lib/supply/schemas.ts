@@ -1,0 +1,139 @@
+/** A supplier's shapes on the wire: offers in and out, and earnings. Client-safe: the offer forms use these rules. */
+import { z } from "zod";
+import { formatMicros, parseMicros } from "@/lib/money";
+import { Cents, component, Day, Diem, ListPrice, listOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
+
+export const MAX_DAILY_CAPACITY_MICRO_DIEM = 1_000_000n * 1_000_000n; // one million diem per day
+
+// ─── input ───────────────────────────────────────────────────────────────────
+
+const DailyCapacity = z
+  .string({ error: 'must be a decimal string of diem, e.g. "25" or "12.5"' })
+  .max(32)
+  .transform((text, ctx) => {
+    const micros = parseMicros(text);
+    if (micros === null) {
+      ctx.addIssue({ code: "custom", message: 'must be a decimal string of diem with at most 6 decimals, e.g. "25" or "12.5"' });
+      return z.NEVER;
+    }
+    if (micros <= 0n) {
+      ctx.addIssue({ code: "custom", message: "must be greater than zero" });
+      return z.NEVER;
+    }
+    if (micros > MAX_DAILY_CAPACITY_MICRO_DIEM) {
+      ctx.addIssue({ code: "custom", message: `must be at most ${formatMicros(MAX_DAILY_CAPACITY_MICRO_DIEM)} diem per day` });
+      return z.NEVER;
+    }
+    return micros;
+  })
+  .describe('Diem per UTC day, decimal string, e.g. "25"');
+
+/** A form's capacity text checked by the API's own rule; null when valid. */
+export function dailyCapacityProblem(text: string): string | null {
+  const result = DailyCapacity.safeParse(text.trim());
+  return result.success ? null : `Capacity ${result.error.issues[0].message}.`;
+}
+
+const UpstreamBaseUrl = z.string().min(1).max(2048).describe("The supplier's OpenAI-compatible base URL (https), e.g. https://api.venice.ai/api/v1");
+// Printable ASCII without spaces: anything else cannot travel in an Authorization header anyway.
+const UpstreamApiKey = z
+  .string()
+  .min(1)
+  .max(1024)
+  .regex(/^[\x21-\x7e]+$/, "must be printable ASCII without spaces")
+  .describe("The upstream API key; stored encrypted, never returned");
+
+const ModelRef = z.union([
+  z.string().min(1).max(128),
+  z.strictObject({ id: z.string().min(1).max(128), upstream_model: z.string().min(1).max(256).optional() }),
+]);
+export const OfferModels = z.array(ModelRef).min(1, "must name at least one model").max(64);
+
+export const CreateOfferBody = z.strictObject({
+  upstream_base_url: UpstreamBaseUrl,
+  upstream_api_key: UpstreamApiKey,
+  models: OfferModels,
+  price_cents: PriceCents,
+  daily_capacity: DailyCapacity,
+});
+export type CreateOfferInput = z.infer<typeof CreateOfferBody>;
+
+export const UpdateOfferBody = z
+  .strictObject({
+    upstream_base_url: UpstreamBaseUrl.optional(),
+    upstream_api_key: UpstreamApiKey.optional(),
+    models: OfferModels.optional(),
+    price_cents: PriceCents.optional(),
+    daily_capacity: DailyCapacity.optional(),
+    status: z.enum(["active", "paused"]).optional(),
+  })
+  .refine((patch) => Object.values(patch).some((v) => v !== undefined), "name at least one field to change");
+export type UpdateOfferInput = z.infer<typeof UpdateOfferBody>;
+
+export const ListOffersQuery = z.strictObject({ status: z.enum(["active", "paused", "withdrawn"]).optional() });
+
+// ─── output ──────────────────────────────────────────────────────────────────
+
+export const OfferHealthSchema = z.object({
+  status: z.enum(["healthy", "cooling_down"]),
+  cooldown_until: Timestamp.nullable(),
+  consecutive_failures: z.number().int(),
+  last_failure_at: Timestamp.nullable(),
+  last_failure_reason: z.string().nullable(),
+  last_success_at: Timestamp.nullable(),
+});
+export type OfferHealthView = z.output<typeof OfferHealthSchema>;
+
+const OfferFields = {
+  id: z.string(),
+  status: z.enum(["active", "paused", "withdrawn"]),
+  price_cents: Cents,
+  daily_capacity: Diem.describe("Diem per UTC day"),
+  upstream_base_url: z.string(),
+  models: z.array(z.object({ id: z.string(), upstream_model: z.string() })),
+  today: z
+    .object({ day: Day, burned_diem: Diem, held_diem: Diem, remaining_diem: Diem, resets_at: Timestamp })
+    .describe("Today's (UTC) use; capacity resets at `resets_at`"),
+  earnings_usdc: Usdc.describe("Sum of this offer's clears' supplier share"),
+  clears: z.number().int(),
+  health: OfferHealthSchema,
+  on_book: z.boolean().describe("Routable right now: active, healthy and with capacity left today"),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+};
+
+export const OfferSchema = component("Offer", z.object(OfferFields));
+export type OfferView = z.output<typeof OfferSchema>;
+
+const UpstreamPricingSchema = z.object({
+  model: z.string(),
+  upstream_model: z.string(),
+  list_price: ListPrice,
+  upstream_price: ListPrice.nullable(),
+  comparison: z.enum(["same", "upstream_lower", "upstream_higher", "mixed", "unknown"]),
+});
+export type UpstreamPricingView = z.output<typeof UpstreamPricingSchema>;
+export type PricingComparison = UpstreamPricingView["comparison"];
+
+export const CheckedOfferSchema = component(
+  "CheckedOffer",
+  z.object({
+    ...OfferFields,
+    upstream_pricing: z
+      .array(UpstreamPricingSchema)
+      .optional()
+      .describe("What the upstream publishes for each model next to our list price (present when the upstream was checked)"),
+  }),
+);
+export type CheckedOfferView = z.output<typeof CheckedOfferSchema>;
+
+export const OfferListSchema = component("OfferList", listOf(OfferSchema));
+export type OfferList = z.output<typeof OfferListSchema>;
+
+export const EarningsSchema = component(
+  "Earnings",
+  z
+    .object({ available: Usdc, withdrawn: Usdc, pending: Usdc })
+    .describe("`available` to withdraw (net of withdrawals in flight), `withdrawn` (sent on chain), `pending` (debited, not yet confirmed)"),
+);
+export type Earnings = z.output<typeof EarningsSchema>;
