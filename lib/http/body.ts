@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { AppError } from "@/lib/http/errors";
+import { AppError, ERROR_STATUS, type AppErrorCode } from "@/lib/http/errors";
 
 /** Reads a JSON body with a byte limit, rejecting a wrong content type or malformed JSON with a clear 400. */
 export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
@@ -14,6 +14,7 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
 
   const text = await readTextWithLimit(req, maxBytes);
+  if (text === null) throw new AppError("invalid_json", "The request body is not valid UTF-8 (JSON must be UTF-8).");
   if (text.trim() === "") throw new AppError("invalid_json", "The request body is empty; expected a JSON object.");
   try {
     return JSON.parse(text);
@@ -22,7 +23,10 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   }
 }
 
-async function readTextWithLimit(req: Request, maxBytes: number): Promise<string> {
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** The body as text, or null when it is not valid UTF-8 (never replaced by U+FFFD: what we forward is what we read). */
+async function readTextWithLimit(req: Request, maxBytes: number): Promise<string | null> {
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -37,7 +41,11 @@ async function readTextWithLimit(req: Request, maxBytes: number): Promise<string
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    return null;
+  }
 }
 
 function tooLarge(maxBytes: number) {
@@ -56,6 +64,11 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issues = result.error.issues;
+  // A schema can name the error code of an issue that must win over the others (e.g. stream_not_supported).
+  const coded = issues.find((i) => i.code === "custom" && typeof i.params?.code === "string" && i.params.code in ERROR_STATUS);
+  if (coded?.code === "custom") {
+    throw new AppError(coded.params!.code as AppErrorCode, coded.message, { details: { param: coded.path.join(".") || null } });
+  }
   const unknown = issues.find((i) => i.code === "unrecognized_keys");
   if (unknown && "keys" in unknown) {
     const keys = (unknown.keys as string[]).map((k) => `"${[...unknown.path, k].join(".")}"`).join(", ");

@@ -45,6 +45,8 @@ export const MODELS_TIMEOUT_MS = 5_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 const USER_AGENT = "svc-marketplace/0.1";
+/** Sent with every forwarded chat request; svc refuses chat requests that carry it (no nested clears). */
+export const HOP_HEADER = "x-svc-hop";
 
 const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
@@ -82,7 +84,7 @@ async function request(
   target: string,
   apiKey: string,
   body: string | undefined,
-  options: RequestOptions,
+  options: RequestOptions & { headers?: Record<string, string> },
 ): Promise<UpstreamResponse> {
   const policy = options.policy ?? defaultUpstreamPolicy();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -108,6 +110,7 @@ async function request(
     accept: "application/json",
     "accept-encoding": "identity",
     "user-agent": USER_AGENT,
+    ...options.headers,
   };
   if (body !== undefined) {
     headers["content-type"] = "application/json";
@@ -191,9 +194,9 @@ function joinUrl(baseUrl: string, path: string): string {
 }
 
 /**
- * Forwards one chat completion, exactly once (no retries). Any HTTP answer is returned as
- * `{status, json, rawText}` (json null when the body is not JSON); no answer at all, a forbidden
- * address, a timeout or an oversized body throws UpstreamError.
+ * Forwards one chat completion, exactly once (no retries), with the hop header. Any HTTP answer is returned
+ * as `{status, json, rawText}` (json null when the body is not JSON); no answer at all, a forbidden address,
+ * a timeout or an oversized body throws UpstreamError. A string body is sent as is (it is JSON already).
  */
 export async function postChatCompletion(args: {
   baseUrl: string;
@@ -205,7 +208,8 @@ export async function postChatCompletion(args: {
   resolver?: Resolver;
 }): Promise<UpstreamResponse> {
   const { baseUrl, apiKey, body, ...options } = args;
-  return request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, JSON.stringify(body), options);
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, text, { ...options, headers: { [HOP_HEADER]: "1" } });
 }
 
 /** List price as published by the upstream, diem (= USD for Venice) per 1M tokens, in micro-diem. */
