@@ -42,6 +42,9 @@ const Timestamp = z.string().meta({ format: "date-time" });
 const Day = z.string().meta({ format: "date" }).describe("UTC day, YYYY-MM-DD");
 const TxHash = z.templateLiteral(["0x", z.string()]).describe("Transaction hash on Base");
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe("EIP-55 wallet address");
+const Feature = z.enum(["tools", "json_schema", "vision"]);
+const DisputeRate = z.number().min(0).max(1).nullable().describe("Disputed clears / clears over the last 30 UTC days; null without clears");
+const Disputes = z.object({ window_days: z.number().int(), clears: z.number().int(), disputed: z.number().int(), dispute_rate: DisputeRate });
 const ListPrice = z.object({ inputDiemPerMTok: Diem, outputDiemPerMTok: Diem }).describe("List price, diem per 1M tokens");
 
 // ─── auth ────────────────────────────────────────────────────────────────────
@@ -198,6 +201,10 @@ export const ModelListSchema = component(
         pricing: z.object({ input_diem_per_mtok: Diem, output_diem_per_mtok: Diem }),
         best_price_cents: Cents.nullable().describe("Cheapest offer on the book; null when nobody sells it right now"),
         offers: z.number().int(),
+        supported_parameters: z
+          .array(z.string())
+          .describe("Request parameters usable with this model (OpenRouter's names); tools and structured_outputs appear when an offer on the book serves them"),
+        input_modalities: z.array(z.enum(["text", "image"])),
       }),
     ),
   }),
@@ -214,7 +221,10 @@ export const BookSchema = component(
     remainingDiem: Diem,
     offers: z.number().int(),
     suppliers: z.number().int(),
-    levels: z.array(z.object({ priceCents: Cents, remainingDiem: Diem, offers: z.number().int() })).describe("Cheapest first"),
+    dispute_rate: DisputeRate,
+    levels: z
+      .array(z.object({ priceCents: Cents, remainingDiem: Diem, offers: z.number().int(), dispute_rate: DisputeRate }))
+      .describe("Cheapest first; dispute_rate is that of the level's offers"),
   }),
 );
 
@@ -232,6 +242,7 @@ export const MarketModelListSchema = component(
         remainingDiem: Diem,
         offers: z.number().int(),
         suppliers: z.number().int(),
+        dispute_rate: DisputeRate,
       }),
     ),
   }),
@@ -306,7 +317,13 @@ const OfferFields = {
   priceCents: Cents,
   dailyCapacity: Diem.describe("Diem per UTC day"),
   upstreamBaseUrl: z.string(),
-  models: z.array(z.object({ id: z.string(), upstreamModel: z.string() })),
+  models: z.array(
+    z.object({
+      id: z.string(),
+      upstreamModel: z.string(),
+      features: z.array(Feature).describe("What this offer serves for the model: its catalog features less what the upstream said it lacks"),
+    }),
+  ),
   today: z.object({ day: Day, burnedDiem: Diem, heldDiem: Diem, remainingDiem: Diem, resetsAt: Timestamp }),
   earningsUsdc: Usdc,
   clears: z.number().int(),
@@ -317,6 +334,7 @@ const OfferFields = {
     lastFailureAt: Timestamp.nullable(),
     lastFailureReason: z.string().nullable(),
     lastSuccessAt: Timestamp.nullable(),
+    disputes: Disputes.describe("Clears whose claimed usage exceeded our own count beyond the tolerance (billed at our count)"),
   }),
   onBook: z.boolean().describe("Routable right now: active, healthy and with capacity left today"),
   createdAt: Timestamp,

@@ -20,7 +20,8 @@ export function requiredFeatures(body: ChatCompletionRequest): Features {
   };
 }
 
-export function catalogFeatures(model: { supportsTools: boolean; supportsJsonSchema: boolean; supportsVision: boolean }): Features {
+/** The features recorded on a catalog model or an offer's model row. */
+export function featuresOf(model: { supportsTools: boolean; supportsJsonSchema: boolean; supportsVision: boolean }): Features {
   return { tools: model.supportsTools, json_schema: model.supportsJsonSchema, vision: model.supportsVision };
 }
 

@@ -60,6 +60,28 @@ export async function reportUpstreamSuccess(offerId: string, now: Date = new Dat
            OR last_success_at < ${staleBefore}::timestamptz)`;
 }
 
+/** Disputes are counted over the last 30 UTC days (today included). */
+export const DISPUTE_WINDOW_DAYS = 30;
+
+export function disputeWindowStart(now: Date): Date {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return new Date(today - (DISPUTE_WINDOW_DAYS - 1) * 86_400_000);
+}
+
+/** How often the offer's claimed usage exceeded our own count beyond the tolerance, and so was billed at ours. */
+export type DisputeView = { window_days: number; clears: number; disputed: number; dispute_rate: number | null };
+
+export function disputeView(days: readonly { clears: number; disputedClears: number }[]): DisputeView {
+  const clears = days.reduce((n, d) => n + d.clears, 0);
+  const disputed = days.reduce((n, d) => n + d.disputedClears, 0);
+  return { window_days: DISPUTE_WINDOW_DAYS, clears, disputed, dispute_rate: disputeRate(clears, disputed) };
+}
+
+/** disputed / clears, rounded to 4 decimals; null without clears. */
+export function disputeRate(clears: number, disputed: number): number | null {
+  return clears > 0 ? Math.round((disputed / clears) * 10_000) / 10_000 : null;
+}
+
 export type HealthView = {
   status: "healthy" | "cooling_down";
   cooldownUntil: string | null;
@@ -67,6 +89,7 @@ export type HealthView = {
   lastFailureAt: string | null;
   lastFailureReason: string | null;
   lastSuccessAt: string | null;
+  disputes: DisputeView;
 };
 
 export function healthView(
@@ -78,6 +101,8 @@ export function healthView(
     lastSuccessAt: Date | null;
   },
   now: Date = new Date(),
+  /** The offer's days within the dispute window. */
+  days: readonly { clears: number; disputedClears: number }[] = [],
 ): HealthView {
   const healthy = isHealthy(offer, now);
   return {
@@ -87,5 +112,6 @@ export function healthView(
     lastFailureAt: offer.lastFailureAt?.toISOString() ?? null,
     lastFailureReason: offer.lastFailureReason,
     lastSuccessAt: offer.lastSuccessAt?.toISOString() ?? null,
+    disputes: disputeView(days),
   };
 }

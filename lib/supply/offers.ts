@@ -5,7 +5,8 @@ import { log } from "@/lib/log";
 import { formatMicros, parseMicros } from "@/lib/money";
 import { nextUtcMidnight, remainingMicroDiem, utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { decryptCredential, encryptCredential } from "@/lib/supply/credentials";
-import { healthView, isHealthy, type HealthView } from "@/lib/supply/health";
+import { featuresOf, FEATURES, type Feature, type Features } from "@/lib/router/features";
+import { disputeWindowStart, healthView, isHealthy, type HealthView } from "@/lib/supply/health";
 import { assertUpstreamUrlAllowed, defaultUpstreamPolicy, type UpstreamPolicy } from "@/lib/supply/ssrf";
 import {
   formatPricing,
@@ -106,7 +107,8 @@ export type OfferView = {
   /** Diem per UTC day, decimal string. */
   dailyCapacity: string;
   upstreamBaseUrl: string;
-  models: { id: string; upstreamModel: string }[];
+  /** Each model with the upstream's name for it and the features this offer serves for it. */
+  models: { id: string; upstreamModel: string; features: Feature[] }[];
   /** Today's (UTC) use, diem decimal strings; capacity resets at `resetsAt`. */
   today: { day: string; burnedDiem: string; heldDiem: string; remainingDiem: string; resetsAt: string };
   /** Sum of this offer's clears' supplier share, USDC decimal string. */
@@ -146,7 +148,7 @@ export async function createOffer(
   if (open >= MAX_OPEN_OFFERS_PER_ACCOUNT) {
     throw new AppError("unprocessable", `An account can have at most ${MAX_OPEN_OFFERS_PER_ACCOUNT} offers that are not withdrawn.`);
   }
-  const upstreamPricing = await checkUpstream({ baseUrl, apiKey: input.upstreamApiKey }, models, options);
+  const { pricing: upstreamPricing, served } = await checkUpstream({ baseUrl, apiKey: input.upstreamApiKey }, models, options);
   const offer = await db.offer.create({
     data: {
       supplierId,
@@ -154,7 +156,7 @@ export async function createOffer(
       upstreamKeyCiphertext: encryptCredential(input.upstreamApiKey),
       priceCents: input.priceCents,
       dailyCapacityMicroDiem: input.dailyCapacity,
-      models: { create: models.map((m) => ({ modelId: m.id, upstreamModel: m.upstreamModel })) },
+      models: { create: models.map((m) => offerModelRow(m, served)) },
     },
     select: { id: true },
   });
@@ -196,6 +198,7 @@ export async function updateOffer(
   const credentialsChanged = patch.upstreamBaseUrl !== undefined || patch.upstreamApiKey !== undefined;
   const models = patch.models ? await resolveModels(patch.models) : null;
   let upstreamPricing: UpstreamPricingView[] | undefined;
+  let served: Map<string, Features> | undefined;
   let baseUrl = offer.upstreamBaseUrl;
   if (credentialsChanged || models) {
     if (patch.upstreamBaseUrl !== undefined) {
@@ -203,7 +206,8 @@ export async function updateOffer(
     }
     const apiKey = patch.upstreamApiKey ?? decryptCredential(offer.upstreamKeyCiphertext);
     const offered = models ?? (await modelsWithListPrices(offer.models));
-    upstreamPricing = await checkUpstream({ baseUrl, apiKey }, offered, options);
+    ({ pricing: upstreamPricing, served } = await checkUpstream({ baseUrl, apiKey }, offered, options));
+    if (!models) await refreshFeatures(offer.id, offered, served);
   }
 
   await db.$transaction(async (tx) => {
@@ -223,7 +227,7 @@ export async function updateOffer(
       },
     });
     if (updated.count === 0) throw withdrawnConflict();
-    if (models) await replaceModels(tx, offer.id, models);
+    if (models) await replaceModels(tx, offer.id, models, served!);
   });
   log.info("offer updated", { offerId: offer.id, supplierId, fields: Object.keys(patch).filter((k) => k !== "upstreamApiKey") });
   return { ...(await getOfferOrThrow(supplierId, offer.id)), ...(upstreamPricing && { upstreamPricing }) };
@@ -253,6 +257,8 @@ type OfferedModel = {
   upstreamModel: string;
   inputMicroDiemPerMTok: bigint;
   outputMicroDiemPerMTok: bigint;
+  /** What the catalog model can do. */
+  features: Features;
 };
 
 /** Catalog models named by the supplier, each with the upstream's own name (default: the same id). */
@@ -279,7 +285,12 @@ async function resolveModels(refs: z.infer<typeof Models>): Promise<OfferedModel
   }
   return wanted.map((m) => {
     const model = byId.get(m.id)!;
-    return { ...m, inputMicroDiemPerMTok: model.inputMicroDiemPerMTok, outputMicroDiemPerMTok: model.outputMicroDiemPerMTok };
+    return {
+      ...m,
+      inputMicroDiemPerMTok: model.inputMicroDiemPerMTok,
+      outputMicroDiemPerMTok: model.outputMicroDiemPerMTok,
+      features: featuresOf(model),
+    };
   });
 }
 
@@ -291,15 +302,20 @@ async function modelsWithListPrices(models: { modelId: string; upstreamModel: st
     upstreamModel: m.upstreamModel,
     inputMicroDiemPerMTok: byId.get(m.modelId)!.inputMicroDiemPerMTok,
     outputMicroDiemPerMTok: byId.get(m.modelId)!.outputMicroDiemPerMTok,
+    features: featuresOf(byId.get(m.modelId)!),
   }));
 }
 
-/** GET {base}/models with the key: refuses an unreachable upstream, a refused key, or a missing model. */
+/**
+ * GET {base}/models with the key: refuses an unreachable upstream, a refused key, or a missing model. Returns
+ * the upstream's prices next to ours, and the features served per model: the catalog's, less any the
+ * upstream says the model lacks (an upstream that says nothing is taken to serve what the model can do).
+ */
 async function checkUpstream(
   credentials: OfferCredentials,
   models: OfferedModel[],
   options: UpstreamCheckOptions,
-): Promise<UpstreamPricingView[]> {
+): Promise<{ pricing: UpstreamPricingView[]; served: Map<string, Features> }> {
   let result;
   try {
     result = await listUpstreamModels(credentials, {
@@ -339,7 +355,7 @@ async function checkUpstream(
       { details: { param: "models", missingModels: names } },
     );
   }
-  return models.map((m) => {
+  const pricing = models.map((m) => {
     const upstream = served.get(m.upstreamModel)!.pricing;
     const list = { inputMicroDiemPerMTok: m.inputMicroDiemPerMTok, outputMicroDiemPerMTok: m.outputMicroDiemPerMTok };
     return {
@@ -350,6 +366,26 @@ async function checkUpstream(
       comparison: comparePricing(upstream, list),
     };
   });
+  const features = new Map(
+    models.map((m) => {
+      const says = served.get(m.upstreamModel)!.features;
+      return [m.id, { tools: m.features.tools && says.tools !== false, json_schema: m.features.json_schema && says.json_schema !== false, vision: m.features.vision && says.vision !== false }];
+    }),
+  );
+  return { pricing, served: features };
+}
+
+function offerModelRow(m: OfferedModel, served: Map<string, Features>) {
+  const f = served.get(m.id) ?? m.features;
+  return { modelId: m.id, upstreamModel: m.upstreamModel, supportsTools: f.tools, supportsJsonSchema: f.json_schema, supportsVision: f.vision };
+}
+
+/** New credentials may serve other features than the old ones did. */
+async function refreshFeatures(offerId: string, models: OfferedModel[], served: Map<string, Features>) {
+  for (const m of models) {
+    const { supportsTools, supportsJsonSchema, supportsVision } = offerModelRow(m, served);
+    await db.offerModel.update({ where: { offerId_modelId: { offerId, modelId: m.id } }, data: { supportsTools, supportsJsonSchema, supportsVision } });
+  }
 }
 
 function comparePricing(upstream: UpstreamPricing | null, list: UpstreamPricing): PricingComparison {
@@ -362,9 +398,9 @@ function comparePricing(upstream: UpstreamPricing | null, list: UpstreamPricing)
   return "mixed";
 }
 
-async function replaceModels(tx: Tx, offerId: string, models: OfferedModel[]) {
+async function replaceModels(tx: Tx, offerId: string, models: OfferedModel[], served: Map<string, Features>) {
   await tx.offerModel.deleteMany({ where: { offerId } });
-  await tx.offerModel.createMany({ data: models.map((m) => ({ offerId, modelId: m.id, upstreamModel: m.upstreamModel })) });
+  await tx.offerModel.createMany({ data: models.map((m) => ({ offerId, ...offerModelRow(m, served) })) });
 }
 
 async function findOwnedOffer(supplierId: string, offerId: string) {
@@ -384,8 +420,11 @@ async function loadOfferViews(
     take: MAX_LISTED_OFFERS,
     omit: { upstreamKeyCiphertext: true },
     include: {
-      models: { select: { modelId: true, upstreamModel: true }, orderBy: { modelId: "asc" } },
-      days: { where: { day: utcDay(now) } },
+      models: {
+        select: { modelId: true, upstreamModel: true, supportsTools: true, supportsJsonSchema: true, supportsVision: true },
+        orderBy: { modelId: "asc" },
+      },
+      days: { where: { day: { gte: disputeWindowStart(now) } } },
     },
   });
   if (offers.length === 0) return [];
@@ -399,10 +438,11 @@ async function loadOfferViews(
   const earned = new Map(earnings.map((e) => [e.offerId, e]));
   const resetsAt = nextUtcMidnight(now).toISOString();
   return offers.map((o) => {
+    const today = o.days.find((d) => utcDayKey(d.day) === utcDayKey(now));
     const use = {
       dailyCapacityMicroDiem: o.dailyCapacityMicroDiem,
-      burnedMicroDiem: o.days[0]?.burnedMicroDiem ?? 0n,
-      heldMicroDiem: o.days[0]?.heldMicroDiem ?? 0n,
+      burnedMicroDiem: today?.burnedMicroDiem ?? 0n,
+      heldMicroDiem: today?.heldMicroDiem ?? 0n,
     };
     const remaining = remainingMicroDiem(use);
     return {
@@ -411,7 +451,11 @@ async function loadOfferViews(
       priceCents: o.priceCents,
       dailyCapacity: formatMicros(o.dailyCapacityMicroDiem),
       upstreamBaseUrl: o.upstreamBaseUrl,
-      models: o.models.map((m) => ({ id: m.modelId, upstreamModel: m.upstreamModel })),
+      models: o.models.map((m) => ({
+        id: m.modelId,
+        upstreamModel: m.upstreamModel,
+        features: FEATURES.filter((f) => featuresOf(m)[f]),
+      })),
       today: {
         day: utcDayKey(now),
         burnedDiem: formatMicros(use.burnedMicroDiem),
@@ -421,7 +465,7 @@ async function loadOfferViews(
       },
       earningsUsdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
       clears: earned.get(o.id)?._count._all ?? 0,
-      health: healthView(o, now),
+      health: healthView(o, now, o.days),
       onBook: o.status === "active" && isHealthy(o, now) && remaining > 0n,
       createdAt: o.createdAt.toISOString(),
       updatedAt: o.updatedAt.toISOString(),

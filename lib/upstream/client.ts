@@ -215,7 +215,10 @@ export async function postChatCompletion(args: {
 /** List price as published by the upstream, diem (= USD for Venice) per 1M tokens, in micro-diem. */
 export type UpstreamPricing = { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint };
 
-export type UpstreamModel = { id: string; pricing: UpstreamPricing | null };
+/** What the upstream says a model supports; a feature it does not mention is undefined (it did not tell). */
+export type UpstreamFeatures = { tools?: boolean; json_schema?: boolean; vision?: boolean };
+
+export type UpstreamModel = { id: string; pricing: UpstreamPricing | null; features: UpstreamFeatures };
 
 export type UpstreamModelList =
   | { ok: true; models: UpstreamModel[] }
@@ -223,7 +226,8 @@ export type UpstreamModelList =
 
 /**
  * GET {base}/models with the supplier's key (5 s deadline by default). Reads OpenAI's `{data:[{id}]}`
- * and, where present, Venice's `model_spec.pricing.{input,output}.{diem,usd}`. Throws UpstreamError
+ * and, where present, Venice's `model_spec.pricing.{input,output}.{diem,usd}` and `model_spec.capabilities`,
+ * or OpenRouter's `supported_parameters` and `architecture.input_modalities`. Throws UpstreamError
  * when nothing answered; an answer that is not a model list is `{ok:false}` with the reason.
  */
 export async function listUpstreamModels(credentials: OfferCredentials, options: RequestOptions = {}): Promise<UpstreamModelList> {
@@ -236,11 +240,30 @@ export async function listUpstreamModels(credentials: OfferCredentials, options:
   const data = Array.isArray(res.json) ? res.json : (res.json as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) return { ok: false, reason: "bad_body", status: res.status };
   const models: UpstreamModel[] = [];
-  for (const entry of data as { id?: unknown; model_spec?: { pricing?: unknown } }[]) {
+  for (const entry of data as ({ id?: unknown; model_spec?: { pricing?: unknown; capabilities?: unknown } } & Record<string, unknown>)[]) {
     if (typeof entry?.id !== "string") continue;
-    models.push({ id: entry.id, pricing: readVenicePricing(entry.model_spec?.pricing) });
+    models.push({ id: entry.id, pricing: readVenicePricing(entry.model_spec?.pricing), features: readFeatures(entry) });
   }
   return { ok: true, models };
+}
+
+function readFeatures(entry: { model_spec?: { capabilities?: unknown } } & Record<string, unknown>): UpstreamFeatures {
+  const features: UpstreamFeatures = {};
+  const caps = entry.model_spec?.capabilities as Record<string, unknown> | undefined;
+  const flag = (value: unknown) => (typeof value === "boolean" ? value : undefined);
+  if (caps && typeof caps === "object") {
+    features.tools = flag(caps.supportsFunctionCalling);
+    features.json_schema = flag(caps.supportsResponseSchema);
+    features.vision = flag(caps.supportsVision);
+  }
+  const params = entry.supported_parameters;
+  if (Array.isArray(params)) {
+    features.tools ??= params.includes("tools");
+    features.json_schema ??= params.includes("structured_outputs");
+  }
+  const modalities = (entry.architecture as { input_modalities?: unknown } | undefined)?.input_modalities;
+  if (Array.isArray(modalities)) features.vision ??= modalities.includes("image");
+  return features;
 }
 
 function readVenicePricing(pricing: unknown): UpstreamPricing | null {

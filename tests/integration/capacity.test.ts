@@ -100,7 +100,7 @@ describe("daily capacity", () => {
     const soldOut = await getBook(modelId, LAST_MS);
     expect(soldOut.levels.some((l) => l.priceCents === 4_321)).toBe(false);
     const nextDay = await getBook(modelId, MIDNIGHT);
-    expect(nextDay.levels.find((l) => l.priceCents === 4_321)).toEqual({ priceCents: 4_321, remainingDiem: "3.000000", offers: 1 });
+    expect(nextDay.levels.find((l) => l.priceCents === 4_321)).toEqual({ priceCents: 4_321, remainingDiem: "3.000000", offers: 1, dispute_rate: null });
     expect((await listOffers(supplier.id, {}, LAST_MS)).data[0].onBook).toBe(false);
     expect((await listOffers(supplier.id, {}, MIDNIGHT)).data[0].onBook).toBe(true);
   });

@@ -93,14 +93,14 @@ describe("market views on a seeded market", () => {
       offers: 4,
       suppliers: 2,
       levels: [
-        { priceCents: 80, remainingDiem: "10.000000", offers: 2 },
-        { priceCents: 95, remainingDiem: "5.000000", offers: 1 },
-        { priceCents: 120, remainingDiem: "20.000000", offers: 1 },
+        { priceCents: 80, remainingDiem: "10.000000", offers: 2, dispute_rate: null },
+        { priceCents: 95, remainingDiem: "5.000000", offers: 1, dispute_rate: null },
+        { priceCents: 120, remainingDiem: "20.000000", offers: 1, dispute_rate: null },
       ],
     });
     // A model sold only by B1 shares B1's remaining capacity.
     const shared = await get<BookView>(bookRoute, `/v1/market/book?model=${otherModel}`);
-    expect(shared.levels).toEqual([{ priceCents: 80, remainingDiem: "2.000000", offers: 1 }]);
+    expect(shared.levels).toEqual([{ priceCents: 80, remainingDiem: "2.000000", offers: 1, dispute_rate: null }]);
   });
 
   it("trades are the clears, newest first, without identities", async () => {

@@ -293,7 +293,7 @@ describe("PATCH /v1/supply/offers/{id}", () => {
 
     const models = await patch(offer.id, { models: [sameModel] });
     expect(models.status).toBe(200);
-    expect(((await models.json()) as Posted).models).toEqual([{ id: sameModel, upstreamModel: sameModel }]);
+    expect(((await models.json()) as Posted).models).toEqual([{ id: sameModel, upstreamModel: sameModel, features: [] }]);
 
     for (const [body, code] of [
       [{ models: [{ id: pricierModel, upstreamModel: "missing-model" }] }, "upstream_model_missing"],
