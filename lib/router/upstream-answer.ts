@@ -55,7 +55,7 @@ export function parseUpstreamAnswer(json: unknown): UpstreamAnswer | null {
 function parseMessage(raw: Json): AssistantMessageOut | null {
   if (raw.content !== undefined && raw.content !== null && typeof raw.content !== "string") return null;
   const message: AssistantMessageOut = { role: "assistant", content: typeof raw.content === "string" ? raw.content : null };
-  if (typeof raw.refusal === "string") message.refusal = raw.refusal;
+  if (typeof raw.refusal === "string" || raw.refusal === null) message.refusal = raw.refusal;
   const reasoning = raw.reasoning_content ?? raw.reasoning;
   if (typeof reasoning === "string" && reasoning !== "") message.reasoning_content = reasoning;
   if (raw.tool_calls !== undefined && raw.tool_calls !== null) {
@@ -69,7 +69,7 @@ function parseMessage(raw: Json): AssistantMessageOut | null {
     if (calls.length > 0) message.tool_calls = calls;
   }
   // A reply with nothing at all in it reads as empty text, as OpenAI's clients expect a string then.
-  if (message.content === null && !message.tool_calls && message.refusal === undefined) message.content = "";
+  if (message.content === null && !message.tool_calls && typeof message.refusal !== "string") message.content = "";
   return message;
 }
 
