@@ -4,12 +4,12 @@ import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
-import { getActiveModelOrThrow, type CatalogEntry } from "@/lib/market/book";
+import { getActiveModelOrThrow, getDepthByModel, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
 import { requiredFeatures, type Features } from "@/lib/router/features";
 import { clearCompletion, releaseHold, reserveCompletion, type Reservation, type Upstream } from "@/lib/router/holds";
 import { resolveMaxPriceCents } from "@/lib/router/max-price";
-import { allowedClaim, billUsage, PromptMeter, sizePrompt, type BilledUsage, type PromptSizing } from "@/lib/router/metering";
+import { allowedClaim, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
 import {
@@ -150,9 +150,10 @@ function serializeForwardedFields(body: ChatCompletionRequest): string {
 type ReservedOk = Extract<Reservation, { status: "ok" }>;
 
 /**
- * Reserves on the cheapest eligible offer. The prompt is first reserved at its byte bound (nothing counted);
- * if that cannot be reserved, it is counted and tried once more, unless even the smallest prompt the text can
- * be leaves the buyer short (then 402 at once: an unfunded key costs us no counting).
+ * Reserves on the cheapest eligible offer. The prompt is reserved at its byte bound when that decides (nothing
+ * counted before forwarding); otherwise, or when that reservation fails, it is counted and reserved exactly,
+ * unless even the least the request can cost exceeds the buyer's balance (then 402 at once: an unfunded key
+ * costs us no counting).
  */
 async function reserve(input: {
   meter: PromptMeter;
@@ -177,18 +178,23 @@ async function reserve(input: {
       expiresAt: new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS),
     });
 
-  let sizing = await sizePrompt(meter, model, requestedOutput, false);
+  // The least this request can cost: its smallest possible prompt and one output token at the cheapest price on the book.
+  const floorMicros = async () => {
+    const best = (await getDepthByModel()).get(model.id)?.bestPriceCents ?? 1;
+    return chargeMicros(burnMicroDiem(allowedClaim(meter.bounds.lower), 1, model), best);
+  };
+  const countOrRefuse = async () => {
+    const floor = await floorMicros();
+    const available = await availableBalance(apiKey.accountId);
+    if (floor > available) throw insufficientBalance({ amountMicros: floor, priceCents: null }, available);
+    return sizeByCount(meter, model, requestedOutput);
+  };
+
+  let sizing = sizeByBounds(meter, model, requestedOutput) ?? (await countOrRefuse());
   let reservation = await attempt(sizing);
   if (reservation.status !== "ok" && !sizing.counted) {
-    let worthCounting = true;
-    if (reservation.status === "insufficient_balance") {
-      const smallest = chargeMicros(burnMicroDiem(allowedClaim(meter.bounds.lower), sizing.maxOutputTokens, model), reservation.priceCents);
-      worthCounting = smallest <= (await availableBalance(apiKey.accountId));
-    }
-    if (worthCounting) {
-      sizing = await sizePrompt(meter, model, requestedOutput, true);
-      reservation = await attempt(sizing);
-    }
+    sizing = await countOrRefuse();
+    reservation = await attempt(sizing);
   }
   if (reservation.status === "no_offer") {
     throw await noOfferError({ modelId: model.id, maxPriceCents, burnMicroDiem: burnMicroDiem(sizing.reservedPromptTokens, sizing.maxOutputTokens, model), features, now });
@@ -285,10 +291,15 @@ async function availableBalance(accountId: string): Promise<bigint> {
   return account ? account.balanceMicros - account.heldMicros : 0n;
 }
 
-function insufficientBalance(r: { amountMicros: bigint; priceCents: number }, available: bigint) {
+/** priceCents null: `amountMicros` is the least the request can cost at any price on the book. */
+function insufficientBalance(r: { amountMicros: bigint; priceCents: number | null }, available: bigint) {
+  const cost =
+    r.priceCents === null
+      ? `costs at least ${formatMicros(r.amountMicros)} USDC`
+      : `can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem`;
   return new AppError(
     "insufficient_balance",
-    `This request can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,
+    `This request ${cost}, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,
     { details: { needed: formatMicros(r.amountMicros), available: formatMicros(available), price_cents: r.priceCents } },
   );
 }

@@ -81,17 +81,15 @@ export type PromptSizing = {
 };
 
 /**
- * How much to reserve. Cheap refusals come first (text far beyond the context, or more tokens than the
- * context even at the byte bound's minimum). When the byte bound already fits with the whole output the
- * prompt is reserved at that bound and nothing is counted before forwarding; otherwise (or when `exact`)
- * it is counted.
+ * How much to reserve, from the byte bounds alone. Cheap refusals come first (text far beyond the context, or
+ * more tokens than the context even at the bounds' minimum). When the upper bound fits with the whole output,
+ * the prompt is reserved at that bound (nothing counted before forwarding); null when only counting can tell.
  */
-export async function sizePrompt(
+export function sizeByBounds(
   meter: PromptMeter,
   model: { id: string; contextTokens: number; maxOutputTokens: number },
   requestedOutput: number | null | undefined,
-  exact: boolean,
-): Promise<PromptSizing> {
+): PromptSizing | null {
   const context = model.contextTokens;
   const { lower, upper, textBytes } = meter.bounds;
   if (textBytes > context * MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN) {
@@ -102,13 +100,24 @@ export async function sizePrompt(
     );
   }
   if (lower >= context) throw contextExceeded(model, lower, "at least ");
-  const output = Math.min(requestedOutput ?? model.maxOutputTokens, model.maxOutputTokens);
-  if (!exact && upper + output <= context) {
-    return { reservedPromptTokens: allowedClaim(upper), maxOutputTokens: output, counted: false };
-  }
+  const output = outputCap(model, requestedOutput);
+  return upper + output <= context ? { reservedPromptTokens: allowedClaim(upper), maxOutputTokens: output, counted: false } : null;
+}
+
+/** How much to reserve, from our count of the prompt (sliced; stops at the context length). */
+export async function sizeByCount(
+  meter: PromptMeter,
+  model: { id: string; contextTokens: number; maxOutputTokens: number },
+  requestedOutput: number | null | undefined,
+): Promise<PromptSizing> {
+  const context = model.contextTokens;
   const prompt = await meter.count();
   if (prompt >= context) throw contextExceeded(model, prompt, prompt === context ? "at least " : "");
-  return { reservedPromptTokens: allowedClaim(prompt), maxOutputTokens: Math.min(output, context - prompt), counted: true };
+  return { reservedPromptTokens: allowedClaim(prompt), maxOutputTokens: Math.min(outputCap(model, requestedOutput), context - prompt), counted: true };
+}
+
+function outputCap(model: { maxOutputTokens: number }, requestedOutput: number | null | undefined): number {
+  return Math.min(requestedOutput ?? model.maxOutputTokens, model.maxOutputTokens);
 }
 
 function contextExceeded(model: { id: string; contextTokens: number }, tokens: number, qualifier: string) {
