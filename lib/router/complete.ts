@@ -26,8 +26,6 @@ import { HOP_HEADER, postChatCompletion, UpstreamError } from "@/lib/upstream/cl
 
 /** A hold outlives the upstream deadline by this much before the sweeper may release it. */
 const HOLD_GRACE_MS = 60_000;
-/** Room for what we add to the buyer's fields when forwarding (the upstream's model name, max_tokens, stream). */
-const FORWARD_ENVELOPE_BYTES = 512;
 /** Upstream answers that our validated request provoked: they never count against the supplier. */
 const REQUEST_REJECTED_STATUSES = new Set([400, 413, 422]);
 
@@ -131,12 +129,16 @@ function assertNotForwardedBySvc(req: Request) {
   }
 }
 
-/** The buyer's fields as the upstream gets them (nulls dropped), serialized once; refused if they outgrew the body limit. */
+/**
+ * The buyer's fields as the upstream gets them (nulls dropped), serialized once. They never exceed the body limit
+ * we validated against (only numbers like 1e20 can re-encode longer); the envelope added when forwarding (the
+ * upstream's model name, max_tokens, stream) replaces the buyer's own model and is at most a few hundred bytes.
+ */
 function serializeForwardedFields(body: ChatCompletionRequest): string {
   const fields: Record<string, unknown> = { messages: body.messages };
   for (const field of PASSTHROUGH_FIELDS) if (body[field] != null) fields[field] = body[field];
   const json = JSON.stringify(fields);
-  if (Buffer.byteLength(json) + FORWARD_ENVELOPE_BYTES > env.MAX_BODY_BYTES) {
+  if (Buffer.byteLength(json) > env.MAX_BODY_BYTES) {
     // Only numbers written as e.g. 1e20 inside schemas re-encode longer than they were sent.
     throw new AppError(
       "payload_too_large",
