@@ -275,7 +275,7 @@ function describeRoutes(): OperationSpec[] {
       tag: "Inference",
       summary: "Create a chat completion",
       description:
-        "OpenAI-compatible. Reserves the worst case (prompt plus max_tokens, or the model's output cap, at the chosen offer's price) on the cheapest eligible offer at or below your max price, forwards once, then charges the actual usage and releases the rest. `stream: true` is refused.",
+        "OpenAI-compatible: tools, tool_choice, content parts (text, image_url), response_format (json_object, json_schema), logprobs and the sampling fields. Reserves the worst case (prompt plus max_tokens, or the model's output cap, at the chosen offer's price) on the cheapest eligible offer at or below your max price that serves the features the request uses, forwards once, then charges the usage checked against svc's own count and releases the rest. `stream: true` is refused (stream_not_supported, ahead of any other problem).",
       requestHeaders: ["MaxCentsHeader"],
       responses: [ok(S.ChatCompletionSchema, "The completion; the headers say what it cost.", ["BalanceRemaining", "SvcCost", "SvcPriceCents", "SvcBurnDiem", "SvcMaxCents"])],
       errors: [
@@ -286,9 +286,14 @@ function describeRoutes(): OperationSpec[] {
         "insufficient_balance",
         "spend_limit_exceeded",
         "upstream_error",
+        "upstream_rejected_request",
+        "loop_detected",
         "no_offer_at_or_below_max",
         "no_capacity",
         "no_healthy_supplier",
+        "no_offer_supports_tools",
+        "no_offer_supports_json_schema",
+        "no_offer_supports_vision",
       ],
       errorHeaders: { 503: ["SvcErrorCode", "SvcBuyerMaxCents", "SvcCheapestPostedCents", "SvcRoutableDiemAboveMax"] },
     },
