@@ -73,14 +73,14 @@ async function main() {
     RATE_LIMIT_PER_IP_PER_MINUTE: "1000000",
   });
 
-  const { db } = await import("../lib/db");
-  const { seedCatalog } = await import("../prisma/seed");
-  const { createApiKey } = await import("../lib/auth/api-keys");
-  const { getOrCreateLedgerAccount } = await import("../lib/ledger/accounts");
-  const { postEntry } = await import("../lib/ledger/post-entry");
-  const { EXTERNAL_LEDGER_ACCOUNT_ID } = await import("../lib/ledger/system-accounts");
-  const { encryptCredential } = await import("../lib/supply/credentials");
-  const { startRouteServer } = await import("../tests/helpers/route-server");
+  const [{ db }, { seedCatalog }, { createApiKey }, { encryptCredential }, { startRouteServer }, { seedBuyerBalance }] = await Promise.all([
+    import("../lib/db"),
+    import("../prisma/seed"),
+    import("../lib/auth/api-keys"),
+    import("../lib/supply/credentials"),
+    import("../tests/helpers/route-server"),
+    import("../tests/helpers/ledger-factories"),
+  ]);
   await seedCatalog(db);
 
   const supplier = await db.account.create({ data: { walletAddress: "0x000000000000000000000000000000000000bEEF" } });
@@ -101,18 +101,7 @@ async function main() {
 
   const keyFor = async (wallet: string, balanceMicros: bigint) => {
     const account = await db.account.create({ data: { walletAddress: wallet } });
-    if (balanceMicros > 0n) {
-      await db.$transaction(async (tx) => {
-        const ledger = await getOrCreateLedgerAccount(tx, "buyer", account.id);
-        await postEntry(tx, {
-          kind: "topup",
-          lines: [
-            { ledgerAccountId: ledger.id, amountMicros: balanceMicros },
-            { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -balanceMicros },
-          ],
-        });
-      });
-    }
+    if (balanceMicros > 0n) await seedBuyerBalance(account.id, balanceMicros);
     return (await createApiKey(account.id, {})).key;
   };
   const funded = await keyFor("0x000000000000000000000000000000000000cAFE", 1_000_000_000n);

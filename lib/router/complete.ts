@@ -81,26 +81,7 @@ export async function completeChat(input: {
     const upstream = await forwardOnce({ holdId, offerId, upstream: reservation.upstream, forwarded, maxOutputTokens: sizing.maxOutputTokens, now: clock });
 
     const completionId = `chatcmpl-${randomBase62(24)}`;
-    let usage: BilledUsage;
-    let clear;
-    try {
-      usage = await billUsage(meter, upstream.answer, sizing.maxOutputTokens);
-      clear = await clearCompletion({
-        holdId,
-        completionId,
-        promptTokens: usage.promptTokens,
-        completionTokens: usage.completionTokens,
-        usageEstimated: usage.claimed === null,
-        claimed: usage.claimed,
-        usageDisputed: usage.disputed,
-        latencyMs: upstream.latencyMs,
-        burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, model),
-        now: clock(),
-      });
-    } catch (error) {
-      await releaseHold(holdId);
-      throw error;
-    }
+    const { usage, clear } = await billAndClear({ meter, holdId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, now: clock });
     if (usage.disputed) log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
     void reportUpstreamSuccess(offerId).catch((error: unknown) => log.warn("health report failed", { offerId, error }));
 
@@ -116,6 +97,37 @@ export async function completeChat(input: {
     };
   } finally {
     meter.cancel();
+  }
+}
+
+/** Bills the usage checked against our count and clears it; any failure releases the hold (nothing charged). */
+async function billAndClear(input: {
+  meter: PromptMeter;
+  holdId: string;
+  completionId: string;
+  model: CatalogEntry;
+  upstream: Forwarded;
+  maxOutputTokens: number;
+  now: () => Date;
+}) {
+  try {
+    const usage = await billUsage(input.meter, input.upstream.answer, input.maxOutputTokens);
+    const clear = await clearCompletion({
+      holdId: input.holdId,
+      completionId: input.completionId,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      usageEstimated: usage.claimed === null,
+      claimed: usage.claimed,
+      usageDisputed: usage.disputed,
+      latencyMs: input.upstream.latencyMs,
+      burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, input.model),
+      now: input.now(),
+    });
+    return { usage, clear };
+  } catch (error) {
+    await releaseHold(input.holdId);
+    throw error;
   }
 }
 

@@ -14,6 +14,7 @@ import {
   UpstreamError,
   type OfferCredentials,
   type Resolver,
+  type UpstreamFeatures,
   type UpstreamPricing,
 } from "@/lib/upstream/client";
 
@@ -366,13 +367,17 @@ async function checkUpstream(
       comparison: comparePricing(upstream, list),
     };
   });
-  const features = new Map(
-    models.map((m) => {
-      const says = served.get(m.upstreamModel)!.features;
-      return [m.id, { tools: m.features.tools && says.tools !== false, json_schema: m.features.json_schema && says.json_schema !== false, vision: m.features.vision && says.vision !== false }];
-    }),
-  );
+  const features = new Map(models.map((m) => [m.id, servedFeatures(m.features, served.get(m.upstreamModel)!.features)]));
   return { pricing, served: features };
+}
+
+/** What the model can do, less what the upstream says it lacks (silence keeps the feature). */
+function servedFeatures(model: Features, says: UpstreamFeatures): Features {
+  return {
+    tools: model.tools && says.tools !== false,
+    json_schema: model.json_schema && says.json_schema !== false,
+    vision: model.vision && says.vision !== false,
+  };
 }
 
 function offerModelRow(m: OfferedModel, served: Map<string, Features>) {
