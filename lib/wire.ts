@@ -27,6 +27,15 @@ export const ListPrice = z
   .object({ input_diem_per_mtok: Diem, output_diem_per_mtok: Diem })
   .describe("List price, diem per 1M tokens");
 
+/** What a model or an offer can serve beyond plain chat. */
+export const Feature = z.enum(["tools", "json_schema", "vision"]);
+export const DisputeRate = z
+  .number()
+  .min(0)
+  .max(1)
+  .nullable()
+  .describe("Disputed clears / clears over the last 30 UTC days; null without clears");
+
 /** A price per 1M tokens (list price, or what an upstream publishes) as the wire shows it. */
 export function formatListPrice(price: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }): z.output<typeof ListPrice> {
   return { input_diem_per_mtok: formatMicros(price.inputMicroDiemPerMTok), output_diem_per_mtok: formatMicros(price.outputMicroDiemPerMTok) };

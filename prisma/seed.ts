@@ -10,6 +10,12 @@ export async function seedCatalog(db: PrismaClient): Promise<void> {
   }
 }
 
+/** The demo upstream (the reference upstream) serves everything its catalog model can do. */
+function catalogFeatureColumns(modelId: string) {
+  const { supportsTools, supportsJsonSchema, supportsVision } = CATALOG.find((m) => m.id === modelId)!;
+  return { supportsTools, supportsJsonSchema, supportsVision };
+}
+
 export type DemoOffer = { priceCents: number; dailyCapacityDiem: number; models: string[] };
 
 export const DEMO_OFFERS: readonly DemoOffer[] = [
@@ -45,7 +51,7 @@ export async function seedDemoSupplier(
         upstreamKeyCiphertext: encryptCredential(supplier.upstreamApiKey),
         priceCents: offer.priceCents,
         dailyCapacityMicroDiem: BigInt(offer.dailyCapacityDiem) * 1_000_000n,
-        models: { create: offer.models.map((modelId) => ({ modelId, upstreamModel: modelId })) },
+        models: { create: offer.models.map((modelId) => ({ modelId, upstreamModel: modelId, ...catalogFeatureColumns(modelId) })) },
       },
     });
   }

@@ -209,7 +209,8 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
 
       <SubHeading id="reservation">The worst-case reservation</SubHeading>
       <p>
-        Before forwarding, the router reserves the most the request can cost: the prompt (counted with a margin) plus <C>max_tokens</C> (or the
+        Before forwarding, the router reserves the most the request can cost: the prompt (at its byte-length bound, or counted, plus the usage
+        tolerance) plus <C>max_tokens</C> (or the
         model&apos;s output cap when you send none), at the chosen offer&apos;s price, from your balance and from the offer&apos;s capacity. After the
         answer it charges the actual usage and releases the rest. If your available balance cannot cover the reservation you get 402{" "}
         <C>insufficient_balance</C> with <C>needed</C> and <C>available</C>; a key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
@@ -226,7 +227,10 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         </thead>
         <tbody>
           {[
-            ["X-Svc-Error-Code", "no_offer_at_or_below_max (nothing posted at or below your max), no_capacity (not enough left today for this request's worst case), no_healthy_supplier (those offers are cooling down after failures)"],
+            [
+              "X-Svc-Error-Code",
+              "no_offer_at_or_below_max (nothing posted at or below your max), no_capacity (not enough left today for this request's worst case), no_healthy_supplier (those offers are cooling down after failures), no_offer_supports_tools / _json_schema / _vision (no offer serves a feature the request uses)",
+            ],
             ["X-Svc-Buyer-Max-Cents", "the max price this request had"],
             ["X-Svc-Cheapest-Posted-Cents", "the cheapest active offer for the model (empty: nobody offers it)"],
             ["X-Svc-Routable-Diem-Above-Max", "capacity available today above your max, in diem"],

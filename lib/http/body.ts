@@ -15,6 +15,7 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
 
   const text = await readTextWithLimit(req, maxBytes);
+  if (text === null) throw new AppError("invalid_json", "The request body is not valid UTF-8 (JSON must be UTF-8).");
   if (text.trim() === "") throw new AppError("invalid_json", "The request body is empty; expected a JSON object.");
   try {
     return JSON.parse(text);
@@ -23,7 +24,10 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   }
 }
 
-async function readTextWithLimit(req: Request, maxBytes: number): Promise<string> {
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** The body as text, or null when it is not valid UTF-8 (never replaced by U+FFFD: what we forward is what we read). */
+async function readTextWithLimit(req: Request, maxBytes: number): Promise<string | null> {
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -38,7 +42,11 @@ async function readTextWithLimit(req: Request, maxBytes: number): Promise<string
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    return utf8.decode(Buffer.concat(chunks));
+  } catch {
+    return null;
+  }
 }
 
 function tooLarge(maxBytes: number) {
@@ -57,6 +65,13 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issues = result.error.issues;
+  // A field can name the code of its issue (stream_not_supported, invalid_amount): such an issue wins over the others.
+  const coded = issues.find((i) => codeOf(i) !== null);
+  if (coded) {
+    const param = coded.path.join(".");
+    const message = param && !coded.message.startsWith(param) ? `${param}: ${coded.message}` : coded.message;
+    throw new AppError(codeOf(coded)!, message.endsWith(".") ? message : `${message}.`, { details: { param: param || null } });
+  }
   const unknown = issues.find((i) => i.code === "unrecognized_keys");
   if (unknown && "keys" in unknown) {
     const keys = (unknown.keys as string[]).map((k) => `"${[...unknown.path, k].join(".")}"`).join(", ");
@@ -67,13 +82,13 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
   const first = issues[0];
   const path = first.path.length > 0 ? first.path.join(".") : where;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
-  throw new AppError(issueCode(first), `Invalid ${where === "body" ? "request body" : "query"}: ${path}: ${first.message}${more}.`, {
+  throw new AppError("invalid_request", `Invalid ${where === "body" ? "request body" : "query"}: ${path}: ${first.message}${more}.`, {
     details: { param: first.path.join(".") || null },
   });
 }
 
-/** A shared field type can name a more precise 400 code on its issue (e.g. `invalid_amount` for UsdAmount). */
-function issueCode(issue: z.core.$ZodIssue): AppErrorCode {
+/** The 400 code an issue names for itself (`params.code`), if any. */
+function codeOf(issue: z.core.$ZodIssue): AppErrorCode | null {
   const code = issue.code === "custom" ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
-  return typeof code === "string" && code in ERROR_STATUS && ERROR_STATUS[code as AppErrorCode] === 400 ? (code as AppErrorCode) : "invalid_request";
+  return typeof code === "string" && code in ERROR_STATUS && ERROR_STATUS[code as AppErrorCode] === 400 ? (code as AppErrorCode) : null;
 }

@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   context_length_exceeded: 400,
   max_price_above_key_cap: 400,
   upstream_url_forbidden: 400,
+  // The supplier's upstream refused what we forwarded (400/413/422): the request's fault, not the supplier's.
+  upstream_rejected_request: 400,
   // Money in and out: amounts, x402 top-ups (spec: malformed payment 400, failed payment 402) and withdrawals.
   invalid_amount: 400,
   amount_out_of_range: 400,
@@ -59,6 +61,12 @@ export const ERROR_STATUS = {
   no_capacity: 503,
   no_healthy_supplier: 503,
   service_unavailable: 503,
+  // Offers exist, but none serves a feature the request uses.
+  no_offer_supports_tools: 503,
+  no_offer_supports_json_schema: 503,
+  no_offer_supports_vision: 503,
+  // A chat request carrying svc's own hop header: an offer whose upstream is svc itself.
+  loop_detected: 508,
 } as const satisfies Record<string, number>;
 
 export type AppErrorCode = keyof typeof ERROR_STATUS;

@@ -3,6 +3,7 @@ import "server-only";
 import { AppError } from "@/lib/http/errors";
 import { formatMicros } from "@/lib/money";
 import type { CompletionCost } from "@/lib/router/complete";
+import { HOP_HEADER } from "@/lib/upstream/client";
 import { PriceCents } from "@/lib/wire";
 
 export const MAX_PRICE_HEADER = "x-svc-max-cents";
@@ -18,6 +19,16 @@ export function readMaxPriceHeader(req: Request): number | null {
     });
   }
   return cents.data;
+}
+
+/** Refuses a request another svc forwarded (an offer whose upstream is svc would otherwise nest clears). */
+export function assertNotForwardedBySvc(req: Request): void {
+  if (req.headers.has(HOP_HEADER)) {
+    throw new AppError(
+      "loop_detected",
+      `This request was forwarded by an svc router (${HOP_HEADER}); an offer's upstream must be a model provider, not svc itself.`,
+    );
+  }
 }
 
 /** What a completion cost, as the headers its 200 carries (X-Balance-Remaining is the spec's). */

@@ -4,7 +4,9 @@ import { AppError } from "@/lib/http/errors";
 import { cached } from "@/lib/market/cache";
 import type { CatalogModel } from "@/lib/market/catalog";
 import { formatMicros } from "@/lib/money";
+import { NO_FEATURES, type Features } from "@/lib/router/features";
 import { utcDayKey } from "@/lib/supply/capacity";
+import { disputeRate, disputeWindowStart } from "@/lib/supply/offer-health";
 import type { BookView } from "@/lib/market/schemas";
 import { formatListPrice } from "@/lib/wire";
 
@@ -55,29 +57,50 @@ export async function getActiveModelOrThrow(modelId: string): Promise<CatalogEnt
   return model;
 }
 
-export type Level = { priceCents: number; remainingMicroDiem: bigint; offers: number };
+/** Clears over the dispute window, and those whose claimed usage was disputed (see lib/router/metering.ts). */
+type DisputeCounts = { clears: number; disputed: number };
+export type Level = { priceCents: number; remainingMicroDiem: bigint; offers: number } & DisputeCounts;
 export type ModelDepth = {
   levels: Level[];
   remainingMicroDiem: bigint;
   offers: number;
   suppliers: number;
   bestPriceCents: number | null;
+  /** The features at least one offer on the book serves. */
+  features: Features;
+} & DisputeCounts;
+
+type DepthRow = {
+  model_id: string;
+  price_cents: number | null;
+  remaining: string;
+  offers: number;
+  suppliers: number;
+  clears: bigint;
+  disputed: bigint;
+  tools: boolean;
+  json_schema: boolean;
+  vision: boolean;
 };
 
-type DepthRow = { model_id: string; price_cents: number | null; remaining: string; offers: number; suppliers: number };
-
 export function emptyDepth(): ModelDepth {
-  return { levels: [], remainingMicroDiem: 0n, offers: 0, suppliers: 0, bestPriceCents: null };
+  return { levels: [], remainingMicroDiem: 0n, offers: 0, suppliers: 0, bestPriceCents: null, features: NO_FEATURES, clears: 0, disputed: 0 };
 }
 
 /** Price levels and totals (grouping sets: one row per level, one total per model) in one query. */
 async function queryDepth(now: Date, modelId?: string): Promise<Map<string, ModelDepth>> {
   const rows = await db.$queryRaw<DepthRow[]>`
     SELECT om.model_id, o.price_cents, SUM(${REMAINING})::text AS remaining,
-           COUNT(*)::int AS offers, COUNT(DISTINCT o.supplier_id)::int AS suppliers
+           COUNT(*)::int AS offers, COUNT(DISTINCT o.supplier_id)::int AS suppliers,
+           COALESCE(SUM(h.clears), 0)::bigint AS clears, COALESCE(SUM(h.disputed), 0)::bigint AS disputed,
+           bool_or(om.supports_tools) AS tools, bool_or(om.supports_json_schema) AS json_schema, bool_or(om.supports_vision) AS vision
     FROM offer_models om
     JOIN offers o ON o.id = om.offer_id
     LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${utcDayKey(now)}::date
+    LEFT JOIN LATERAL (
+      SELECT SUM(w.clears) AS clears, SUM(w.disputed_clears) AS disputed FROM offer_days w
+      WHERE w.offer_id = o.id AND w.day >= ${utcDayKey(disputeWindowStart(now))}::date
+    ) h ON true
     WHERE ${onBookCondition(now)} ${modelId === undefined ? Prisma.empty : Prisma.sql`AND om.model_id = ${modelId}`}
     GROUP BY GROUPING SETS ((om.model_id, o.price_cents), (om.model_id))
     ORDER BY om.model_id, o.price_cents NULLS FIRST`;
@@ -85,12 +108,15 @@ async function queryDepth(now: Date, modelId?: string): Promise<Map<string, Mode
   for (const row of rows) {
     let entry = depth.get(row.model_id);
     if (!entry) depth.set(row.model_id, (entry = emptyDepth()));
+    const disputes = { clears: Number(row.clears), disputed: Number(row.disputed) };
     if (row.price_cents === null) {
       entry.remainingMicroDiem = BigInt(row.remaining);
       entry.offers = row.offers;
       entry.suppliers = row.suppliers;
+      entry.features = { tools: row.tools, json_schema: row.json_schema, vision: row.vision };
+      Object.assign(entry, disputes);
     } else {
-      entry.levels.push({ priceCents: row.price_cents, remainingMicroDiem: BigInt(row.remaining), offers: row.offers });
+      entry.levels.push({ priceCents: row.price_cents, remainingMicroDiem: BigInt(row.remaining), offers: row.offers, ...disputes });
       entry.bestPriceCents ??= row.price_cents;
     }
   }
@@ -131,6 +157,12 @@ async function computeBook(model: CatalogEntry, now: Date): Promise<BookView> {
     remaining_diem: formatMicros(depth.remainingMicroDiem),
     offers: depth.offers,
     suppliers: depth.suppliers,
-    levels: depth.levels.map((l) => ({ price_cents: l.priceCents, remaining_diem: formatMicros(l.remainingMicroDiem), offers: l.offers })),
+    dispute_rate: disputeRate(depth.clears, depth.disputed),
+    levels: depth.levels.map((l) => ({
+      price_cents: l.priceCents,
+      remaining_diem: formatMicros(l.remainingMicroDiem),
+      offers: l.offers,
+      dispute_rate: disputeRate(l.clears, l.disputed),
+    })),
   };
 }

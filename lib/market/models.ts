@@ -1,31 +1,49 @@
 import "server-only";
-import { emptyDepth, getActiveModels, getDepthByModel } from "@/lib/market/book";
+import { disputeRate } from "@/lib/supply/offer-health";
+import { emptyDepth, getActiveModels, getDepthByModel, type CatalogEntry, type ModelDepth } from "@/lib/market/book";
 import type { MarketModelList, ModelList } from "@/lib/market/schemas";
 import { formatMicros } from "@/lib/money";
+import { featuresOf, inputModalities, supportedParameters, type Features } from "@/lib/router/features";
 import { utcDayKey } from "@/lib/supply/capacity";
 import { formatListPrice } from "@/lib/wire";
 
-/** GET /v1/models: every active catalog model in OpenAI's list shape, with list price and best price on the book. */
+/** GET /v1/models: every active catalog model in OpenAI's list shape, with list price, best price and what it serves. */
 export async function listModels(): Promise<ModelList> {
   const [models, depth] = await Promise.all([getActiveModels(), getDepthByModel()]);
   return {
     object: "list",
-    data: [...models.values()].map((m) => ({
-      id: m.id,
-      object: "model",
-      created: Math.floor(m.createdAt.getTime() / 1000),
-      owned_by: "svc",
-      name: m.name,
-      context_length: m.contextTokens,
-      max_output_tokens: m.maxOutputTokens,
-      pricing: formatListPrice(m),
-      best_price_cents: depth.get(m.id)?.bestPriceCents ?? null,
-      offers: depth.get(m.id)?.offers ?? 0,
-    })),
+    data: [...models.values()].map((m) => {
+      const features = servedFeatures(m, depth.get(m.id));
+      return {
+        id: m.id,
+        object: "model",
+        created: Math.floor(m.createdAt.getTime() / 1000),
+        owned_by: "svc",
+        name: m.name,
+        context_length: m.contextTokens,
+        max_output_tokens: m.maxOutputTokens,
+        pricing: formatListPrice(m),
+        best_price_cents: depth.get(m.id)?.bestPriceCents ?? null,
+        offers: depth.get(m.id)?.offers ?? 0,
+        supported_parameters: supportedParameters(features),
+        input_modalities: inputModalities(features),
+      };
+    }),
   };
 }
 
-/** GET /v1/market/models: every active model with list price, best price and depth on the book. */
+/** What the offers on the book serve; the catalog's features when nobody sells the model right now. */
+function servedFeatures(model: CatalogEntry, depth: ModelDepth | undefined): Features {
+  const catalog = featuresOf(model);
+  if (!depth || depth.offers === 0) return catalog;
+  return {
+    tools: catalog.tools && depth.features.tools,
+    json_schema: catalog.json_schema && depth.features.json_schema,
+    vision: catalog.vision && depth.features.vision,
+  };
+}
+
+/** GET /v1/market/models: every active model with list price, best price, depth and dispute rate on the book. */
 export async function listMarketModels(now?: Date): Promise<MarketModelList> {
   const [models, depth] = await Promise.all([getActiveModels(), getDepthByModel(now)]);
   const at = now ?? new Date();
@@ -43,6 +61,7 @@ export async function listMarketModels(now?: Date): Promise<MarketModelList> {
         remaining_diem: formatMicros(d.remainingMicroDiem),
         offers: d.offers,
         suppliers: d.suppliers,
+        dispute_rate: disputeRate(d.clears, d.disputed),
       };
     }),
   };

@@ -1,6 +1,6 @@
 /** The public market's shapes on the wire: models, book, trades, stats, and the supply pool. */
 import { z } from "zod";
-import { Cents, component, Day, Diem, ListPrice, listOf, Timestamp, Usdc } from "@/lib/wire";
+import { Cents, component, Day, Diem, DisputeRate, ListPrice, listOf, Timestamp, Usdc } from "@/lib/wire";
 
 export const ModelListingSchema = z.object({
   id: z.string(),
@@ -13,6 +13,10 @@ export const ModelListingSchema = z.object({
   pricing: ListPrice,
   best_price_cents: Cents.nullable().describe("Cheapest offer on the book; null when nobody sells it right now"),
   offers: z.number().int().describe("Offers on the book (active, healthy, capacity left today)"),
+  supported_parameters: z
+    .array(z.string())
+    .describe("Request parameters usable with this model (OpenRouter's names); tools and structured_outputs appear when an offer on the book serves them"),
+  input_modalities: z.array(z.enum(["text", "image"])),
 });
 export type ModelListing = z.output<typeof ModelListingSchema>;
 
@@ -32,9 +36,10 @@ export const BookSchema = component(
     remaining_diem: Diem,
     offers: z.number().int(),
     suppliers: z.number().int(),
+    dispute_rate: DisputeRate,
     levels: z
-      .array(z.object({ price_cents: Cents, remaining_diem: Diem, offers: z.number().int() }))
-      .describe("Cheapest first; capacity in diem left today at that price"),
+      .array(z.object({ price_cents: Cents, remaining_diem: Diem, offers: z.number().int(), dispute_rate: DisputeRate }))
+      .describe("Cheapest first; capacity in diem left today at that price, and the dispute rate of that level's offers"),
   }),
 );
 export type BookView = z.output<typeof BookSchema>;
@@ -47,6 +52,7 @@ const MarketModelSchema = z.object({
   remaining_diem: Diem,
   offers: z.number().int(),
   suppliers: z.number().int(),
+  dispute_rate: DisputeRate,
 });
 export type MarketModelView = z.output<typeof MarketModelSchema>;
 

@@ -50,6 +50,7 @@ export const ERROR_DESCRIPTIONS = {
   rate_limited: "Too many requests this minute, per key or per IP; wait Retry-After seconds.",
   internal_error: "Our bug; quote the X-Request-Id when reporting it.",
   upstream_error: "The supplier's upstream failed or timed out; nothing was charged and the request was not retried.",
+  upstream_rejected_request: "The supplier's upstream refused the request as invalid (HTTP 400, 413 or 422); nothing was charged and it does not count against the offer.",
   payment_pending: "The USDC transfer was sent but not yet confirmed; it is credited automatically. Do not sign again.",
   withdrawal_pending: "The withdrawal transfer was sent but not yet confirmed; reconciliation finishes it.",
   withdrawal_failed: "The withdrawal transfer failed; the earnings were restored.",
@@ -57,6 +58,10 @@ export const ERROR_DESCRIPTIONS = {
   no_capacity: "Offers at or below your max price have no capacity left today for this request's worst case.",
   no_healthy_supplier: "Every offer at or below your max price is cooling down after upstream failures.",
   service_unavailable: "A dependency (database, chain) is unavailable; retry shortly.",
+  no_offer_supports_tools: "No offer for the model serves function tools right now (see the X-Svc-* headers).",
+  no_offer_supports_json_schema: "No offer for the model serves json_schema structured outputs right now (see the X-Svc-* headers).",
+  no_offer_supports_vision: "No offer for the model serves image inputs right now (see the X-Svc-* headers).",
+  loop_detected: "The request came from an svc router (X-Svc-Hop): an offer's upstream points back at svc.",
 } satisfies Record<AppErrorCode, string>;
 
 const SAFE_METHODS = new Set<HttpMethod>(["GET", "HEAD", "OPTIONS"]);

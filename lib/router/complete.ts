@@ -5,23 +5,29 @@ import { getBalance } from "@/lib/ledger/accounts";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
-import { getActiveModelOrThrow, type CatalogEntry } from "@/lib/market/book";
-import { burnMicroDiem, formatMicros } from "@/lib/money";
-import { clearCompletion, releaseHold, reserveCompletion, type Upstream } from "@/lib/router/holds";
+import { getActiveModelOrThrow, getDepthByModel, type CatalogEntry } from "@/lib/market/book";
+import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
+import { requiredFeatures, type Features } from "@/lib/router/features";
+import { clearCompletion, releaseHold, reserveCompletion, type Reservation, type Upstream } from "@/lib/router/holds";
 import { resolveMaxPriceCents } from "@/lib/router/max-price";
+import { allowedClaim, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
+import {
+  parseUpstreamAnswer,
+  upstreamErrorCode,
+  upstreamErrorMessage,
+  type UpstreamAnswer,
+} from "@/lib/router/upstream-answer";
 import type { ChatCompletionResponse } from "@/lib/router/response";
-import { decryptCredential } from "@/lib/upstream/key-encryption";
 import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
 import { postChatCompletion, UpstreamError } from "@/lib/upstream/client";
-import { countChatPromptTokens, countTextTokens } from "@/lib/upstream/tokens";
+import { decryptCredential } from "@/lib/upstream/key-encryption";
 
-/** Upstream tokenizers differ from ours: reserve the prompt with a margin so the worst case really is one. */
-const PROMPT_RESERVE_FACTOR = 1.1;
-const PROMPT_RESERVE_EXTRA_TOKENS = 16;
 /** A hold outlives the upstream deadline by this much before the sweeper may release it. */
 const HOLD_GRACE_MS = 60_000;
+/** Upstream answers that our validated request provoked: they never count against the supplier. */
+const REQUEST_REJECTED_STATUSES = new Set([400, 413, 422]);
 
 /** What a completion cost and under which price, for the caller to report (the route turns it into headers). */
 export type CompletionCost = {
@@ -37,9 +43,10 @@ export type CompletionCost = {
 export type ChatCompletionResult = { completion: ChatCompletionResponse; cost: CompletionCost };
 
 /**
- * One chat completion: reserve the worst case on the cheapest eligible offer, forward exactly once, meter
- * the burn from the upstream's usage and clear it in one transaction. Any upstream failure releases the
- * reservation (nothing charged) and counts against the offer's health.
+ * One chat completion: reserve the worst case on the cheapest eligible offer that serves the request's
+ * features, forward exactly once, bill the usage checked against our own count, clear it in one transaction.
+ * A failure that is the supplier's (5xx, timeout, unusable answer, refused key) counts against the offer's
+ * health; a 4xx our validated request provoked does not. Either way nothing is charged.
  */
 export async function completeChat(input: {
   body: ChatCompletionRequest;
@@ -57,129 +64,173 @@ export async function completeChat(input: {
   }
   const model = await getActiveModelOrThrow(body.model);
   const maxPriceCents = resolveMaxPriceCents(input.requestedMaxPriceCents, apiKey);
-  const { promptTokens, maxOutputTokens } = sizeRequest(body, model);
-  const reservedPrompt = Math.ceil(promptTokens * PROMPT_RESERVE_FACTOR) + PROMPT_RESERVE_EXTRA_TOKENS;
-  const worstBurn = burnMicroDiem(reservedPrompt, maxOutputTokens, model);
+  const features = requiredFeatures(body);
+  const forwarded = serializeForwardedFields(body);
+  const meter = new PromptMeter(body, model.contextTokens);
+  try {
+    const now = clock();
+    const { sizing, reservation } = await reserve({ meter, body, model, apiKey, maxPriceCents, features, now });
+    meter.start();
 
-  const now = clock();
-  const reservation = await reserveCompletion({
-    accountId: apiKey.accountId,
-    apiKeyId: apiKey.apiKeyId,
-    modelId: model.id,
-    maxPriceCents,
-    burnMicroDiem: worstBurn,
-    now,
-    expiresAt: new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS),
-  });
+    const { holdId, offerId, priceCents } = reservation;
+    const upstream = await forwardOnce({ holdId, offerId, upstream: reservation.upstream, forwarded, maxOutputTokens: sizing.maxOutputTokens, now: clock });
+
+    const completionId = `chatcmpl-${randomBase62(24)}`;
+    const { usage, clear } = await billAndClear({ meter, holdId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, now: clock });
+    if (usage.disputed) log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
+    void reportUpstreamSuccess(offerId).catch((error: unknown) => log.warn("health report failed", { offerId, error }));
+
+    return {
+      completion: responseBody({ completionId, created: Math.floor(now.getTime() / 1000), model: model.id, answer: upstream.answer, usage }),
+      cost: { balanceMicros: clear.balanceMicros, chargeMicros: clear.chargeMicros, burnMicroDiem: clear.burnMicroDiem, priceCents, maxPriceCents },
+    };
+  } finally {
+    meter.cancel();
+  }
+}
+
+/** Bills the usage checked against our count and clears it; any failure releases the hold (nothing charged). */
+async function billAndClear(input: {
+  meter: PromptMeter;
+  holdId: string;
+  completionId: string;
+  model: CatalogEntry;
+  upstream: Forwarded;
+  maxOutputTokens: number;
+  now: () => Date;
+}) {
+  try {
+    const usage = await billUsage(input.meter, input.upstream.answer, input.maxOutputTokens);
+    const clear = await clearCompletion({
+      holdId: input.holdId,
+      completionId: input.completionId,
+      promptTokens: usage.promptTokens,
+      completionTokens: usage.completionTokens,
+      usageEstimated: usage.claimed === null,
+      claimed: usage.claimed,
+      usageDisputed: usage.disputed,
+      latencyMs: input.upstream.latencyMs,
+      burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, input.model),
+      now: input.now(),
+    });
+    return { usage, clear };
+  } catch (error) {
+    await releaseHold(input.holdId);
+    throw error;
+  }
+}
+
+/**
+ * The buyer's fields as the upstream gets them (nulls dropped), serialized once. They never exceed the body limit
+ * we validated against (only numbers like 1e20 can re-encode longer); the envelope added when forwarding (the
+ * upstream's model name, max_tokens, stream) replaces the buyer's own model and is at most a few hundred bytes.
+ */
+function serializeForwardedFields(body: ChatCompletionRequest): string {
+  const fields: Record<string, unknown> = { messages: body.messages };
+  for (const field of PASSTHROUGH_FIELDS) if (body[field] != null) fields[field] = body[field];
+  const json = JSON.stringify(fields);
+  if (Buffer.byteLength(json) > env.MAX_BODY_BYTES) {
+    // Only numbers written as e.g. 1e20 inside schemas re-encode longer than they were sent.
+    throw new AppError(
+      "payload_too_large",
+      `The request re-encodes to more than ${env.MAX_BODY_BYTES} bytes; nothing is forwarded larger than the body limit. Write numbers without exponents.`,
+      { details: { limit_bytes: env.MAX_BODY_BYTES } },
+    );
+  }
+  return json;
+}
+
+type ReservedOk = Extract<Reservation, { status: "ok" }>;
+
+/**
+ * Reserves on the cheapest eligible offer. The prompt is reserved at its byte bound when that decides (nothing
+ * counted before forwarding); otherwise, or when that reservation fails, it is counted and reserved exactly,
+ * unless even the least the request can cost exceeds the buyer's balance (then 402 at once: an unfunded key
+ * costs us no counting).
+ */
+async function reserve(input: {
+  meter: PromptMeter;
+  body: ChatCompletionRequest;
+  model: CatalogEntry;
+  apiKey: ApiKeyContext;
+  maxPriceCents: number;
+  features: Features;
+  now: Date;
+}): Promise<{ sizing: PromptSizing; reservation: ReservedOk }> {
+  const { meter, body, model, apiKey, maxPriceCents, features, now } = input;
+  const requestedOutput = body.max_completion_tokens ?? body.max_tokens;
+  const attempt = (sizing: PromptSizing) =>
+    reserveCompletion({
+      accountId: apiKey.accountId,
+      apiKeyId: apiKey.apiKeyId,
+      modelId: model.id,
+      maxPriceCents,
+      burnMicroDiem: burnMicroDiem(sizing.reservedPromptTokens, sizing.maxOutputTokens, model),
+      features,
+      now,
+      expiresAt: new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS),
+    });
+
+  // The least this request can cost: its smallest possible prompt and one output token at the cheapest price on the book.
+  const floorMicros = async () => {
+    const best = (await getDepthByModel()).get(model.id)?.bestPriceCents ?? 1;
+    return chargeMicros(burnMicroDiem(allowedClaim(meter.bounds.lower), 1, model), best);
+  };
+  const countOrRefuse = async () => {
+    const floor = await floorMicros();
+    const available = await availableBalance(apiKey.accountId);
+    if (floor > available) throw insufficientBalance({ amountMicros: floor, priceCents: null }, available);
+    return sizeByCount(meter, model, requestedOutput);
+  };
+
+  let sizing = sizeByBounds(meter, model, requestedOutput) ?? (await countOrRefuse());
+  let reservation = await attempt(sizing);
+  if (reservation.status !== "ok" && !sizing.counted) {
+    sizing = await countOrRefuse();
+    reservation = await attempt(sizing);
+  }
   if (reservation.status === "no_offer") {
-    throw await noOfferError({ modelId: model.id, maxPriceCents, burnMicroDiem: worstBurn, now });
+    throw await noOfferError({ modelId: model.id, maxPriceCents, burnMicroDiem: burnMicroDiem(sizing.reservedPromptTokens, sizing.maxOutputTokens, model), features, now });
   }
   if (reservation.status !== "ok") {
     throw reservation.status === "insufficient_balance"
-      ? await insufficientBalance(apiKey.accountId, reservation)
+      ? insufficientBalance(reservation, await availableBalance(apiKey.accountId))
       : spendLimitExceeded(apiKey, reservation.amountMicros);
   }
-
-  const { holdId, offerId, priceCents } = reservation;
-  const upstream = await forwardOnce({ holdId, offerId, upstream: reservation.upstream, body, maxOutputTokens, now: clock });
-
-  const usage = upstream.usage ?? {
-    promptTokens,
-    completionTokens: upstream.choices.reduce((n, c) => n + countTextTokens(c.message.content), 0),
-  };
-  const completionId = `chatcmpl-${randomBase62(24)}`;
-  const clear = await clearCompletion({
-    holdId,
-    completionId,
-    promptTokens: usage.promptTokens,
-    completionTokens: usage.completionTokens,
-    usageEstimated: upstream.usage === null,
-    latencyMs: upstream.latencyMs,
-    burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, model),
-    now: clock(),
-  }).catch(async (error: unknown) => {
-    await releaseHold(holdId);
-    throw error;
-  });
-  void reportUpstreamSuccess(offerId).catch((error: unknown) => log.warn("health report failed", { offerId, error }));
-
-  return {
-    completion: {
-      id: completionId,
-      object: "chat.completion",
-      created: Math.floor(now.getTime() / 1000),
-      model: model.id,
-      choices: upstream.choices,
-      usage: {
-        prompt_tokens: usage.promptTokens,
-        completion_tokens: usage.completionTokens,
-        total_tokens: usage.promptTokens + usage.completionTokens,
-      },
-    },
-    cost: {
-      balanceMicros: clear.balanceMicros,
-      chargeMicros: clear.chargeMicros,
-      burnMicroDiem: clear.burnMicroDiem,
-      priceCents,
-      maxPriceCents,
-    },
-  };
+  return { sizing, reservation };
 }
 
-function sizeRequest(body: ChatCompletionRequest, model: CatalogEntry) {
-  const promptTokens = countChatPromptTokens(body.messages);
-  if (promptTokens >= model.contextTokens) {
-    throw new AppError(
-      "context_length_exceeded",
-      `The messages are ${promptTokens} tokens; ${model.id} accepts at most ${model.contextTokens - 1} prompt tokens.`,
-      { details: { param: "messages", prompt_tokens: promptTokens, context_length: model.contextTokens } },
-    );
-  }
-  const requested = body.max_completion_tokens ?? body.max_tokens ?? model.maxOutputTokens;
-  const maxOutputTokens = Math.min(requested, model.maxOutputTokens, model.contextTokens - promptTokens);
-  return { promptTokens, maxOutputTokens };
-}
+type Forwarded = { answer: UpstreamAnswer; latencyMs: number };
 
-type UpstreamAnswer = {
-  choices: ChatCompletionResponse["choices"];
-  usage: { promptTokens: number; completionTokens: number } | null;
-  latencyMs: number;
-};
-
-/** Sends the request to the reserved offer's upstream exactly once; any failure releases the hold and throws 502. */
+/** Sends the request to the reserved offer's upstream exactly once; any failure releases the hold and throws. */
 async function forwardOnce(input: {
   holdId: string;
   offerId: string;
   upstream: Upstream;
-  body: ChatCompletionRequest;
+  forwarded: string;
   maxOutputTokens: number;
   now: () => Date;
-}): Promise<UpstreamAnswer> {
-  const upstreamBody: Record<string, unknown> = {
-    model: input.upstream.model,
-    messages: input.body.messages,
-    max_tokens: input.maxOutputTokens,
-    stream: false,
-  };
-  for (const field of PASSTHROUGH_FIELDS) if (input.body[field] !== undefined) upstreamBody[field] = input.body[field];
-
+}): Promise<Forwarded> {
+  const envelope = `{"model":${JSON.stringify(input.upstream.model)},"max_tokens":${input.maxOutputTokens},"stream":false,`;
   const started = input.now().getTime();
   let failure: string;
   try {
     const res = await postChatCompletion({
       baseUrl: input.upstream.baseUrl,
       apiKey: decryptCredential(input.upstream.keyCiphertext),
-      body: upstreamBody,
+      body: envelope + input.forwarded.slice(1),
       timeoutMs: env.UPSTREAM_TIMEOUT_MS,
     });
     const latencyMs = input.now().getTime() - started;
-    if (res.status === 200) {
-      const parsed = parseUpstreamAnswer(res.json);
-      if (parsed) return { ...parsed, latencyMs };
-      failure = "unusable answer (not an OpenAI chat completion)";
-    } else {
-      failure = `HTTP ${res.status}`;
-    }
+    const answer = res.status === 200 ? parseUpstreamAnswer(res.json) : null;
+    if (answer) return { answer, latencyMs };
+    if (REQUEST_REJECTED_STATUSES.has(res.status)) throw requestRejected(res.status, res.json);
+    failure =
+      res.status === 200
+        ? "unusable answer (not an OpenAI chat completion)"
+        : upstreamErrorCode(res.json) === "loop_detected"
+          ? `HTTP ${res.status}: the upstream is svc itself (forwarding loop)`
+          : `HTTP ${res.status}`;
   } catch (error) {
     if (!(error instanceof UpstreamError)) {
       await releaseHold(input.holdId);
@@ -197,36 +248,47 @@ async function forwardOnce(input: {
   );
 }
 
-function parseUpstreamAnswer(json: unknown): Omit<UpstreamAnswer, "latencyMs"> | null {
-  if (!json || typeof json !== "object") return null;
-  const { choices, usage } = json as { choices?: unknown; usage?: unknown };
-  if (!Array.isArray(choices) || choices.length === 0) return null;
-  const parsed: ChatCompletionResponse["choices"] = [];
-  for (const [i, choice] of choices.entries()) {
-    const message = (choice as { message?: { role?: unknown; content?: unknown } })?.message;
-    if (!message || typeof message.content !== "string") return null;
-    const finish = (choice as { finish_reason?: unknown }).finish_reason;
-    parsed.push({
-      index: i,
-      message: { role: typeof message.role === "string" ? message.role : "assistant", content: message.content },
-      finish_reason: typeof finish === "string" ? finish : "stop",
-    });
-  }
-  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown } | undefined;
-  const validUsage =
-    u && Number.isSafeInteger(u.prompt_tokens) && Number.isSafeInteger(u.completion_tokens) &&
-    (u.prompt_tokens as number) >= 0 && (u.completion_tokens as number) >= 0;
+function requestRejected(status: number, json: unknown) {
+  const said = upstreamErrorMessage(json);
+  return new AppError(
+    "upstream_rejected_request",
+    `The supplier's upstream rejected this request (HTTP ${status}${said ? `: ${said}` : ""}). Nothing was charged, and it does not count against the offer.`,
+    { details: { upstream_status: status } },
+  );
+}
+
+function responseBody(input: { completionId: string; created: number; model: string; answer: UpstreamAnswer; usage: BilledUsage }): ChatCompletionResponse {
+  const { answer, usage } = input;
   return {
-    choices: parsed,
-    usage: validUsage ? { promptTokens: u.prompt_tokens as number, completionTokens: u.completion_tokens as number } : null,
+    id: input.completionId,
+    object: "chat.completion",
+    created: input.created,
+    model: input.model,
+    choices: [{ index: 0, message: answer.message, finish_reason: answer.finishReason, logprobs: answer.logprobs }],
+    usage: {
+      prompt_tokens: usage.promptTokens,
+      completion_tokens: usage.completionTokens,
+      total_tokens: usage.promptTokens + usage.completionTokens,
+      ...(usage.cachedTokens !== null && { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+      ...(usage.reasoningTokens !== null && { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
+    },
+    ...(answer.systemFingerprint !== null && { system_fingerprint: answer.systemFingerprint }),
   };
 }
 
-async function insufficientBalance(accountId: string, r: { amountMicros: bigint; priceCents: number }) {
-  const available = (await getBalance("buyer", accountId)).availableMicros;
+async function availableBalance(accountId: string): Promise<bigint> {
+  return (await getBalance("buyer", accountId)).availableMicros;
+}
+
+/** priceCents null: `amountMicros` is the least the request can cost at any price on the book. */
+function insufficientBalance(r: { amountMicros: bigint; priceCents: number | null }, available: bigint) {
+  const cost =
+    r.priceCents === null
+      ? `costs at least ${formatMicros(r.amountMicros)} USDC`
+      : `can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem`;
   return new AppError(
     "insufficient_balance",
-    `This request can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,
+    `This request ${cost}, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,
     { details: { needed: formatMicros(r.amountMicros), available: formatMicros(available), price_cents: r.priceCents } },
   );
 }

@@ -1,6 +1,7 @@
 import "server-only";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
+import type { Features } from "@/lib/router/features";
 
 /**
  * Thin wrappers over the hot-path SQL functions (prisma/migrations/*_completion_hot_path): each is one
@@ -31,12 +32,16 @@ export async function reserveCompletion(input: {
   modelId: string;
   maxPriceCents: number;
   burnMicroDiem: bigint;
+  /** Only offers that serve every feature the request uses. */
+  features: Features;
   now: Date;
   expiresAt: Date;
 }): Promise<Reservation> {
+  const { tools, json_schema, vision } = input.features;
   const [row] = await db.$queryRaw<ReserveRow[]>`
     SELECT * FROM svc_reserve_completion(${input.accountId}::uuid, ${input.apiKeyId}::uuid, ${input.modelId},
-      ${input.maxPriceCents}::int, ${input.burnMicroDiem}::bigint, ${input.now}::timestamptz, ${input.expiresAt}::timestamptz)`;
+      ${input.maxPriceCents}::int, ${input.burnMicroDiem}::bigint, ${input.now}::timestamptz, ${input.expiresAt}::timestamptz,
+      ${tools}, ${json_schema}, ${vision})`;
   if (row.status === "no_offer") return { status: "no_offer" };
   const common = { offerId: row.offer_id!, priceCents: row.price_cents!, amountMicros: BigInt(row.amount_micros!) };
   if (row.status === "ok") {
@@ -54,6 +59,9 @@ export async function clearCompletion(input: {
   promptTokens: number;
   completionTokens: number;
   usageEstimated: boolean;
+  /** What the upstream claimed (null when it sent no usage) and whether it exceeded our count beyond the tolerance. */
+  claimed: { promptTokens: number; completionTokens: number } | null;
+  usageDisputed: boolean;
   latencyMs: number;
   burnMicroDiem: bigint;
   now: Date;
@@ -61,7 +69,8 @@ export async function clearCompletion(input: {
   const [row] = await db.$queryRaw<{ charge_micros: bigint; burn_micro_diem: bigint; price_cents: number; balance_micros: bigint }[]>`
     SELECT * FROM svc_clear_completion(${input.holdId}::uuid, ${input.completionId}, ${input.promptTokens}::int,
       ${input.completionTokens}::int, ${input.usageEstimated}, ${input.latencyMs}::int, ${input.burnMicroDiem}::bigint,
-      ${env.PLATFORM_FEE_BPS}::int, ${input.now}::timestamptz)`;
+      ${env.PLATFORM_FEE_BPS}::int, ${input.now}::timestamptz, ${input.claimed?.promptTokens ?? null}::int,
+      ${input.claimed?.completionTokens ?? null}::int, ${input.usageDisputed})`;
   return {
     chargeMicros: BigInt(row.charge_micros),
     burnMicroDiem: BigInt(row.burn_micro_diem),

@@ -2,8 +2,14 @@ import "server-only";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { formatMicros } from "@/lib/money";
+import { FEATURES, type Feature, type Features } from "@/lib/router/features";
 
 type Diagnosis = {
+  posted: bigint;
+  serving: bigint;
+  any_tools: boolean | null;
+  any_json_schema: boolean | null;
+  any_vision: boolean | null;
   cheapest_posted: number | null;
   at_or_below: bigint;
   healthy_at_or_below: bigint;
@@ -15,27 +21,36 @@ type Diagnosis = {
  * Explains a 503 in the four X-Svc-* headers and tells the buyer what max price would route:
  * no_offer_at_or_below_max (nothing posted at or below the max), no_healthy_supplier (offers at or below the
  * max are all cooling down after upstream failures), no_capacity (healthy offers at or below the max lack
- * today's capacity for this request's worst case).
+ * today's capacity for this request's worst case), or no_offer_supports_<feature> (offers are posted, but none
+ * serves a feature the request uses). Every figure counts only the offers serving the request's features.
  */
-export async function noOfferError(input: { modelId: string; maxPriceCents: number; burnMicroDiem: bigint; now: Date }) {
+export async function noOfferError(input: { modelId: string; maxPriceCents: number; burnMicroDiem: bigint; features: Features; now: Date }) {
+  const { tools, json_schema, vision } = input.features;
   const day = input.now.toISOString().slice(0, 10);
   const [d] = await db.$queryRaw<Diagnosis[]>`
     WITH o AS (
       SELECT o.price_cents,
              (o.unhealthy_until IS NULL OR o.unhealthy_until <= ${input.now}::timestamptz) AS healthy,
-             o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0) AS remaining
+             o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0) AS remaining,
+             om.supports_tools, om.supports_json_schema, om.supports_vision,
+             ((NOT ${tools} OR om.supports_tools) AND (NOT ${json_schema} OR om.supports_json_schema)
+              AND (NOT ${vision} OR om.supports_vision)) AS serves
       FROM offers o
       JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${input.modelId}
       LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${day}::date
       WHERE o.status = 'active'
     )
-    SELECT MIN(price_cents)::int AS cheapest_posted,
-           COUNT(*) FILTER (WHERE price_cents <= ${input.maxPriceCents}) AS at_or_below,
-           COUNT(*) FILTER (WHERE price_cents <= ${input.maxPriceCents} AND healthy) AS healthy_at_or_below,
-           COALESCE(SUM(remaining) FILTER (WHERE price_cents > ${input.maxPriceCents} AND healthy AND remaining > 0), 0)::text AS routable_above,
-           MIN(price_cents) FILTER (WHERE price_cents > ${input.maxPriceCents} AND healthy AND remaining >= ${input.burnMicroDiem})::int AS suggested
+    SELECT COUNT(*) AS posted, COUNT(*) FILTER (WHERE serves) AS serving,
+           bool_or(supports_tools) AS any_tools, bool_or(supports_json_schema) AS any_json_schema, bool_or(supports_vision) AS any_vision,
+           MIN(price_cents) FILTER (WHERE serves)::int AS cheapest_posted,
+           COUNT(*) FILTER (WHERE serves AND price_cents <= ${input.maxPriceCents}) AS at_or_below,
+           COUNT(*) FILTER (WHERE serves AND price_cents <= ${input.maxPriceCents} AND healthy) AS healthy_at_or_below,
+           COALESCE(SUM(remaining) FILTER (WHERE serves AND price_cents > ${input.maxPriceCents} AND healthy AND remaining > 0), 0)::text AS routable_above,
+           MIN(price_cents) FILTER (WHERE serves AND price_cents > ${input.maxPriceCents} AND healthy AND remaining >= ${input.burnMicroDiem})::int AS suggested
     FROM o`;
 
+  const missing = d.posted > 0n && d.serving === 0n ? missingFeature(input.features, d) : null;
+  if (missing) return featureError(input, missing, d);
   const code =
     d.at_or_below === 0n ? "no_offer_at_or_below_max" : d.healthy_at_or_below === 0n ? "no_healthy_supplier" : "no_capacity";
   const routableAbove = formatMicros(BigInt(d.routable_above));
@@ -49,18 +64,46 @@ export async function noOfferError(input: { modelId: string; maxPriceCents: numb
       ? ` A max price of ${d.suggested} would route it now (send X-Svc-Max-Cents: ${d.suggested}); ${routableAbove} diem is available above your max.`
       : " No offer above your max could take it either; try again later or lower max_tokens.";
 
-  return new AppError(code, reason + advice, {
+  return new AppError(code, reason + advice, explanation(code, input.maxPriceCents, d, routableAbove));
+}
+
+function explanation(code: string, maxPriceCents: number, d: Diagnosis, routableAbove: string) {
+  return {
     headers: {
       "x-svc-error-code": code,
-      "x-svc-buyer-max-cents": String(input.maxPriceCents),
+      "x-svc-buyer-max-cents": String(maxPriceCents),
       "x-svc-cheapest-posted-cents": d.cheapest_posted === null ? "" : String(d.cheapest_posted),
       "x-svc-routable-diem-above-max": routableAbove,
     },
     details: {
-      buyer_max_cents: input.maxPriceCents,
+      buyer_max_cents: maxPriceCents,
       cheapest_posted_cents: d.cheapest_posted,
       routable_diem_above_max: routableAbove,
       suggested_max_cents: d.suggested,
     },
-  });
+  };
+}
+
+const FEATURE_WORDING: Record<Feature, { what: string; field: string }> = {
+  tools: { what: "function tools", field: "tools" },
+  json_schema: { what: "json_schema structured outputs", field: "response_format" },
+  vision: { what: "image inputs", field: "the image_url parts" },
+};
+
+/** The first feature the request uses that no posted offer serves; else (each is served, never all by one offer) the last one it uses. */
+function missingFeature(features: Features, d: Diagnosis): Feature {
+  const served: Features = { tools: d.any_tools === true, json_schema: d.any_json_schema === true, vision: d.any_vision === true };
+  const used = FEATURES.filter((f) => features[f]);
+  return used.find((f) => !served[f]) ?? used.at(-1)!;
+}
+
+function featureError(input: { modelId: string; maxPriceCents: number }, feature: Feature, d: Diagnosis) {
+  const code = `no_offer_supports_${feature}` as const;
+  const { what, field } = FEATURE_WORDING[feature];
+  const { headers, details } = explanation(code, input.maxPriceCents, d, "0.000000");
+  return new AppError(
+    code,
+    `No offer for ${input.modelId} serves ${what} right now (${d.posted} posted without it; GET /v1/models lists each model's supported_parameters). Try another model, or send the request without ${field}.`,
+    { headers, details: { ...details, param: feature === "vision" ? "messages" : field, missing_feature: feature } },
+  );
 }

@@ -1,32 +1,198 @@
 import { z } from "zod";
 
-const Message = z.strictObject({
-  role: z.enum(["system", "developer", "user", "assistant", "tool"]),
-  content: z.string().max(2_000_000),
-  name: z.string().max(64).optional(),
+/**
+ * The OpenAI chat-completions request we accept and forward: messages with content parts and tool calls,
+ * function tools, structured outputs, logprobs and the sampling fields, each bounded, each refused with a
+ * 400 that names it. Streaming and n > 1 are refused (one completion is one clear); `stream: true` is
+ * reported as stream_not_supported before anything else, unknown fields as unknown_field.
+ */
+
+/** OpenAI's rule for function and schema names. */
+const Name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, underscores or dashes");
+const Text = z.string().max(2_000_000);
+const MAX_SCHEMA_DEPTH = 32;
+export const MAX_IMAGES = 64;
+export const MAX_TOOLS = 128;
+
+/** A JSON-schema object (kept as sent); nesting is bounded so nothing recursive can overflow on it. */
+const JsonSchemaObject = z
+  .record(z.string(), z.unknown())
+  .refine((value) => jsonDepth(value) <= MAX_SCHEMA_DEPTH, `must nest at most ${MAX_SCHEMA_DEPTH} levels`)
+  .describe("A JSON Schema object");
+
+function jsonDepth(root: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_SCHEMA_DEPTH) return deepest;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+const TextPart = z.strictObject({ type: z.literal("text"), text: Text });
+const ImagePart = z.strictObject({
+  type: z.literal("image_url"),
+  image_url: z.strictObject({
+    url: z
+      .string()
+      .max(2_000_000)
+      .regex(/^(https:\/\/|data:image\/(png|jpeg|gif|webp);base64,)/i, "must be an https URL or a data:image/(png|jpeg|gif|webp);base64 URL"),
+    detail: z.enum(["auto", "low", "high"]).optional(),
+  }),
+});
+const RefusalPart = z.strictObject({ type: z.literal("refusal"), refusal: Text });
+
+const ToolCall = z.strictObject({
+  id: z.string().min(1).max(256),
+  type: z.literal("function"),
+  function: z.strictObject({ name: Name, arguments: Text }),
 });
 
-/**
- * The OpenAI chat-completions body we accept: model and messages, plus the common sampling fields that are
- * passed through to the upstream. Streaming and n > 1 are refused (one completion is one clear).
- */
-export const ChatCompletionRequest = z.strictObject({
-  model: z.string().min(1).max(200),
-  messages: z.array(Message).min(1, "must contain at least one message").max(1000),
-  stream: z.boolean().optional(),
-  max_tokens: z.number().int().min(1).optional(),
-  max_completion_tokens: z.number().int().min(1).optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  top_p: z.number().min(0).max(1).optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).optional(),
-  user: z.string().max(256).optional(),
-  presence_penalty: z.number().min(-2).max(2).optional(),
-  frequency_penalty: z.number().min(-2).max(2).optional(),
-  seed: z.number().int().optional(),
-  n: z.literal(1).optional(),
+const TextContent = z.union([Text, z.array(TextPart).min(1).max(1000)]);
+
+const SystemMessage = z.strictObject({ role: z.literal("system"), content: TextContent, name: Name.optional() });
+const DeveloperMessage = z.strictObject({ role: z.literal("developer"), content: TextContent, name: Name.optional() });
+const UserMessage = z.strictObject({
+  role: z.literal("user"),
+  content: z.union([Text, z.array(z.discriminatedUnion("type", [TextPart, ImagePart])).min(1).max(1000)]),
+  name: Name.optional(),
 });
+const AssistantMessage = z
+  .strictObject({
+    role: z.literal("assistant"),
+    content: z.union([Text, z.array(z.discriminatedUnion("type", [TextPart, RefusalPart])).max(1000)]).nullish(),
+    refusal: Text.nullish(),
+    name: Name.optional(),
+    tool_calls: z.array(ToolCall).min(1).max(MAX_TOOLS).optional(),
+  })
+  .refine((m) => m.content != null || m.tool_calls !== undefined, {
+    message: "an assistant message needs content or tool_calls",
+    path: ["content"],
+  });
+const ToolMessage = z.strictObject({ role: z.literal("tool"), content: TextContent, tool_call_id: z.string().min(1).max(256) });
+
+const Message = z.discriminatedUnion("role", [SystemMessage, DeveloperMessage, UserMessage, AssistantMessage, ToolMessage]);
+
+const Tool = z.strictObject({
+  type: z.literal("function"),
+  function: z.strictObject({
+    name: Name,
+    description: z.string().max(100_000).optional(),
+    parameters: JsonSchemaObject.optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+const ToolChoice = z.union([
+  z.enum(["none", "auto", "required"]),
+  z.strictObject({ type: z.literal("function"), function: z.strictObject({ name: Name }) }),
+]);
+
+const ResponseFormat = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text") }),
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({
+    type: z.literal("json_schema"),
+    json_schema: z.strictObject({
+      name: Name,
+      description: z.string().max(100_000).optional(),
+      schema: JsonSchemaObject.optional(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+
+/** `stream: true` is refused with its own code, ahead of every other problem (parseInput reads `params.code`). */
+const Stream = z
+  .boolean()
+  .nullish()
+  .refine((stream) => stream !== true, {
+    message: "stream: true is not supported in v1; send stream: false or omit it.",
+    params: { code: "stream_not_supported" },
+  });
+
+export const ChatCompletionRequest = z
+  .strictObject({
+    model: z.string().min(1).max(200),
+    messages: z.array(Message).min(1, "must contain at least one message").max(1000),
+    stream: Stream,
+    stream_options: z.strictObject({ include_usage: z.boolean().optional() }).nullish().describe("Accepted (and ignored) because the answer is never streamed"),
+    max_tokens: z.number().int().min(1).nullish(),
+    max_completion_tokens: z.number().int().min(1).nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    stop: z.union([z.string().max(256), z.array(z.string().max(256)).max(4)]).nullish(),
+    user: z.string().max(256).nullish(),
+    presence_penalty: z.number().min(-2).max(2).nullish(),
+    frequency_penalty: z.number().min(-2).max(2).nullish(),
+    seed: z.number().int().nullish(),
+    n: z.literal(1).nullish(),
+    tools: z.array(Tool).max(MAX_TOOLS).nullish(),
+    tool_choice: ToolChoice.nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    response_format: ResponseFormat.nullish(),
+    logprobs: z.boolean().nullish(),
+    top_logprobs: z.number().int().min(0).max(20).nullish(),
+    logit_bias: z
+      .record(z.string().regex(/^\d{1,7}$/, "keys must be token ids"), z.number().min(-100).max(100))
+      .refine((bias) => Object.keys(bias).length <= 1024, "must bias at most 1024 tokens")
+      .nullish(),
+    reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high"]).nullish(),
+    metadata: z
+      .record(z.string().max(64), z.string().max(512))
+      .refine((m) => Object.keys(m).length <= 16, "must have at most 16 keys")
+      .nullish()
+      .describe("Accepted for OpenAI compatibility; kept by nobody and not forwarded"),
+  })
+  .superRefine((body, ctx) => {
+    const tools = body.tools ?? [];
+    const names = new Set<string>();
+    for (const [i, tool] of tools.entries()) {
+      if (names.has(tool.function.name)) {
+        ctx.addIssue({ code: "custom", path: ["tools", i, "function", "name"], message: `"${tool.function.name}" is defined twice` });
+      }
+      names.add(tool.function.name);
+    }
+    if (tools.length === 0) {
+      for (const field of ["tool_choice", "parallel_tool_calls"] as const) {
+        if (body[field] != null) ctx.addIssue({ code: "custom", path: [field], message: "is only allowed with tools" });
+      }
+    }
+    const choice = body.tool_choice;
+    if (choice && typeof choice === "object" && tools.length > 0 && !names.has(choice.function.name)) {
+      ctx.addIssue({ code: "custom", path: ["tool_choice", "function", "name"], message: `names no tool in tools ("${choice.function.name}")` });
+    }
+    if (body.top_logprobs != null && body.logprobs !== true) {
+      ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "needs logprobs: true" });
+    }
+    let images = 0;
+    for (const message of body.messages) {
+      if (message.role === "user" && Array.isArray(message.content)) images += message.content.filter((p) => p.type === "image_url").length;
+    }
+    if (images > MAX_IMAGES) ctx.addIssue({ code: "custom", path: ["messages"], message: `must contain at most ${MAX_IMAGES} images` });
+  });
 
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-/** The fields forwarded to the upstream besides model, messages and the token cap. */
-export const PASSTHROUGH_FIELDS = ["temperature", "top_p", "stop", "user", "presence_penalty", "frequency_penalty", "seed"] as const;
+/** Fields forwarded to the upstream as sent (when not null), besides model, messages and the token cap. */
+export const PASSTHROUGH_FIELDS = [
+  "temperature",
+  "top_p",
+  "stop",
+  "user",
+  "presence_penalty",
+  "frequency_penalty",
+  "seed",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "response_format",
+  "logprobs",
+  "top_logprobs",
+  "logit_bias",
+  "reasoning_effort",
+] as const satisfies readonly (keyof ChatCompletionRequest)[];

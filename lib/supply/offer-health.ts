@@ -62,6 +62,29 @@ export async function reportUpstreamSuccess(offerId: string, now: Date = new Dat
            OR last_success_at < ${staleBefore}::timestamptz)`;
 }
 
+/** Disputes are counted over the last 30 UTC days (today included). */
+export const DISPUTE_WINDOW_DAYS = 30;
+
+export function disputeWindowStart(now: Date): Date {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return new Date(today - (DISPUTE_WINDOW_DAYS - 1) * 86_400_000);
+}
+
+/** How often the offer's claimed usage exceeded our own count beyond the tolerance, and so was billed at ours. */
+export type DisputeView = OfferHealthView["disputes"];
+
+export function disputeView(days: readonly { clears: number; disputedClears: number }[]): DisputeView {
+  const clears = days.reduce((n, d) => n + d.clears, 0);
+  const disputed = days.reduce((n, d) => n + d.disputedClears, 0);
+  return { window_days: DISPUTE_WINDOW_DAYS, clears, disputed, dispute_rate: disputeRate(clears, disputed) };
+}
+
+/** disputed / clears, rounded to 4 decimals; null without clears. */
+export function disputeRate(clears: number, disputed: number): number | null {
+  return clears > 0 ? Math.round((disputed / clears) * 10_000) / 10_000 : null;
+}
+
+
 export function healthView(
   offer: {
     unhealthyUntil: Date | null;
@@ -71,6 +94,8 @@ export function healthView(
     lastSuccessAt: Date | null;
   },
   now: Date = new Date(),
+  /** The offer's days within the dispute window. */
+  days: readonly { clears: number; disputedClears: number }[] = [],
 ): OfferHealthView {
   const healthy = isHealthy(offer, now);
   return {
@@ -80,5 +105,6 @@ export function healthView(
     last_failure_at: offer.lastFailureAt?.toISOString() ?? null,
     last_failure_reason: offer.lastFailureReason,
     last_success_at: offer.lastSuccessAt?.toISOString() ?? null,
+    disputes: disputeView(days),
   };
 }

@@ -6,9 +6,17 @@ import { log } from "@/lib/log";
 import { formatMicros } from "@/lib/money";
 import { nextUtcMidnight, remainingMicroDiem, utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { decryptCredential, encryptCredential } from "@/lib/upstream/key-encryption";
-import { healthView, isHealthy } from "@/lib/supply/offer-health";
+import { featuresOf, FEATURES, type Features } from "@/lib/router/features";
+import { disputeWindowStart, healthView, isHealthy } from "@/lib/supply/offer-health";
 import { assertUpstreamUrlAllowed, defaultUpstreamPolicy, type UpstreamPolicy } from "@/lib/upstream/ssrf";
-import { listUpstreamModels, UpstreamError, type OfferCredentials, type Resolver, type UpstreamPricing } from "@/lib/upstream/client";
+import {
+  listUpstreamModels,
+  UpstreamError,
+  type OfferCredentials,
+  type Resolver,
+  type UpstreamFeatures,
+  type UpstreamPricing,
+} from "@/lib/upstream/client";
 import type {
   CheckedOfferView,
   CreateOfferInput,
@@ -52,7 +60,7 @@ export async function createOffer(
   if (open >= MAX_OPEN_OFFERS_PER_ACCOUNT) {
     throw new AppError("unprocessable", `An account can have at most ${MAX_OPEN_OFFERS_PER_ACCOUNT} offers that are not withdrawn.`);
   }
-  const upstreamPricing = await checkUpstream({ baseUrl, apiKey: input.upstream_api_key }, models, options);
+  const { pricing: upstreamPricing, served } = await checkUpstream({ baseUrl, apiKey: input.upstream_api_key }, models, options);
   const offer = await db.offer.create({
     data: {
       supplierId,
@@ -60,7 +68,7 @@ export async function createOffer(
       upstreamKeyCiphertext: encryptCredential(input.upstream_api_key),
       priceCents: input.price_cents,
       dailyCapacityMicroDiem: input.daily_capacity,
-      models: { create: models.map((m) => ({ modelId: m.id, upstreamModel: m.upstreamModel })) },
+      models: { create: models.map((m) => offerModelRow(m, served)) },
     },
     select: { id: true },
   });
@@ -102,6 +110,7 @@ export async function updateOffer(
   const credentialsChanged = patch.upstream_base_url !== undefined || patch.upstream_api_key !== undefined;
   const models = patch.models ? await resolveModels(patch.models) : null;
   let upstreamPricing: UpstreamPricingView[] | undefined;
+  let served: Map<string, Features> | undefined;
   let baseUrl = offer.upstreamBaseUrl;
   if (credentialsChanged || models) {
     if (patch.upstream_base_url !== undefined) {
@@ -109,7 +118,8 @@ export async function updateOffer(
     }
     const apiKey = patch.upstream_api_key ?? decryptCredential(offer.upstreamKeyCiphertext);
     const offered = models ?? (await modelsWithListPrices(offer.models));
-    upstreamPricing = await checkUpstream({ baseUrl, apiKey }, offered, options);
+    ({ pricing: upstreamPricing, served } = await checkUpstream({ baseUrl, apiKey }, offered, options));
+    if (!models) await refreshFeatures(offer.id, offered, served);
   }
 
   await db.$transaction(async (tx) => {
@@ -129,7 +139,7 @@ export async function updateOffer(
       },
     });
     if (updated.count === 0) throw withdrawnConflict();
-    if (models) await replaceModels(tx, offer.id, models);
+    if (models) await replaceModels(tx, offer.id, models, served!);
   });
   log.info("offer updated", { offerId: offer.id, supplierId, fields: Object.keys(patch).filter((k) => k !== "upstream_api_key") });
   return { ...(await getOfferOrThrow(supplierId, offer.id)), ...(upstreamPricing && { upstream_pricing: upstreamPricing }) };
@@ -152,6 +162,8 @@ type OfferedModel = {
   upstreamModel: string;
   inputMicroDiemPerMTok: bigint;
   outputMicroDiemPerMTok: bigint;
+  /** What the catalog model can do. */
+  features: Features;
 };
 
 /** Catalog models named by the supplier, each with the upstream's own name (default: the same id). */
@@ -178,7 +190,12 @@ async function resolveModels(refs: z.infer<typeof OfferModels>): Promise<Offered
   }
   return wanted.map((m) => {
     const model = byId.get(m.id)!;
-    return { ...m, inputMicroDiemPerMTok: model.inputMicroDiemPerMTok, outputMicroDiemPerMTok: model.outputMicroDiemPerMTok };
+    return {
+      ...m,
+      inputMicroDiemPerMTok: model.inputMicroDiemPerMTok,
+      outputMicroDiemPerMTok: model.outputMicroDiemPerMTok,
+      features: featuresOf(model),
+    };
   });
 }
 
@@ -190,15 +207,20 @@ async function modelsWithListPrices(models: { modelId: string; upstreamModel: st
     upstreamModel: m.upstreamModel,
     inputMicroDiemPerMTok: byId.get(m.modelId)!.inputMicroDiemPerMTok,
     outputMicroDiemPerMTok: byId.get(m.modelId)!.outputMicroDiemPerMTok,
+    features: featuresOf(byId.get(m.modelId)!),
   }));
 }
 
-/** GET {base}/models with the key: refuses an unreachable upstream, a refused key, or a missing model. */
+/**
+ * GET {base}/models with the key: refuses an unreachable upstream, a refused key, or a missing model. Returns
+ * the upstream's prices next to ours, and the features served per model: the catalog's, less any the
+ * upstream says the model lacks (an upstream that says nothing is taken to serve what the model can do).
+ */
 async function checkUpstream(
   credentials: OfferCredentials,
   models: OfferedModel[],
   options: UpstreamCheckOptions,
-): Promise<UpstreamPricingView[]> {
+): Promise<{ pricing: UpstreamPricingView[]; served: Map<string, Features> }> {
   let result;
   try {
     result = await listUpstreamModels(credentials, {
@@ -238,7 +260,7 @@ async function checkUpstream(
       { details: { param: "models", missing_models: names } },
     );
   }
-  return models.map((m) => {
+  const pricing = models.map((m) => {
     const upstream = served.get(m.upstreamModel)!.pricing;
     const list = { inputMicroDiemPerMTok: m.inputMicroDiemPerMTok, outputMicroDiemPerMTok: m.outputMicroDiemPerMTok };
     return {
@@ -249,6 +271,30 @@ async function checkUpstream(
       comparison: comparePricing(upstream, list),
     };
   });
+  const features = new Map(models.map((m) => [m.id, servedFeatures(m.features, served.get(m.upstreamModel)!.features)]));
+  return { pricing, served: features };
+}
+
+/** What the model can do, less what the upstream says it lacks (silence keeps the feature). */
+function servedFeatures(model: Features, says: UpstreamFeatures): Features {
+  return {
+    tools: model.tools && says.tools !== false,
+    json_schema: model.json_schema && says.json_schema !== false,
+    vision: model.vision && says.vision !== false,
+  };
+}
+
+function offerModelRow(m: OfferedModel, served: Map<string, Features>) {
+  const f = served.get(m.id) ?? m.features;
+  return { modelId: m.id, upstreamModel: m.upstreamModel, supportsTools: f.tools, supportsJsonSchema: f.json_schema, supportsVision: f.vision };
+}
+
+/** New credentials may serve other features than the old ones did. */
+async function refreshFeatures(offerId: string, models: OfferedModel[], served: Map<string, Features>) {
+  for (const m of models) {
+    const { supportsTools, supportsJsonSchema, supportsVision } = offerModelRow(m, served);
+    await db.offerModel.update({ where: { offerId_modelId: { offerId, modelId: m.id } }, data: { supportsTools, supportsJsonSchema, supportsVision } });
+  }
 }
 
 function comparePricing(upstream: UpstreamPricing | null, list: UpstreamPricing): PricingComparison {
@@ -261,9 +307,9 @@ function comparePricing(upstream: UpstreamPricing | null, list: UpstreamPricing)
   return "mixed";
 }
 
-async function replaceModels(tx: Tx, offerId: string, models: OfferedModel[]) {
+async function replaceModels(tx: Tx, offerId: string, models: OfferedModel[], served: Map<string, Features>) {
   await tx.offerModel.deleteMany({ where: { offerId } });
-  await tx.offerModel.createMany({ data: models.map((m) => ({ offerId, modelId: m.id, upstreamModel: m.upstreamModel })) });
+  await tx.offerModel.createMany({ data: models.map((m) => ({ offerId, ...offerModelRow(m, served) })) });
 }
 
 async function findOwnedOffer(supplierId: string, offerId: string) {
@@ -283,8 +329,11 @@ async function loadOfferViews(
     take: MAX_LISTED_OFFERS,
     omit: { upstreamKeyCiphertext: true },
     include: {
-      models: { select: { modelId: true, upstreamModel: true }, orderBy: { modelId: "asc" } },
-      days: { where: { day: utcDay(now) } },
+      models: {
+        select: { modelId: true, upstreamModel: true, supportsTools: true, supportsJsonSchema: true, supportsVision: true },
+        orderBy: { modelId: "asc" },
+      },
+      days: { where: { day: { gte: disputeWindowStart(now) } } },
     },
   });
   if (offers.length === 0) return [];
@@ -297,10 +346,11 @@ async function loadOfferViews(
   const earned = new Map(earnings.map((e) => [e.offerId, e]));
   const resetsAt = nextUtcMidnight(now).toISOString();
   return offers.map((o) => {
+    const today = o.days.find((d) => utcDayKey(d.day) === utcDayKey(now));
     const use = {
       dailyCapacityMicroDiem: o.dailyCapacityMicroDiem,
-      burnedMicroDiem: o.days[0]?.burnedMicroDiem ?? 0n,
-      heldMicroDiem: o.days[0]?.heldMicroDiem ?? 0n,
+      burnedMicroDiem: today?.burnedMicroDiem ?? 0n,
+      heldMicroDiem: today?.heldMicroDiem ?? 0n,
     };
     const remaining = remainingMicroDiem(use);
     return {
@@ -309,7 +359,11 @@ async function loadOfferViews(
       price_cents: o.priceCents,
       daily_capacity: formatMicros(o.dailyCapacityMicroDiem),
       upstream_base_url: o.upstreamBaseUrl,
-      models: o.models.map((m) => ({ id: m.modelId, upstream_model: m.upstreamModel })),
+      models: o.models.map((m) => ({
+        id: m.modelId,
+        upstream_model: m.upstreamModel,
+        features: FEATURES.filter((f) => featuresOf(m)[f]),
+      })),
       today: {
         day: utcDayKey(now),
         burned_diem: formatMicros(use.burnedMicroDiem),
@@ -319,7 +373,7 @@ async function loadOfferViews(
       },
       earnings_usdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
       clears: earned.get(o.id)?._count._all ?? 0,
-      health: healthView(o, now),
+      health: healthView(o, now, o.days),
       on_book: o.status === "active" && isHealthy(o, now) && remaining > 0n,
       created_at: o.createdAt.toISOString(),
       updated_at: o.updatedAt.toISOString(),

@@ -1,7 +1,7 @@
 /** A supplier's shapes on the wire: offers in and out, and earnings. Client-safe: the offer forms use these rules. */
 import { z } from "zod";
 import { formatMicros, parseMicros } from "@/lib/money";
-import { Cents, component, Day, Diem, ListPrice, listOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
+import { Cents, component, Day, Diem, DisputeRate, Feature, ListPrice, listOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
 
 export const MAX_DAILY_CAPACITY_MICRO_DIEM = 1_000_000n * 1_000_000n; // one million diem per day
 
@@ -81,6 +81,9 @@ export const OfferHealthSchema = z.object({
   last_failure_at: Timestamp.nullable(),
   last_failure_reason: z.string().nullable(),
   last_success_at: Timestamp.nullable(),
+  disputes: z
+    .object({ window_days: z.number().int(), clears: z.number().int(), disputed: z.number().int(), dispute_rate: DisputeRate })
+    .describe("Clears whose claimed usage exceeded our own count beyond the tolerance (billed at our count)"),
 });
 export type OfferHealthView = z.output<typeof OfferHealthSchema>;
 
@@ -90,7 +93,13 @@ const OfferFields = {
   price_cents: Cents,
   daily_capacity: Diem.describe("Diem per UTC day"),
   upstream_base_url: z.string(),
-  models: z.array(z.object({ id: z.string(), upstream_model: z.string() })),
+  models: z.array(
+    z.object({
+      id: z.string(),
+      upstream_model: z.string(),
+      features: z.array(Feature).describe("What this offer serves for the model: its catalog features less what the upstream said it lacks"),
+    }),
+  ),
   today: z
     .object({ day: Day, burned_diem: Diem, held_diem: Diem, remaining_diem: Diem, resets_at: Timestamp })
     .describe("Today's (UTC) use; capacity resets at `resets_at`"),

@@ -46,6 +46,8 @@ export const MODELS_TIMEOUT_MS = 5_000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 const USER_AGENT = "svc-marketplace/0.1";
+/** Sent with every forwarded chat request; svc refuses chat requests that carry it (no nested clears). */
+export const HOP_HEADER = "x-svc-hop";
 
 const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
@@ -83,7 +85,7 @@ async function request(
   target: string,
   apiKey: string,
   body: string | undefined,
-  options: RequestOptions,
+  options: RequestOptions & { headers?: Record<string, string> },
 ): Promise<UpstreamResponse> {
   const policy = options.policy ?? defaultUpstreamPolicy();
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -109,6 +111,7 @@ async function request(
     accept: "application/json",
     "accept-encoding": "identity",
     "user-agent": USER_AGENT,
+    ...options.headers,
   };
   if (body !== undefined) {
     headers["content-type"] = "application/json";
@@ -192,9 +195,9 @@ function joinUrl(baseUrl: string, path: string): string {
 }
 
 /**
- * Forwards one chat completion, exactly once (no retries). Any HTTP answer is returned as
- * `{status, json, rawText}` (json null when the body is not JSON); no answer at all, a forbidden
- * address, a timeout or an oversized body throws UpstreamError.
+ * Forwards one chat completion, exactly once (no retries), with the hop header. Any HTTP answer is returned
+ * as `{status, json, rawText}` (json null when the body is not JSON); no answer at all, a forbidden address,
+ * a timeout or an oversized body throws UpstreamError. A string body is sent as is (it is JSON already).
  */
 export async function postChatCompletion(args: {
   baseUrl: string;
@@ -206,13 +209,17 @@ export async function postChatCompletion(args: {
   resolver?: Resolver;
 }): Promise<UpstreamResponse> {
   const { baseUrl, apiKey, body, ...options } = args;
-  return request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, JSON.stringify(body), options);
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, text, { ...options, headers: { [HOP_HEADER]: "1" } });
 }
 
 /** List price as published by the upstream, diem (= USD for Venice) per 1M tokens, in micro-diem. */
 export type UpstreamPricing = { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint };
 
-export type UpstreamModel = { id: string; pricing: UpstreamPricing | null };
+/** What the upstream says a model supports; a feature it does not mention is undefined (it did not tell). */
+export type UpstreamFeatures = { tools?: boolean; json_schema?: boolean; vision?: boolean };
+
+export type UpstreamModel = { id: string; pricing: UpstreamPricing | null; features: UpstreamFeatures };
 
 export type UpstreamModelList =
   | { ok: true; models: UpstreamModel[] }
@@ -220,7 +227,8 @@ export type UpstreamModelList =
 
 /**
  * GET {base}/models with the supplier's key (5 s deadline by default). Reads OpenAI's `{data:[{id}]}`
- * and, where present, Venice's `model_spec.pricing.{input,output}.{diem,usd}`. Throws UpstreamError
+ * and, where present, Venice's `model_spec.pricing.{input,output}.{diem,usd}` and `model_spec.capabilities`,
+ * or OpenRouter's `supported_parameters` and `architecture.input_modalities`. Throws UpstreamError
  * when nothing answered; an answer that is not a model list is `{ok:false}` with the reason.
  */
 export async function listUpstreamModels(credentials: OfferCredentials, options: RequestOptions = {}): Promise<UpstreamModelList> {
@@ -233,11 +241,30 @@ export async function listUpstreamModels(credentials: OfferCredentials, options:
   const data = Array.isArray(res.json) ? res.json : (res.json as { data?: unknown } | null)?.data;
   if (!Array.isArray(data)) return { ok: false, reason: "bad_body", status: res.status };
   const models: UpstreamModel[] = [];
-  for (const entry of data as { id?: unknown; model_spec?: { pricing?: unknown } }[]) {
+  for (const entry of data as ({ id?: unknown; model_spec?: { pricing?: unknown; capabilities?: unknown } } & Record<string, unknown>)[]) {
     if (typeof entry?.id !== "string") continue;
-    models.push({ id: entry.id, pricing: readVenicePricing(entry.model_spec?.pricing) });
+    models.push({ id: entry.id, pricing: readVenicePricing(entry.model_spec?.pricing), features: readFeatures(entry) });
   }
   return { ok: true, models };
+}
+
+function readFeatures(entry: { model_spec?: { capabilities?: unknown } } & Record<string, unknown>): UpstreamFeatures {
+  const features: UpstreamFeatures = {};
+  const caps = entry.model_spec?.capabilities as Record<string, unknown> | undefined;
+  const flag = (value: unknown) => (typeof value === "boolean" ? value : undefined);
+  if (caps && typeof caps === "object") {
+    features.tools = flag(caps.supportsFunctionCalling);
+    features.json_schema = flag(caps.supportsResponseSchema);
+    features.vision = flag(caps.supportsVision);
+  }
+  const params = entry.supported_parameters;
+  if (Array.isArray(params)) {
+    features.tools ??= params.includes("tools");
+    features.json_schema ??= params.includes("structured_outputs");
+  }
+  const modalities = (entry.architecture as { input_modalities?: unknown } | undefined)?.input_modalities;
+  if (Array.isArray(modalities)) features.vision ??= modalities.includes("image");
+  return features;
 }
 
 function readVenicePricing(pricing: unknown): UpstreamPricing | null {

@@ -7,6 +7,10 @@ export type ReferenceModel = {
   inputUsdPerMTok: string;
   /** USD per 1M output tokens, decimal string. */
   outputUsdPerMTok: string;
+  /** Venice's `model_spec.capabilities`: what a request may use with this model. */
+  supportsFunctionCalling: boolean;
+  supportsResponseSchema: boolean;
+  supportsVision: boolean;
 };
 
 export const REFERENCE_MODELS: readonly ReferenceModel[] = [
@@ -17,6 +21,9 @@ export const REFERENCE_MODELS: readonly ReferenceModel[] = [
     maxOutputTokens: 8192,
     inputUsdPerMTok: "0.70",
     outputUsdPerMTok: "2.80",
+    supportsFunctionCalling: true,
+    supportsResponseSchema: true,
+    supportsVision: false,
   },
   {
     id: "qwen3-235b",
@@ -25,6 +32,9 @@ export const REFERENCE_MODELS: readonly ReferenceModel[] = [
     maxOutputTokens: 8192,
     inputUsdPerMTok: "0.90",
     outputUsdPerMTok: "4.50",
+    supportsFunctionCalling: true,
+    supportsResponseSchema: true,
+    supportsVision: false,
   },
   {
     id: "mistral-31-24b",
@@ -33,6 +43,9 @@ export const REFERENCE_MODELS: readonly ReferenceModel[] = [
     maxOutputTokens: 8192,
     inputUsdPerMTok: "0.50",
     outputUsdPerMTok: "2.00",
+    supportsFunctionCalling: true,
+    supportsResponseSchema: true,
+    supportsVision: true,
   },
   {
     id: "venice-uncensored",
@@ -41,5 +54,8 @@ export const REFERENCE_MODELS: readonly ReferenceModel[] = [
     maxOutputTokens: 4096,
     inputUsdPerMTok: "0.50",
     outputUsdPerMTok: "2.00",
+    supportsFunctionCalling: false,
+    supportsResponseSchema: true,
+    supportsVision: false,
   },
 ];

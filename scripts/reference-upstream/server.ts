@@ -2,13 +2,20 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
-import { countChatPromptTokens, countTextTokens, truncateTextToTokens } from "../../lib/upstream/tokens";
+import { countPromptTokens, countReplyTokens, truncateTextToTokens } from "../../lib/upstream/tokens";
 import { REFERENCE_MODELS, type ReferenceModel } from "./catalog";
+import { exampleOf } from "./json-instance";
 
 /**
  * A stand-in for a supplier's OpenAI-compatible provider (Venice-shaped).
  * It is not a model: replies are deterministic text derived from the request,
  * and every response carries `X-Reference-Upstream: 1`.
+ *
+ * It speaks the chat-completions surface agents use: with tools it calls one (always under tool_choice
+ * "required" or a named function; under "auto" unless the last message is a tool result) with arguments that
+ * satisfy the tool's schema; with response_format it answers JSON (satisfying the json_schema); it reads the
+ * text parts of content arrays; its usage counts tools and schemas (lib/upstream/tokens.ts, as svc does).
+ * Models advertise Venice's `capabilities`; a request using a feature its model lacks is a 400.
  */
 
 export type UpstreamMode =
@@ -17,11 +24,12 @@ export type UpstreamMode =
   | "garbage"
   | "no-usage"
   | "bad-shape"
+  | "inflate"
   | `latency:${number}`
   | `error:${number}`;
 
 type ResolvedMode =
-  | { kind: "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" }
+  | { kind: "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" }
   | { kind: "latency"; ms: number }
   | { kind: "error"; status: number };
 
@@ -53,7 +61,9 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LATENCY_MS = 600_000;
 const QUOTE_MAX_CHARS = 80;
 
-const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape"]);
+const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape", "inflate"]);
+/** What mode "inflate" claims to have used for its one-word reply (an overbilling supplier). */
+export const INFLATED_USAGE_TOKENS = 1_000_000;
 
 export function parseUpstreamMode(raw: string): UpstreamMode | null {
   const s = raw.trim().toLowerCase();
@@ -69,15 +79,35 @@ function resolveMode(mode: UpstreamMode): ResolvedMode {
   const [kind, arg] = mode.split(":");
   if (kind === "latency") return { kind, ms: Number(arg) };
   if (kind === "error") return { kind, status: Number(arg) };
-  return { kind: kind as "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" };
+  return { kind: kind as "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" };
 }
+
+const contentPartSchema = z.union([
+  z.object({ type: z.literal("text"), text: z.string() }),
+  z.looseObject({ type: z.enum(["image_url", "refusal"]) }),
+]);
 
 const messageSchema = z.object({
   role: z.enum(["system", "developer", "user", "assistant", "tool"]),
-  content: z.string(),
+  content: z.union([z.string(), z.array(contentPartSchema).min(1)]).nullish(),
+  name: z.string().optional(),
+  tool_calls: z
+    .array(z.object({ id: z.string(), type: z.literal("function").optional(), function: z.object({ name: z.string(), arguments: z.string() }) }))
+    .optional(),
+  tool_call_id: z.string().optional(),
 });
 
 const maxTokensSchema = z.number().int().positive().nullish();
+
+const toolSchema = z.object({
+  type: z.literal("function"),
+  function: z.object({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
 
 const chatRequestSchema = z.object({
   model: z.string().min(1),
@@ -85,6 +115,19 @@ const chatRequestSchema = z.object({
   max_tokens: maxTokensSchema,
   max_completion_tokens: maxTokensSchema,
   stream: z.boolean().nullish(),
+  tools: z.array(toolSchema).nullish(),
+  tool_choice: z
+    .union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })])
+    .nullish(),
+  response_format: z
+    .union([
+      z.object({ type: z.enum(["text", "json_object"]) }),
+      z.object({
+        type: z.literal("json_schema"),
+        json_schema: z.object({ name: z.string(), description: z.string().optional(), schema: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullish() }),
+      }),
+    ])
+    .nullish(),
 });
 
 type ChatRequest = z.infer<typeof chatRequestSchema>;
@@ -173,14 +216,66 @@ function quote(text: string): string {
   return flat.length > QUOTE_MAX_CHARS ? `${flat.slice(0, QUOTE_MAX_CHARS)}...` : flat;
 }
 
+type ChatMessage = ChatRequest["messages"][number];
+
+/** The text of a message: its string content, or its text parts joined (images and refusals are skipped). */
+function textOf(message: ChatMessage): string {
+  if (typeof message.content === "string") return message.content;
+  return (message.content ?? []).map((part) => (part.type === "text" ? part.text : "")).join(" ");
+}
+
+function fingerprintOf(request: ChatRequest): string {
+  return digest(JSON.stringify([request.model, request.messages, request.tools ?? null, request.response_format ?? null]))
+    .toString("hex")
+    .slice(0, 12);
+}
+
 function composeReply(request: ChatRequest): string {
-  const lastUser = [...request.messages].reverse().find((m) => m.role === "user") ?? request.messages.at(-1)!;
-  const fingerprint = digest(JSON.stringify([request.model, request.messages])).toString("hex").slice(0, 12);
+  const last = request.messages.at(-1)!;
+  const fingerprint = fingerprintOf(request);
+  const said =
+    last.role === "tool"
+      ? `The tool returned: "${quote(textOf(last))}".`
+      : `You said: "${quote(textOf([...request.messages].reverse().find((m) => m.role === "user") ?? last))}".`;
   return (
-    `${REPLY_PREFIX} You said: "${quote(lastUser.content)}". ` +
+    `${REPLY_PREFIX} ${said} ` +
     `This deterministic reply (fingerprint ${fingerprint}) comes from the svc reference upstream ` +
     `standing in for ${request.model}; no language model produced it.`
   );
+}
+
+/** The tool to call, if this turn calls one: always under "required" or a named choice; under "auto" unless a tool just answered. */
+function toolToCall(request: ChatRequest) {
+  const tools = request.tools ?? [];
+  const choice = request.tool_choice ?? "auto";
+  if (tools.length === 0 || choice === "none") return null;
+  if (typeof choice === "object") {
+    const named = tools.find((t) => t.function.name === choice.function.name);
+    if (!named) throw new HttpError(400, "invalid_request", `tool_choice names an unknown tool '${choice.function.name}'`);
+    return named;
+  }
+  if (choice === "auto" && request.messages.at(-1)!.role === "tool") return null;
+  return tools[0];
+}
+
+type Answer = { message: { role: "assistant"; content: string | null; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }; finish: string };
+
+function composeAnswer(request: ChatRequest, maxTokens: number): Answer {
+  const tool = toolToCall(request);
+  if (tool) {
+    const args = JSON.stringify(exampleOf(tool.function.parameters ?? { type: "object", properties: {} }));
+    const call = { id: `call_${fingerprintOf(request)}`, type: "function" as const, function: { name: tool.function.name, arguments: args } };
+    return { message: { role: "assistant", content: null, tool_calls: [call] }, finish: "tool_calls" };
+  }
+  const format = request.response_format;
+  const full =
+    format?.type === "json_schema"
+      ? JSON.stringify(exampleOf(format.json_schema.schema ?? { type: "object", properties: {} }))
+      : format?.type === "json_object"
+        ? JSON.stringify({ reply: composeReply(request) })
+        : composeReply(request);
+  const content = truncateTextToTokens(full, maxTokens);
+  return { message: { role: "assistant", content }, finish: content === full ? "stop" : "length" };
 }
 
 function effectiveMaxTokens(request: ChatRequest, model: ReferenceModel): number {
@@ -188,8 +283,23 @@ function effectiveMaxTokens(request: ChatRequest, model: ReferenceModel): number
   return Math.min(model.maxOutputTokens, ...requested);
 }
 
-function buildCompletion(request: ChatRequest, model: ReferenceModel, mode: ResolvedMode) {
-  const promptTokens = countChatPromptTokens(request.messages);
+/** A request using a feature the model does not have is refused, as providers do. */
+function assertSupported(request: ChatRequest, model: ReferenceModel): void {
+  const usesImages = request.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.type === "image_url"));
+  const missing =
+    (request.tools?.length ?? 0) > 0 && !model.supportsFunctionCalling
+      ? "tools"
+      : request.response_format?.type === "json_schema" && !model.supportsResponseSchema
+        ? "response_format json_schema"
+        : usesImages && !model.supportsVision
+          ? "image inputs"
+          : null;
+  if (missing) throw new HttpError(400, "unsupported_feature", `The model '${model.id}' does not support ${missing}`);
+}
+
+async function buildCompletion(request: ChatRequest, model: ReferenceModel, mode: ResolvedMode) {
+  assertSupported(request, model);
+  const promptTokens = await countPromptTokens(request);
   if (promptTokens > model.contextTokens) {
     throw new HttpError(
       400,
@@ -197,27 +307,20 @@ function buildCompletion(request: ChatRequest, model: ReferenceModel, mode: Reso
       `This model's maximum context length is ${model.contextTokens} tokens; the messages use ${promptTokens}.`,
     );
   }
-  const full = composeReply(request);
-  const content = truncateTextToTokens(full, effectiveMaxTokens(request, model));
-  const completionTokens = countTextTokens(content);
+  const answer: Answer = mode.kind === "inflate" ? { message: { role: "assistant", content: "Yes." }, finish: "stop" } : composeAnswer(request, effectiveMaxTokens(request, model));
+  const completionTokens = await countReplyTokens(answer.message);
   const base = {
     id: `chatcmpl-${randomBytes(12).toString("hex")}`,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: model.id,
+    system_fingerprint: "fp_reference",
   };
-  const choices = [
-    {
-      index: 0,
-      message: { role: "assistant", content },
-      finish_reason: content === full ? "stop" : "length",
-    },
-  ];
-  const usage = {
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
-  };
+  const choices = [{ index: 0, message: answer.message, logprobs: null, finish_reason: answer.finish }];
+  const usage =
+    mode.kind === "inflate"
+      ? { prompt_tokens: INFLATED_USAGE_TOKENS, completion_tokens: INFLATED_USAGE_TOKENS, total_tokens: 2 * INFLATED_USAGE_TOKENS }
+      : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
   if (mode.kind === "no-usage") return { ...base, choices };
   if (mode.kind === "bad-shape") return { ...base, usage };
   return { ...base, choices, usage };
@@ -237,6 +340,11 @@ function toModelEntry(model: ReferenceModel) {
       pricing: {
         input: { usd: Number(model.inputUsdPerMTok), diem: Number(model.inputUsdPerMTok) },
         output: { usd: Number(model.outputUsdPerMTok), diem: Number(model.outputUsdPerMTok) },
+      },
+      capabilities: {
+        supportsFunctionCalling: model.supportsFunctionCalling,
+        supportsResponseSchema: model.supportsResponseSchema,
+        supportsVision: model.supportsVision,
       },
     },
   };
@@ -286,7 +394,7 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
     }
     const request = parseChatRequest(raw);
     const model = findModel(models, request.model);
-    sendJson(res, 200, buildCompletion(request, model, mode));
+    sendJson(res, 200, await buildCompletion(request, model, mode));
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {

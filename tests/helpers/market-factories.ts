@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { chargeMicros, splitCharge } from "@/lib/money";
+import type { Features } from "@/lib/router/features";
 import { utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { encryptCredential } from "@/lib/upstream/key-encryption";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
@@ -17,7 +18,14 @@ import { seedBuyerBalance } from "./ledger-factories";
 
 /** A catalog model only this test uses (other files run in parallel on the same database). */
 export async function seedPrivateModel(
-  overrides: Partial<{ id: string; inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }> = {},
+  overrides: Partial<{
+    id: string;
+    inputMicroDiemPerMTok: bigint;
+    outputMicroDiemPerMTok: bigint;
+    supportsTools: boolean;
+    supportsJsonSchema: boolean;
+    supportsVision: boolean;
+  }> = {},
 ) {
   return db.model.create({
     data: {
@@ -27,6 +35,9 @@ export async function seedPrivateModel(
       outputMicroDiemPerMTok: overrides.outputMicroDiemPerMTok ?? 2_800_000n,
       contextTokens: 32_768,
       maxOutputTokens: 4_096,
+      supportsTools: overrides.supportsTools ?? false,
+      supportsJsonSchema: overrides.supportsJsonSchema ?? false,
+      supportsVision: overrides.supportsVision ?? false,
     },
   });
 }
@@ -40,6 +51,8 @@ export type SeedOfferOptions = {
   unhealthyUntil?: Date | null;
   upstreamBaseUrl?: string;
   upstreamApiKey?: string;
+  /** What the offer serves for each of its models (default: nothing beyond text). */
+  features?: Partial<Features>;
 };
 
 /** An offer written directly (no upstream check), for market fixtures. */
@@ -56,9 +69,12 @@ export async function seedOffer(options: SeedOfferOptions) {
       unhealthyUntil: options.unhealthyUntil ?? null,
       consecutiveFailures: options.unhealthyUntil ? 1 : 0,
       models: {
-        create: options.models.map((m) =>
-          typeof m === "string" ? { modelId: m, upstreamModel: m } : { modelId: m.id, upstreamModel: m.upstreamModel },
-        ),
+        create: options.models.map((m) => ({
+          ...(typeof m === "string" ? { modelId: m, upstreamModel: m } : { modelId: m.id, upstreamModel: m.upstreamModel }),
+          supportsTools: options.features?.tools ?? false,
+          supportsJsonSchema: options.features?.json_schema ?? false,
+          supportsVision: options.features?.vision ?? false,
+        })),
       },
     },
   });

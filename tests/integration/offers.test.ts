@@ -294,7 +294,7 @@ describe("PATCH /v1/supply/offers/{id}", () => {
 
     const models = await patch(offer.id, { models: [sameModel] });
     expect(models.status).toBe(200);
-    expect(((await models.json()) as Posted).models).toEqual([{ id: sameModel, upstream_model: sameModel }]);
+    expect(((await models.json()) as Posted).models).toEqual([{ id: sameModel, upstream_model: sameModel, features: [] }]);
 
     for (const [body, code] of [
       [{ models: [{ id: pricierModel, upstream_model: "missing-model" }] }, "upstream_model_missing"],

@@ -149,7 +149,14 @@ describe("the description matches the routes", () => {
     expect(Object.keys(op.responses["503"].headers ?? {})).toEqual(
       expect.arrayContaining(["X-Svc-Error-Code", "X-Svc-Buyer-Max-Cents", "X-Svc-Cheapest-Posted-Cents", "X-Svc-Routable-Diem-Above-Max"]),
     );
-    expect(op.responses["503"]["x-svc-error-codes"]).toEqual(["no_offer_at_or_below_max", "no_capacity", "no_healthy_supplier"]);
+    expect(op.responses["503"]["x-svc-error-codes"]).toEqual([
+      "no_offer_at_or_below_max",
+      "no_capacity",
+      "no_healthy_supplier",
+      "no_offer_supports_tools",
+      "no_offer_supports_json_schema",
+      "no_offer_supports_vision",
+    ]);
     expect(Object.keys(op.responses["429"].headers ?? {})).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Reset"]));
     expect(op.parameters).toContainEqual({ $ref: "#/components/parameters/MaxCentsHeader" });
     expect(DOC.paths["/v1/x402/top-up"].post!.responses["402"].headers).toHaveProperty("PAYMENT-REQUIRED");

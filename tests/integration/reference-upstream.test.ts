@@ -186,7 +186,7 @@ describe("reference upstream: errors", () => {
     const cases: unknown[] = [
       "{not json",
       { model: "llama-3.3-70b", messages: [] },
-      { model: "llama-3.3-70b", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
+      { model: "llama-3.3-70b", messages: [{ role: "user", content: 42 }] },
       { model: "llama-3.3-70b", messages: MESSAGES, stream: true },
     ];
     for (const body of cases) {

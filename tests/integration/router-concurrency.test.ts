@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { reserveCompletion, sweepExpiredHolds } from "@/lib/router/holds";
-import { countChatPromptTokens } from "@/lib/upstream/tokens";
+import { NO_FEATURES } from "@/lib/router/features";
+import { allowedClaim } from "@/lib/router/metering";
+import { promptMaterial, tokenBounds } from "@/lib/upstream/tokens";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { readError } from "../helpers/http";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
@@ -20,9 +22,9 @@ beforeAll(async () => {
 });
 afterAll(() => slow.stop());
 
-/** The router's worst case for `messages` at MAX_TOKENS (its prompt margin: x1.1 + 16 tokens). */
+/** The router's worst case for `messages` at MAX_TOKENS: the prompt at its byte bound, plus the usage tolerance. */
 function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }, price_cents: number) {
-  const reservedPrompt = Math.ceil(countChatPromptTokens(messages) * 1.1) + 16;
+  const reservedPrompt = allowedClaim(tokenBounds(promptMaterial({ messages })).upper);
   const burn = burnMicroDiem(reservedPrompt, MAX_TOKENS, model);
   return { burn, charge: chargeMicros(burn, price_cents) };
 }
@@ -102,6 +104,7 @@ describe("the hold sweeper", () => {
       modelId: model.id,
       maxPriceCents: 100,
       burnMicroDiem: 5_000n,
+      features: NO_FEATURES,
       now,
       expiresAt: new Date(now.getTime() + 1_000),
     });

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { AccessClasses } from "@/components/docs/access-classes";
+import { BillingAndHealthRules, ToolsAndStructuredOutputs } from "@/components/docs/agent-guides";
 import { ApiReference } from "@/components/docs/api-reference";
 import { C } from "@/components/docs/code-block";
 import { DocSection, DocsToc, type TocEntry } from "@/components/docs/doc-section";
@@ -21,7 +22,9 @@ const TOC: TocEntry[] = [
   { id: "quick-start", title: "Quick start" },
   { id: "access", title: "Access classes" },
   { id: "top-up", title: "Top up with x402" },
+  { id: "tools", title: "Tools and structured outputs" },
   { id: "pricing", title: "Router and pricing" },
+  { id: "billing", title: "Billing and offer health" },
   { id: "errors", title: "Errors" },
   { id: "reference", title: "API reference" },
 ];
@@ -73,8 +76,16 @@ export default async function DocsPage() {
             <TopUpGuide facts={facts} />
           </DocSection>
 
+          <DocSection id="tools" title="Tools and structured outputs" lead="What agent frameworks send works as with OpenAI: function tools, JSON schemas, content parts.">
+            <ToolsAndStructuredOutputs facts={facts} />
+          </DocSection>
+
           <DocSection id="pricing" title="Router and pricing">
             <PricingGuide facts={facts} />
+          </DocSection>
+
+          <DocSection id="billing" title="Billing and offer health" lead="Nobody is billed for more than svc counted, and only a supplier's own faults count against its offer.">
+            <BillingAndHealthRules />
           </DocSection>
 
           <DocSection

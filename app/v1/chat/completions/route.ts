@@ -1,6 +1,6 @@
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { costHeaders, readMaxPriceHeader } from "@/lib/http/svc-headers";
+import { assertNotForwardedBySvc, costHeaders, readMaxPriceHeader } from "@/lib/http/svc-headers";
 import { response } from "@/lib/openapi/operation";
 import { completeChat } from "@/lib/router/complete";
 import { ChatCompletionRequest } from "@/lib/router/request";
@@ -19,7 +19,7 @@ export const POST = route(
       tag: "Inference",
       summary: "Create a chat completion",
       description:
-        "OpenAI-compatible. Reserves the worst case (prompt plus max_tokens, or the model's output cap, at the chosen offer's price) on the cheapest eligible offer at or below your max price, forwards once, then charges the actual usage and releases the rest. `stream: true` is refused.",
+        "OpenAI-compatible: tools, tool_choice, content parts (text, image_url), response_format (json_object, json_schema), logprobs and the sampling fields. Reserves the worst case (prompt plus max_tokens, or the model's output cap, at the chosen offer's price) on the cheapest eligible offer at or below your max price that serves the features the request uses, forwards once, then charges the usage checked against svc's own count and releases the rest. `stream: true` is refused (stream_not_supported, ahead of any other problem).",
       requestHeaders: ["MaxCentsHeader"],
       responses: [
         response(200, ChatCompletionSchema, "The completion; the headers say what it cost.", [
@@ -38,14 +38,20 @@ export const POST = route(
         "insufficient_balance",
         "spend_limit_exceeded",
         "upstream_error",
+        "upstream_rejected_request",
+        "loop_detected",
         "no_offer_at_or_below_max",
         "no_capacity",
         "no_healthy_supplier",
+        "no_offer_supports_tools",
+        "no_offer_supports_json_schema",
+        "no_offer_supports_vision",
       ],
       errorHeaders: { 503: ["SvcErrorCode", "SvcBuyerMaxCents", "SvcCheapestPostedCents", "SvcRoutableDiemAboveMax"] },
     },
   },
   async ({ req, body, apiKey }) => {
+    assertNotForwardedBySvc(req);
     const { completion, cost } = await completeChat({ body, apiKey, requestedMaxPriceCents: readMaxPriceHeader(req) });
     return ok(completion, costHeaders(cost));
   },

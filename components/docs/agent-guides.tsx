@@ -1,0 +1,184 @@
+/** The docs on tools and structured outputs (curl, Python, Node), and the rules of billing and offer health. */
+import { C, CodeBlock } from "@/components/docs/code-block";
+import { SubHeading } from "@/components/docs/doc-section";
+import type { DeploymentFacts } from "@/components/docs/guides";
+import { MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN, USAGE_TOLERANCE_PERCENT, USAGE_TOLERANCE_TOKENS } from "@/lib/router/metering";
+import { MAX_IMAGES, MAX_TOOLS } from "@/lib/router/request";
+import { BASE_COOLDOWN_MS, DISPUTE_WINDOW_DAYS, MAX_COOLDOWN_MS } from "@/lib/supply/offer-health";
+import { IMAGE_TOKENS } from "@/lib/upstream/tokens";
+
+const WEATHER_TOOL = `{"type":"function","function":{"name":"get_weather","description":"Weather in a city",
+  "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}}`;
+const PERSON_SCHEMA = `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},
+  "required":["name","age"],"additionalProperties":false}`;
+
+export function ToolsAndStructuredOutputs({ facts }: { facts: DeploymentFacts }) {
+  const { origin, exampleModel: model } = facts;
+  return (
+    <>
+      <p>
+        The endpoint takes OpenAI&apos;s request: <C>tools</C> (up to {MAX_TOOLS} functions), <C>tool_choice</C> (<C>none</C>, <C>auto</C>,{" "}
+        <C>required</C> or a named function), <C>parallel_tool_calls</C>, assistant messages with <C>tool_calls</C> and <C>tool</C> messages,
+        content parts (<C>text</C>, and <C>image_url</C> with an https or base64 data URL, up to {MAX_IMAGES} images), <C>response_format</C>{" "}
+        (<C>text</C>, <C>json_object</C>, <C>json_schema</C> with <C>strict</C>), <C>logprobs</C>/<C>top_logprobs</C>, <C>logit_bias</C>,{" "}
+        <C>reasoning_effort</C>, <C>stop</C>, <C>seed</C>, <C>user</C>. <C>metadata</C> and <C>stream_options</C> are accepted and not forwarded.
+        Each field is checked and a bad one is a 400 whose <C>param</C> names it, before anything is reserved or charged; an unknown field is{" "}
+        <C>unknown_field</C>. The answer comes back in OpenAI&apos;s shape (tool calls, refusal, finish reason, logprobs, fingerprint, usage
+        details) under our own <C>id</C> and your <C>model</C>.
+      </p>
+      <p>
+        Not every offer serves every feature. <C>GET /v1/models</C> lists each model&apos;s <C>supported_parameters</C> (OpenRouter&apos;s names:{" "}
+        <C>tools</C>, <C>structured_outputs</C>…) and <C>input_modalities</C>. A request using tools, a <C>json_schema</C> or images is routed only
+        to offers that serve it; when none does you get 503 <C>no_offer_supports_tools</C>, <C>no_offer_supports_json_schema</C> or{" "}
+        <C>no_offer_supports_vision</C> with the usual <C>X-Svc-*</C> headers.
+      </p>
+
+      <SubHeading id="tools-curl">A tool call and a JSON-schema answer with curl</SubHeading>
+      <CodeBlock
+        title="curl"
+        language="sh"
+        code={`# 1. the model asks for a tool call (finish_reason "tool_calls")
+curl "${origin}/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
+  "model": "${model}",
+  "messages": [{"role": "user", "content": "Weather in Paris?"}],
+  "tools": [${WEATHER_TOOL}]
+}'
+# 2. send the result back as a tool message; the model answers
+curl "${origin}/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
+  "model": "${model}",
+  "messages": [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+      "function": {"name": "get_weather", "arguments": "{\\"city\\":\\"Paris\\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "{\\"temperature\\": 21}"}
+  ],
+  "tools": [${WEATHER_TOOL}]
+}'
+# a JSON answer that satisfies a schema
+curl "${origin}/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
+  "model": "${model}",
+  "messages": [{"role": "user", "content": "Invent a person"}],
+  "response_format": {"type": "json_schema", "json_schema": {"name": "person", "strict": true, "schema": ${PERSON_SCHEMA}}}
+}'`}
+      />
+
+      <SubHeading id="tools-python">Python (openai)</SubHeading>
+      <CodeBlock
+        title="Python"
+        language="py"
+        code={`import json, os
+from openai import OpenAI
+from pydantic import BaseModel
+
+client = OpenAI(base_url="${origin}/v1", api_key=os.environ["SVC_API_KEY"], max_retries=0)
+
+tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+messages = [{"role": "user", "content": "Weather in Paris?"}]
+first = client.chat.completions.create(model="${model}", messages=messages, tools=tools)
+call = first.choices[0].message.tool_calls[0]
+args = json.loads(call.function.arguments)           # {"city": "Paris"}
+messages += [first.choices[0].message, {"role": "tool", "tool_call_id": call.id, "content": json.dumps({"temperature": 21})}]
+final = client.chat.completions.create(model="${model}", messages=messages, tools=tools)
+print(final.choices[0].message.content)
+
+class Person(BaseModel):
+    name: str
+    age: int
+
+parsed = client.chat.completions.parse(model="${model}", messages=[{"role": "user", "content": "Invent a person"}],
+                                       response_format=Person)
+print(parsed.choices[0].message.parsed)             # Person(name=..., age=...)`}
+      />
+
+      <SubHeading id="tools-node">Node.js (openai, the Vercel AI SDK, LangChain)</SubHeading>
+      <CodeBlock
+        title="Node.js"
+        language="ts"
+        code={`import OpenAI from "openai";
+import { zodResponseFormat } from "openai/helpers/zod";
+import { z } from "zod";
+
+const client = new OpenAI({ baseURL: "${origin}/v1", apiKey: process.env.SVC_API_KEY, maxRetries: 0 });
+const tools = [{ type: "function" as const, function: { name: "get_weather", description: "Weather in a city",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Weather in Paris?" }];
+
+const first = await client.chat.completions.create({ model: "${model}", messages, tools });
+const call = first.choices[0].message.tool_calls![0];
+messages.push(first.choices[0].message, { role: "tool", tool_call_id: call.id, content: JSON.stringify({ temperature: 21 }) });
+const final = await client.chat.completions.create({ model: "${model}", messages, tools });
+
+const Person = z.object({ name: z.string(), age: z.number().int() });
+const { choices } = await client.chat.completions.parse({
+  model: "${model}", messages: [{ role: "user", content: "Invent a person" }], response_format: zodResponseFormat(Person, "person"),
+});
+console.log(choices[0].message.parsed); // { name, age }
+
+// Vercel AI SDK: createOpenAICompatible({ name: "svc", baseURL: "${origin}/v1", apiKey, supportsStructuredOutputs: true })
+//   works with generateText({ tools, stopWhen: stepCountIs(2) }) and generateObject({ schema }).
+// LangChain: new ChatOpenAI({ model: "${model}", apiKey, configuration: { baseURL: "${origin}/v1" } })
+//   works with .bindTools([...]) and .withStructuredOutput(schema); .stream() is refused (400 stream_not_supported).`}
+      />
+    </>
+  );
+}
+
+export function BillingAndHealthRules() {
+  const tolerance = `${USAGE_TOLERANCE_PERCENT}% + ${USAGE_TOLERANCE_TOKENS} tokens`;
+  return (
+    <>
+      <SubHeading id="billing-buyers">What you are billed for</SubHeading>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          The prompt you sent: messages, tool definitions and the response schema, counted by svc (o200k tokenizer, linear in the text), with each
+          image at most <strong>{IMAGE_TOKENS} tokens</strong>. It is reserved first at an upper bound from its byte length and counted while the
+          upstream works; text of more than {MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN} bytes per token of the model&apos;s context is refused (400{" "}
+          <C>context_length_exceeded</C>) without counting.
+        </li>
+        <li>
+          The reply you received: its content, refusal, visible reasoning and tool calls, never more than the <C>max_tokens</C> forwarded.
+        </li>
+        <li>
+          The <C>usage</C> in the answer is what you were billed, not what the upstream claimed.
+        </li>
+      </ul>
+
+      <SubHeading id="billing-suppliers">What a supplier can and cannot be paid for</SubHeading>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <strong>Can:</strong> the usage its upstream reports, when each side (prompt, completion) is within <strong>{tolerance}</strong> of
+          svc&apos;s own count (tokenizers and chat templates differ). Without reported usage, svc&apos;s count.
+        </li>
+        <li>
+          <strong>Cannot:</strong> a claim beyond that tolerance (that side is billed at svc&apos;s count, and the clear is recorded as a{" "}
+          <strong>dispute</strong>); hidden reasoning it does not return; a system prompt the buyer did not send; output beyond <C>max_tokens</C>;
+          more than {IMAGE_TOKENS} tokens per image; anything beyond the reservation; anything at all for a failed or refused request.
+        </li>
+        <li>
+          Each offer&apos;s dispute rate over the last {DISPUTE_WINDOW_DAYS} UTC days is public: per price level in <C>GET /v1/market/book</C>, per
+          model in <C>GET /v1/market/models</C>, and in the offer&apos;s <C>health.disputes</C> in <C>GET /v1/supply/offers</C>.
+        </li>
+      </ul>
+
+      <SubHeading id="offer-health">What counts against an offer&apos;s health</SubHeading>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <strong>Counts</strong> (the supplier&apos;s faults): an upstream 5xx, a timeout, no connection, an answer over 4 MB, an answer that is not a
+          chat completion, 401/403 (its key refused), 402, 404 (the model or URL it posted is not there), 408, 429 (it sold capacity its provider
+          does not give it), and an upstream that is svc itself (a forwarding loop). The buyer gets 502 <C>upstream_error</C> and pays nothing; the
+          offer cools down for {BASE_COOLDOWN_MS / 1000} s, doubling with each consecutive failure up to {MAX_COOLDOWN_MS / 60_000} minutes.
+        </li>
+        <li>
+          <strong>Does not count:</strong> an upstream 400, 413 or 422, which the request svc validated provoked. The buyer gets 400{" "}
+          <C>upstream_rejected_request</C> with the upstream&apos;s message and pays nothing. svc never forwards more than it validated: a body that is
+          not valid UTF-8 is refused (400 <C>invalid_json</C>), and one that would re-encode beyond the body limit is refused (413).
+        </li>
+        <li>
+          Every forwarded request carries <C>X-Svc-Hop: 1</C>; svc refuses chat requests carrying it (508 <C>loop_detected</C>), so an offer pointed
+          back at svc fails at the first hop instead of nesting clears.
+        </li>
+      </ul>
+    </>
+  );
+}

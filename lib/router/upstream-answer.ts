@@ -1,0 +1,108 @@
+/**
+ * Reading a supplier's answer: what of it reaches the buyer (OpenAI's shape, our own id and model), and what
+ * it claims to have used. Anything that is not a chat completion is the supplier's fault (an unusable answer).
+ */
+
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
+
+export type ToolCallOut = { id: string; type: "function"; function: { name: string; arguments: string } };
+
+export type AssistantMessageOut = {
+  role: "assistant";
+  content: string | null;
+  refusal?: string | null;
+  tool_calls?: ToolCallOut[];
+  reasoning_content?: string;
+};
+
+/** The usage an upstream reports (its own tokenizer's count), not yet checked against ours. */
+export type ClaimedUsage = { promptTokens: number; completionTokens: number; cachedTokens: number | null; reasoningTokens: number | null };
+
+export type UpstreamAnswer = {
+  message: AssistantMessageOut;
+  finishReason: FinishReason;
+  logprobs: Record<string, unknown> | null;
+  systemFingerprint: string | null;
+  usage: ClaimedUsage | null;
+};
+
+const FINISH_REASONS = new Set<string>(["stop", "length", "tool_calls", "content_filter"]);
+const MAX_FINGERPRINT_CHARS = 256;
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+const count = (value: unknown): number | null => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : null);
+
+/** The first choice of an OpenAI chat completion, or null when the answer is not one. */
+export function parseUpstreamAnswer(json: unknown): UpstreamAnswer | null {
+  if (!isObject(json) || !Array.isArray(json.choices) || json.choices.length === 0) return null;
+  const choice = json.choices[0] as unknown;
+  if (!isObject(choice) || !isObject(choice.message)) return null;
+  const message = parseMessage(choice.message);
+  if (!message) return null;
+
+  const finish = typeof choice.finish_reason === "string" && FINISH_REASONS.has(choice.finish_reason) ? choice.finish_reason : null;
+  const fingerprint = typeof json.system_fingerprint === "string" ? json.system_fingerprint.slice(0, MAX_FINGERPRINT_CHARS) : null;
+  return {
+    message,
+    finishReason: (finish ?? (message.tool_calls ? "tool_calls" : "stop")) as FinishReason,
+    logprobs: isObject(choice.logprobs) ? choice.logprobs : null,
+    systemFingerprint: fingerprint,
+    usage: parseUsage(json.usage),
+  };
+}
+
+function parseMessage(raw: Json): AssistantMessageOut | null {
+  if (raw.content !== undefined && raw.content !== null && typeof raw.content !== "string") return null;
+  const message: AssistantMessageOut = { role: "assistant", content: typeof raw.content === "string" ? raw.content : null };
+  if (typeof raw.refusal === "string" || raw.refusal === null) message.refusal = raw.refusal;
+  const reasoning = raw.reasoning_content ?? raw.reasoning;
+  if (typeof reasoning === "string" && reasoning !== "") message.reasoning_content = reasoning;
+  if (raw.tool_calls !== undefined && raw.tool_calls !== null) {
+    if (!Array.isArray(raw.tool_calls)) return null;
+    const calls: ToolCallOut[] = [];
+    for (const [i, call] of raw.tool_calls.entries()) {
+      const parsed = parseToolCall(call, i);
+      if (!parsed) return null;
+      calls.push(parsed);
+    }
+    if (calls.length > 0) message.tool_calls = calls;
+  }
+  // A reply with nothing at all in it reads as empty text, as OpenAI's clients expect a string then.
+  if (message.content === null && !message.tool_calls && typeof message.refusal !== "string") message.content = "";
+  return message;
+}
+
+function parseToolCall(call: unknown, index: number): ToolCallOut | null {
+  if (!isObject(call) || !isObject(call.function) || typeof call.function.name !== "string") return null;
+  const args = call.function.arguments;
+  // Some upstreams send the arguments as an object; OpenAI's shape is a JSON string.
+  const text = typeof args === "string" ? args : isObject(args) ? JSON.stringify(args) : args === undefined ? "{}" : null;
+  if (text === null) return null;
+  const id = typeof call.id === "string" && call.id !== "" ? call.id : `call_${index}`;
+  return { id, type: "function", function: { name: call.function.name, arguments: text } };
+}
+
+function parseUsage(raw: unknown): ClaimedUsage | null {
+  if (!isObject(raw)) return null;
+  const promptTokens = count(raw.prompt_tokens);
+  const completionTokens = count(raw.completion_tokens);
+  if (promptTokens === null || completionTokens === null) return null;
+  const cached = isObject(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : null;
+  const reasoning = isObject(raw.completion_tokens_details) ? count(raw.completion_tokens_details.reasoning_tokens) : null;
+  return { promptTokens, completionTokens, cachedTokens: cached, reasoningTokens: reasoning };
+}
+
+/** A short, single-line excerpt of an upstream's error message, safe to show the buyer. */
+export function upstreamErrorMessage(json: unknown): string | null {
+  const error = isObject(json) ? json.error : undefined;
+  const message = isObject(error) ? error.message : typeof error === "string" ? error : undefined;
+  if (typeof message !== "string") return null;
+  const flat = message.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  return flat === "" ? null : flat.slice(0, 300);
+}
+
+export function upstreamErrorCode(json: unknown): string | null {
+  const error = isObject(json) ? json.error : undefined;
+  return isObject(error) && typeof error.code === "string" ? error.code : null;
+}

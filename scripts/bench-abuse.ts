@@ -1,0 +1,223 @@
+/**
+ * `npm run bench:abuse`: the worst chat requests we can construct at the body limit, sent over HTTP to the
+ * app's own route handlers (a node:http server on loopback), each answer's latency printed beside the latency
+ * of GET /healthz polled meanwhile. Figures are printed, never asserted (timings flake on a shared machine).
+ *
+ * The cases: an unfunded key with a megabyte of the tokenizer's costliest text (random CJK); funded keys with
+ * a megabyte of random CJK, random symbols, U+FFFD, and a megabyte of tool schema; invalid UTF-8; numbers that
+ * would re-encode larger; a supplier reply of 4 MB without usage; a reply claiming 1M/1M tokens; then all of
+ * them at once.
+ *
+ * Uses DATABASE_URL if set (its name must contain "bench" or "test": the schema is wiped), else an embedded
+ * database. Options: --rounds N (default 3) per case.
+ */
+import { spawn } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseArgs } from "node:util";
+import { startEmbeddedDatabase } from "./embedded-db";
+import { migrateDatabase, resetTestDatabase } from "./migrate";
+import { freePort, waitFor } from "./process-utils";
+import { DEFAULT_REFERENCE_API_KEY } from "./reference-upstream/server";
+
+const { values: opts } = parseArgs({ options: { rounds: { type: "string", default: "3" } } });
+const BODY_LIMIT = 1_000_000;
+
+function costly(chars: number, from: number, span: number): string {
+  let seed = 11;
+  return Array.from({ length: chars }, () => String.fromCharCode(from + ((seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff) % span))).join("");
+}
+
+/** A chat body of about `BODY_LIMIT` bytes whose one message is `fill(n)` characters of `bytesPerChar` bytes each. */
+function atLimit(model: string, bytesPerChar: number, fill: (chars: number) => string, extra = ""): string {
+  const shell = (content: string) => `{"model":"${model}","messages":[{"role":"user","content":"${content}"}]${extra}}`;
+  return shell(fill(Math.floor((BODY_LIMIT - Buffer.byteLength(shell("")) - 64) / bytesPerChar)));
+}
+
+function schemaTool(bytes: number): string {
+  const properties: string[] = [];
+  for (let size = 0; size < bytes; ) {
+    const property = `"p${properties.length}":{"type":"string","description":"${costly(12, 0x4e00 + properties.length, 20_000)}"}`;
+    properties.push(property);
+    size += Buffer.byteLength(property) + 1;
+  }
+  return `,"tools":[{"type":"function","function":{"name":"huge","parameters":{"type":"object","properties":{${properties.join(",")}}}}}]`;
+}
+
+async function main() {
+  const stops: (() => Promise<void>)[] = [];
+  // eslint-disable-next-line no-restricted-properties -- the launcher configures the modules it imports next
+  const env = process.env;
+  let url = env.DATABASE_URL;
+  if (url) await resetTestDatabase(url);
+  else {
+    const embedded = await startEmbeddedDatabase();
+    stops.push(embedded.stop);
+    url = embedded.url;
+  }
+  await migrateDatabase(url);
+  // The reference upstream runs in its own process, as a supplier's provider would: its work is not ours.
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/reference-upstream/main.ts", "--port", String(port)], { stdio: "ignore" });
+  stops.push(async () => void child.kill());
+  const reference = { url: `http://127.0.0.1:${port}/v1`, apiKey: DEFAULT_REFERENCE_API_KEY };
+  await waitFor("reference upstream", 30_000, () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false));
+  const canned = await startCannedReplies();
+  stops.push(() => new Promise<void>((resolve) => canned.server.close(() => resolve())));
+  Object.assign(env, {
+    DATABASE_URL: url,
+    ALLOW_PRIVATE_UPSTREAMS: "true",
+    LOG_LEVEL: "error",
+    MAX_BODY_BYTES: String(BODY_LIMIT),
+    RATE_LIMIT_PER_KEY_PER_MINUTE: "1000000",
+    RATE_LIMIT_PER_IP_PER_MINUTE: "1000000",
+  });
+
+  const [{ db }, { seedCatalog }, { createApiKey }, { encryptCredential }, { startRouteServer }, { seedBuyerBalance }] = await Promise.all([
+    import("../lib/db"),
+    import("../prisma/seed"),
+    import("../lib/auth/api-keys"),
+    import("../lib/upstream/key-encryption"),
+    import("../tests/helpers/route-server"),
+    import("../tests/helpers/ledger-factories"),
+  ]);
+  await seedCatalog(db);
+
+  const supplier = await db.account.create({ data: { walletAddress: "0x000000000000000000000000000000000000bEEF" } });
+  const offer = (upstreamBaseUrl: string, apiKey: string, modelId: string, upstreamModel: string, priceCents: number) =>
+    db.offer.create({
+      data: {
+        supplierId: supplier.id,
+        upstreamBaseUrl,
+        upstreamKeyCiphertext: encryptCredential(apiKey),
+        priceCents,
+        dailyCapacityMicroDiem: 1_000_000_000_000n,
+        models: { create: [{ modelId, upstreamModel, supportsTools: true, supportsJsonSchema: true }] },
+      },
+    });
+  await offer(reference.url, reference.apiKey, "llama-3.3-70b", "llama-3.3-70b", 90);
+  await offer(canned.url, "k", "qwen3-235b", "huge-reply", 90);
+  await offer(canned.url, "k", "mistral-31-24b", "inflated", 90);
+
+  const keyFor = async (wallet: string, balanceMicros: bigint) => {
+    const account = await db.account.create({ data: { walletAddress: wallet } });
+    if (balanceMicros > 0n) await seedBuyerBalance(account.id, balanceMicros);
+    return (await createApiKey(account.id, {})).key;
+  };
+  const funded = await keyFor("0x000000000000000000000000000000000000cAFE", 1_000_000_000n);
+  const unfunded = await keyFor("0x000000000000000000000000000000000000dEaD", 0n);
+
+  const app = await startRouteServer();
+  stops.unshift(app.stop);
+
+  const llama = "llama-3.3-70b";
+  const cases: { label: string; key: string; body: () => string | Uint8Array<ArrayBuffer> }[] = [
+    { label: "unfunded key, 1 MB random CJK", key: unfunded, body: () => atLimit(llama, 3, (n) => costly(n, 0x4e00, 20_000)) },
+    { label: "1 MB random CJK (beyond the context)", key: funded, body: () => atLimit(llama, 3, (n) => costly(n, 0x4e00, 20_000)) },
+    { label: "1 MB random symbols (beyond the context)", key: funded, body: () => atLimit(llama, 3, (n) => costly(n, 0x2200, 0x900)) },
+    { label: "1 MB of U+FFFD (fits: served)", key: funded, body: () => atLimit(llama, 3, (n) => "\uFFFD".repeat(n), `,"max_tokens":16`) },
+    { label: "1 MB tool schema, random CJK descriptions", key: funded, body: () => `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"max_tokens":16${schemaTool(BODY_LIMIT - 1_000)}}` },
+    {
+      label: "1 MB invalid UTF-8",
+      key: funded,
+      body: () => new Uint8Array(Buffer.concat([Buffer.from(`{"model":"${llama}","messages":[{"role":"user","content":"`), Buffer.alloc(BODY_LIMIT - 200, 0xff), Buffer.from(`"}]}`)])),
+    },
+    {
+      label: "numbers that re-encode 5x larger",
+      key: funded,
+      body: () => `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"enum":[${Array(190_000).fill("1e20").join(",")}]}}}]}`,
+    },
+    { label: "supplier reply of 4 MB without usage", key: funded, body: () => `{"model":"qwen3-235b","messages":[{"role":"user","content":"hi"}],"max_tokens":256}` },
+    { label: "supplier claims 1M/1M tokens for one word", key: funded, body: () => `{"model":"mistral-31-24b","messages":[{"role":"user","content":"hi"}],"max_tokens":256}` },
+  ];
+
+  const post = async (key: string, body: string | Uint8Array<ArrayBuffer>) => {
+    const started = performance.now();
+    const res = await fetch(`${app.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+      body,
+    });
+    const text = await res.text();
+    const code = res.ok ? "" : ` ${(JSON.parse(text) as { error: { code: string } }).error.code}`;
+    return { status: `${res.status}${code}`, ms: performance.now() - started };
+  };
+
+  /** Polls /healthz back to back until `done` settles; returns each poll's latency. */
+  const pollHealth = async (done: Promise<unknown>) => {
+    const latencies: number[] = [];
+    let finished = false;
+    void done.finally(() => (finished = true));
+    while (!finished) {
+      const started = performance.now();
+      await (await fetch(`${app.url}/healthz`)).arrayBuffer();
+      latencies.push(performance.now() - started);
+    }
+    return latencies;
+  };
+
+  const fmt = (n: number) => `${n.toFixed(0).padStart(6)} ms`;
+  const summary = (ms: number[]) => {
+    const sorted = [...ms].sort((a, b) => a - b);
+    return sorted.length === 0 ? "       (none)" : `p50 ${fmt(sorted[Math.floor(sorted.length / 2)])}  max ${fmt(sorted.at(-1)!)}  n=${sorted.length}`;
+  };
+
+  const idle: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const started = performance.now();
+    await (await fetch(`${app.url}/healthz`)).arrayBuffer();
+    idle.push(performance.now() - started);
+  }
+  console.log(`\nsvc abuse bench: bodies of about ${BODY_LIMIT} bytes over HTTP, node ${process.version}, ${opts.rounds} rounds each\n`);
+  console.log(`${"GET /healthz, idle".padEnd(46)} ${"".padEnd(32)} healthz ${summary(idle)}`);
+
+  const rounds = Number(opts.rounds);
+  for (const c of cases) {
+    const body = c.body();
+    for (let round = 0; round < rounds; round++) {
+      const request = post(c.key, body);
+      const [answer, health] = await Promise.all([request, pollHealth(request)]);
+      console.log(`${c.label.padEnd(46)} ${answer.status.padEnd(24)} ${fmt(answer.ms)}  healthz ${summary(health)}`);
+    }
+  }
+  const all = Promise.all(cases.map((c) => post(c.key, c.body())));
+  const [answers, health] = await Promise.all([all, pollHealth(all)]);
+  console.log(`${"all nine cases at once".padEnd(46)} ${"slowest".padEnd(24)} ${fmt(Math.max(...answers.map((a) => a.ms)))}  healthz ${summary(health)}`);
+
+  await db.$disconnect();
+  for (const stop of stops) await stop();
+}
+
+/** A supplier upstream that answers 4 MB without usage ("huge-reply") or one word claiming 1M/1M tokens ("inflated"). */
+async function startCannedReplies(): Promise<{ url: string; server: Server }> {
+  const huge = JSON.stringify({
+    id: "x",
+    object: "chat.completion",
+    created: 1,
+    model: "huge-reply",
+    choices: [{ index: 0, message: { role: "assistant", content: costly(1_380_000, 0x2200, 0x900) }, finish_reason: "stop" }],
+  });
+  const inflated = JSON.stringify({
+    id: "y",
+    object: "chat.completion",
+    created: 1,
+    model: "inflated",
+    choices: [{ index: 0, message: { role: "assistant", content: "Yes." }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 1_000_000, completion_tokens: 1_000_000, total_tokens: 2_000_000 },
+  });
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = req.method === "POST" ? (JSON.parse(Buffer.concat(chunks).toString()) as { model: string }) : null;
+    const text = body?.model === "huge-reply" ? huge : inflated;
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+    res.end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server };
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
