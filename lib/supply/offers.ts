@@ -181,7 +181,8 @@ export async function getOfferOrThrow(supplierId: string, offerId: string, now: 
 
 /**
  * Changes price, capacity, models, credentials or status (active ↔ paused). A new URL, key or model
- * list is checked against the upstream first; new credentials that pass also end any cooldown.
+ * list is checked against the upstream first; new credentials that pass also end any cooldown. A new URL
+ * needs the key again (400 naming upstreamApiKey otherwise).
  * Withdrawn offers are final (409).
  */
 export async function updateOffer(
@@ -200,6 +201,7 @@ export async function updateOffer(
   if (credentialsChanged || models) {
     if (patch.upstreamBaseUrl !== undefined) {
       baseUrl = assertUpstreamUrlAllowed(patch.upstreamBaseUrl, options.policy ?? defaultUpstreamPolicy());
+      assertKeyResentForNewUrl(baseUrl, offer.upstreamBaseUrl, patch.upstreamApiKey);
     }
     const apiKey = patch.upstreamApiKey ?? decryptCredential(offer.upstreamKeyCiphertext);
     const offered = models ?? (await modelsWithListPrices(offer.models));
@@ -427,6 +429,20 @@ async function loadOfferViews(
       updatedAt: o.updatedAt.toISOString(),
     };
   });
+}
+
+/**
+ * The stored key goes only to the URL it was given for: a new URL needs the key again, so a stolen session
+ * cannot point the offer at its own server and collect the key from the upstream check.
+ */
+function assertKeyResentForNewUrl(newBaseUrl: string, storedBaseUrl: string, apiKey: string | undefined) {
+  if (apiKey === undefined && newBaseUrl !== storedBaseUrl) {
+    throw new AppError(
+      "invalid_request",
+      "Invalid request body: upstreamApiKey: required when upstreamBaseUrl changes (the stored key is only ever sent to the URL it was given for).",
+      { details: { param: "upstreamApiKey" } },
+    );
+  }
 }
 
 function offerNotFound() {

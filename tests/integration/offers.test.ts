@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GET as listRoute, POST as postRoute } from "@/app/v1/supply/offers/route";
 import { DELETE as deleteRoute, GET as getRoute, PATCH as patchRoute } from "@/app/v1/supply/offers/[id]/route";
@@ -298,7 +300,7 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     for (const [body, code] of [
       [{ models: [{ id: pricierModel, upstreamModel: "missing-model" }] }, "upstream_model_missing"],
       [{ upstreamApiKey: "wrong-key", priceCents: 99 }, "upstream_auth_failed"],
-      [{ upstreamBaseUrl: "http://127.0.0.1:9/v1", priceCents: 99 }, "upstream_unreachable"],
+      [{ upstreamBaseUrl: "http://127.0.0.1:9/v1", upstreamApiKey: UPSTREAM_KEY, priceCents: 99 }, "upstream_unreachable"],
       [{ upstreamBaseUrl: "http://169.254.169.254/v1" }, "upstream_url_forbidden"],
     ] as const) {
       const res = await patch(offer.id, body);
@@ -317,6 +319,33 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     expect(body.upstreamPricing?.map((p) => p.comparison)).toEqual(["same"]);
     expect(body.health.status).toBe("healthy");
     expect(body.upstreamBaseUrl).toBe(upstream.url);
+  });
+
+  it("needs the upstream key again when the URL changes, and never sends the stored key to the new URL", async () => {
+    const offer = await postOk();
+    const seen: (string | undefined)[] = [];
+    const collector = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ id: sameModel }, { id: "llama-3.3-70b" }] }));
+    });
+    await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
+    const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1`;
+    try {
+      const res = await patch(offer.id, { upstreamBaseUrl: collectorUrl });
+      expect(res.status).toBe(400);
+      expect(await readError(res)).toMatchObject({ code: "invalid_request", param: "upstreamApiKey" });
+      expect(seen).toEqual([]);
+      expect((await db.offer.findUniqueOrThrow({ where: { id: offer.id } })).upstreamBaseUrl).toBe(upstream.url);
+
+      // The same URL spelled differently is no change; with the key, a new URL is checked with that key.
+      expect((await patch(offer.id, { upstreamBaseUrl: `${upstream.url}/`, priceCents: 86 })).status).toBe(200);
+      const moved = await patch(offer.id, { upstreamBaseUrl: collectorUrl, upstreamApiKey: "their-own-key" });
+      expect(moved.status).toBe(200);
+      expect(seen).toEqual(["Bearer their-own-key"]);
+    } finally {
+      await withdraw(offer.id);
+      await new Promise<void>((resolve) => collector.close(() => resolve()));
+    }
   });
 
   it("rejects empty or invalid changes", async () => {
