@@ -247,7 +247,7 @@ function describeRoutes(): OperationSpec[] {
       tag: "Payments",
       summary: "Fund the balance with USDC over x402",
       description:
-        "Without a payment header: 402 asking for exactly `amount` in USDC on Base, payable to the treasury. Sign an EIP-3009 transferWithAuthorization for it and retry the same request with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1): the payment is verified, settled on chain, and credited once.",
+        "Without a payment header: 402 asking for exactly `amount` in USDC on Base, payable to the treasury, from the signed-in wallet (`extra.payer`; an authorization from any other wallet is refused). Sign an EIP-3009 transferWithAuthorization for it with that wallet and retry the same request with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1): the payment is verified, settled on chain, and credited once.",
       requestHeaders: ["PaymentSignatureHeader", "XPaymentHeader"],
       responses: [
         ok(S.TopUpSchema, "Paid and credited.", ["PaymentResponse"]),

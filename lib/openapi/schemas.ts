@@ -361,6 +361,11 @@ export const PaymentChallengeSchema = component(
           payTo: Address,
           asset: Address,
           maxTimeoutSeconds: z.number().int(),
+          extra: z.looseObject({
+            name: z.string().describe("EIP-712 domain name of the asset"),
+            version: z.string().describe("EIP-712 domain version of the asset"),
+            payer: Address.describe("The signed-in wallet: the authorization's `from` must be this address"),
+          }),
         }),
       ),
     })
