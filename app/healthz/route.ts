@@ -1,11 +1,11 @@
 import { route } from "@/lib/http/route";
 import { json } from "@/lib/http/responses";
-import { checkHealth } from "@/lib/ops/health";
+import { getPublicHealth } from "@/lib/ops/health";
 
 export const dynamic = "force-dynamic";
 
-// GET /healthz – database and chain reachability: 200 when both answer, else 503
+// GET /healthz – "ok" (200) when the database and the chain answer, else "degraded" (503); details only in the logs
 export const GET = route({ auth: "public" }, async () => {
-  const health = await checkHealth();
+  const health = await getPublicHealth();
   return json(health, { status: health.status === "ok" ? 200 : 503, headers: { "cache-control": "no-store" } });
 });

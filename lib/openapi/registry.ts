@@ -453,7 +453,7 @@ function describeRoutes(): OperationSpec[] {
       operationId: "getHealth",
       tag: "Operations",
       summary: "Health check",
-      responses: [ok(S.HealthSchema, "Database and chain answer."), { status: 503, schema: S.HealthSchema, description: "Degraded: one of them does not." }],
+      responses: [ok(S.HealthSchema, "Database and chain answer."), { status: 503, schema: S.HealthSchema, description: "Degraded: one of them does not (which one is logged, not answered)." }],
       errors: [],
     },
     {
