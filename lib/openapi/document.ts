@@ -54,7 +54,8 @@ export const SECURITY_SCHEMES = {
     type: "apiKey",
     in: "cookie",
     name: "svc_session",
-    description: "The HttpOnly session cookie set by POST /auth/verify after a Sign-In with Ethereum (EIP-4361) on Base.",
+    description:
+      "The HttpOnly session cookie set by POST /auth/verify after a Sign-In with Ethereum (EIP-4361) on Base. Over https it is named __Host-svc_session (Secure, Path=/, no Domain); both names are accepted.",
   },
   bearerApiKey: {
     type: "http",
