@@ -6,6 +6,7 @@ import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
+import { clientIp } from "@/lib/http/client-ip";
 import { enforceRateLimits, requestRateLimits } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
 import { log } from "@/lib/log";
@@ -64,14 +65,14 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
       const auth = await authenticate(options.auth, req);
       if (options.rateLimit) {
         const apiKeyId = "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined;
-        rateHeaders = await enforceRateLimits(requestRateLimits(clientIp(req), apiKeyId));
+        rateHeaders = await enforceRateLimits(requestRateLimits(clientIp(req, env.TRUST_PROXY_HOPS), apiKeyId));
       }
       const body = options.body
         ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")
         : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
       const params = flattenParams((await next?.params) ?? {});
-      const ctx = { req, body, query, params, requestId, ip: clientIp(req), ...auth } as RouteContext<A, B, Q>;
+      const ctx = { req, body, query, params, requestId, ip: clientIp(req, env.TRUST_PROXY_HOPS), ...auth } as RouteContext<A, B, Q>;
       response = await handler(ctx);
     } catch (error) {
       response = errorResponse(error, requestId, req);
@@ -110,11 +111,6 @@ async function authenticate(mode: AuthMode, req: Request) {
 
 function flattenParams(params: Record<string, string | string[]>): Record<string, string> {
   return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, Array.isArray(v) ? v.join("/") : v]));
-}
-
-function clientIp(req: Request): string {
-  const forwarded = req.headers.get("x-forwarded-for");
-  return forwarded?.split(",")[0]?.trim() || req.headers.get("x-real-ip") || "unknown";
 }
 
 export function errorResponse(error: unknown, requestId: string, req?: Request): Response {

@@ -30,6 +30,8 @@ export type OpenApiOperation = {
   description?: string;
   security: Record<string, string[]>[];
   "x-svc-auth": AuthMode;
+  /** The last path parameter takes the rest of the path, slashes included (Next's `[...name]`). */
+  "x-svc-catch-all"?: true;
   parameters?: (OpenApiParameter | { $ref: string })[];
   requestBody?: { required: true; content: { "application/json": { schema: JsonSchema } } };
   responses: Record<string, OpenApiResponse>;
@@ -205,6 +207,7 @@ function describeOperation(spec: OperationSpec): OpenApiOperation {
     ...(spec.description ? { description: spec.description } : {}),
     security: securityFor(auth),
     "x-svc-auth": auth,
+    ...(spec.catchAll ? { "x-svc-catch-all": true as const } : {}),
     parameters,
     ...(body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(body, "input") } } } } : {}),
     responses: responsesFor(spec, errorCodesFor(spec)),

@@ -2,9 +2,12 @@
  * A real HTTP server in the test process that hands each request to the app's own route handler, found by
  * path in the OpenAPI registry (lib/openapi/registry.ts), the way Next.js would: static segments win over
  * dynamic ones, a catch-all matches last. Lets a child process (the agent CLI) talk HTTP to the real routes.
+ * The production front door (lib/http/front-door.ts) stands in front of it, as scripts/server.ts puts it in
+ * front of Next: X-Forwarded-For gets the socket peer, unknown methods a 405 with Allow.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { frontDoor, loadMethodTable } from "@/lib/http/front-door";
 import { listOperations, type OperationSpec } from "@/lib/openapi/registry";
 
 type CompiledRoute = { spec: OperationSpec; pattern: RegExp; names: string[]; rank: number };
@@ -28,7 +31,7 @@ function compile(spec: OperationSpec): CompiledRoute {
 
 export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[] };
 
-export async function startRouteServer(): Promise<RouteServer> {
+export async function startRouteServer(options: { headers?: Record<string, string> } = {}): Promise<RouteServer> {
   const routes = listOperations()
     .map(compile)
     .sort((a, b) => a.rank - b.rank);
@@ -59,18 +62,23 @@ export async function startRouteServer(): Promise<RouteServer> {
   }
 
   const sockets = new Set<Socket>();
-  const server = createServer((incoming, outgoing) => {
+  let loadTable!: (url: string) => void;
+  const methods = new Promise<string>((resolve) => (loadTable = resolve)).then((url) => loadMethodTable(url, { delayMs: 50 }));
+  const app = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     handle(incoming, outgoing).catch((error: unknown) => {
       outgoing.statusCode = 500;
       outgoing.end(`route server: ${(error as Error).stack ?? String(error)}`);
     });
-  });
+  };
+  const server = createServer(frontDoor(app, { methods, headers: options.headers }));
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
+  loadTable(`http://127.0.0.1:${port}`);
+  await methods;
 
   return {
     url: `http://127.0.0.1:${port}`,
