@@ -65,6 +65,9 @@ async function main() {
     ALLOW_PRIVATE_UPSTREAMS: "true",
     WITHDRAWAL_MIN_USD: E2E_WITHDRAWAL_MIN_USD,
     LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    // Every browser and API test comes from 127.0.0.1 and a few accounts: keep the per-IP and per-account limits out of the way.
+    RATE_LIMIT_WRITES_PER_IP_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_IP_PER_MINUTE ?? "100000",
+    RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE ?? "100000",
     NEXT_TELEMETRY_DISABLED: "1",
     SVC_TEST_WALLET: "1",
   };

@@ -7,7 +7,7 @@ import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
 import { clientIp } from "@/lib/http/client-ip";
-import { enforceRateLimits, requestRateLimits } from "@/lib/http/rate-limit";
+import { countFailedAuthentication, enforceRateLimits, postAuthRules, preAuthRules, tighter } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
 import { log } from "@/lib/log";
 
@@ -34,8 +34,12 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   query?: Q;
   /** Overrides the configured JSON body limit for this route. */
   maxBodyBytes?: number;
-  /** Per-IP limits, and per-key on bearer routes: 429 with Retry-After, X-RateLimit-* on every answer. */
-  rateLimit?: boolean;
+  /**
+   * Rate limits (lib/http/rate-limit.ts; 429 with Retry-After, X-RateLimit-* on every answer). Every session and
+   * bearer route is limited; a public one only when it says so. "write" counts a read as a write (it stores
+   * something); writes are counted as such by their method anyway.
+   */
+  rateLimit?: boolean | "write";
 };
 
 type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
@@ -56,23 +60,29 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
   options: RouteOptions<A, B, Q>,
   handler: (ctx: RouteContext<A, B, Q>) => Promise<Response> | Response,
 ): RouteHandler {
+  const limited = options.rateLimit !== undefined ? options.rateLimit !== false : options.auth !== "public";
   const handle = async (req: Request, next?: NextRouteContext): Promise<Response> => {
     const incomingId = req.headers.get("x-request-id");
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomBytes(12).toString("hex")}`;
     let response: Response;
     let rateHeaders: Record<string, string> = {};
+    const ip = clientIp(req, env.TRUST_PROXY_HOPS);
     try {
-      const auth = await authenticate(options.auth, req);
-      if (options.rateLimit) {
-        const apiKeyId = "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined;
-        rateHeaders = await enforceRateLimits(requestRateLimits(clientIp(req, env.TRUST_PROXY_HOPS), apiKeyId));
+      const write = options.rateLimit === "write" || !SAFE_METHODS.has(req.method);
+      if (limited) rateHeaders = await enforceRateLimits(preAuthRules(ip, { write, bearer: options.auth === "bearer" }));
+      const auth = await authenticate(options.auth, req).catch(async (error: unknown) => {
+        throw limited && error instanceof AppError && error.status === 401 ? await countFailedAuthentication(ip, error) : error;
+      });
+      if (limited) {
+        const who = { apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined, accountId: "session" in auth ? auth.session?.accountId : undefined, write };
+        rateHeaders = tighter(rateHeaders, await enforceRateLimits(postAuthRules(who)));
       }
       const body = options.body
         ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")
         : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
       const params = flattenParams((await next?.params) ?? {});
-      const ctx = { req, body, query, params, requestId, ip: clientIp(req, env.TRUST_PROXY_HOPS), ...auth } as RouteContext<A, B, Q>;
+      const ctx = { req, body, query, params, requestId, ip, ...auth } as RouteContext<A, B, Q>;
       response = await handler(ctx);
     } catch (error) {
       response = errorResponse(error, requestId, req);
@@ -81,7 +91,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     response.headers.set("x-request-id", requestId);
     return response;
   };
-  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: options.rateLimit === true };
+  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: limited };
   return Object.assign(handle, { meta });
 }
 
