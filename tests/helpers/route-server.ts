@@ -47,10 +47,15 @@ export async function startRouteServer(options: { headers?: Record<string, strin
     if (!found) return writeResponse(outgoing, new Response(null, { status: 405 }));
 
     const params: Record<string, string | string[]> = {};
-    found.r.names.forEach((name, i) => {
-      const value = decodeURIComponent(found.m![i + 1]);
-      params[name] = found.r.spec.catchAll && i === found.r.names.length - 1 ? value.split("/") : value;
-    });
+    try {
+      found.r.names.forEach((name, i) => {
+        const value = decodeURIComponent(found.m![i + 1]);
+        params[name] = found.r.spec.catchAll && i === found.r.names.length - 1 ? value.split("/") : value;
+      });
+    } catch {
+      // Next answers a path with a malformed %-escape with a bare 400 before any route runs.
+      return writeResponse(outgoing, new Response(null, { status: 400 }));
+    }
     const headers = new Headers();
     for (const [name, value] of Object.entries(incoming.headers)) {
       if (value === undefined) continue;
