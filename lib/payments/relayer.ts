@@ -15,7 +15,7 @@ import { faults } from "@/lib/payments/faults";
 /** Receipt waits stay well inside a request's lifetime; a slower chain leaves the work to reconciliation. */
 export const RECEIPT_TIMEOUT_MS = 30_000;
 const RECEIPT_POLL_MS = 250;
-const NONCE_RETRIES = 3;
+const NONCE_RETRIES = 5;
 
 /**
  * A relayer transaction that did not go out. `broadcast: "not_sent"` means the node answered with a refusal (or it

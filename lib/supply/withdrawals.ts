@@ -175,10 +175,16 @@ export type WithdrawalReconcileReport = { examined: number; sent: number; revers
  * it sent; a reverted one, or one whose nonce another transaction of its sender has used (so it can never be
  * mined), is reversed; everything else stays pending and is looked at again on the next run.
  */
-export async function reconcileWithdrawals(options: { graceMs?: number; now?: Date; limit?: number } = {}): Promise<WithdrawalReconcileReport> {
+export async function reconcileWithdrawals(
+  options: { graceMs?: number; now?: Date; limit?: number; accountId?: string } = {},
+): Promise<WithdrawalReconcileReport> {
   const now = options.now ?? new Date();
   const candidates = await db.withdrawal.findMany({
-    where: { status: "pending", createdAt: { lt: new Date(now.getTime() - (options.graceMs ?? RECONCILE_GRACE_MS)) } },
+    where: {
+      status: "pending",
+      createdAt: { lt: new Date(now.getTime() - (options.graceMs ?? RECONCILE_GRACE_MS)) },
+      ...(options.accountId ? { accountId: options.accountId } : {}),
+    },
     orderBy: { createdAt: "asc" },
     take: options.limit ?? 100,
   });
