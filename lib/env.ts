@@ -53,6 +53,16 @@ const EnvSchema = z.object({
   RATE_LIMIT_STORE: z.enum(["memory", "postgres", "redis"]).default("memory"),
   RATE_LIMIT_PER_KEY_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   RATE_LIMIT_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+  /** Writes (and reads that store something, like sign-in nonces) per client IP, and per signed-in account. */
+  RATE_LIMIT_WRITES_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+  RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** Requests with missing or bad credentials per client IP; beyond it they get 429 instead of 401. */
+  RATE_LIMIT_AUTH_FAILURES_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /**
+   * Proxies of ours in front of the app that append to X-Forwarded-For (a TLS terminator, a load balancer):
+   * the client IP is read that many entries left of the socket peer. 0: the socket peer is the client.
+   */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** How long the router waits for an upstream's answer before a 502 (it never retries). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   /** Bounds of one x402 top-up and the smallest supplier withdrawal, as USD decimal strings. */

@@ -62,7 +62,8 @@ async function main() {
     await prisma.$disconnect();
   }
 
-  const app = spawn(process.execPath, ["node_modules/next/dist/bin/next", "dev", "--port", String(PORTS.app)], {
+  // Next's dev server behind the front door (scripts/server.ts), as in production.
+  const app = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--import", "./scripts/server-modules.mjs", "scripts/server.ts", "--dev", "--port", String(PORTS.app)], {
     stdio: "inherit",
     env: {
       ...process.env,
@@ -73,7 +74,7 @@ async function main() {
     },
   });
   started.push({
-    name: "next dev",
+    name: "app server (next dev)",
     stop: () =>
       new Promise<void>((resolve) => {
         if (app.exitCode !== null) return resolve();

@@ -2,10 +2,10 @@
  * The stack `npm run test:e2e` runs against, brought up once per run (Playwright's webServer starts this):
  * a database (DATABASE_URL, wiped, when set, else a throwaway embedded PGlite), migrations, the local chain,
  * the reference upstream, the catalog and the demo supplier, then a PRODUCTION build of the app made with
- * the test wallet compiled in (SVC_TEST_WALLET=1) served by `next start`. SIGINT/SIGTERM stop everything.
+ * the test wallet compiled in (SVC_TEST_WALLET=1) served by scripts/server.ts. SIGINT/SIGTERM stop everything.
  *
  * SVC_E2E_SKIP_BUILD=1 reuses the existing .next build (it must be a test-wallet build); SVC_E2E_DEV=1 serves
- * `next dev` instead, for working on the UI against the same stack (`SVC_E2E_REUSE=1 npm run test:e2e` then uses it).
+ * Next in dev mode instead, for working on the UI against the same stack (`SVC_E2E_REUSE=1 npm run test:e2e` then uses it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { PrismaPg } from "@prisma/adapter-pg";
@@ -67,6 +67,9 @@ async function main() {
     // Not the default 10%: the dashboard must show the fee the server is configured with (e2e/ui/supplier.spec.ts).
     PLATFORM_FEE_BPS: String(E2E_PLATFORM_FEE_BPS),
     LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    // Every browser and API test comes from 127.0.0.1 and a few accounts: keep the per-IP and per-account limits out of the way.
+    RATE_LIMIT_WRITES_PER_IP_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_IP_PER_MINUTE ?? "100000",
+    RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE ?? "100000",
     NEXT_TELEMETRY_DISABLED: "1",
     SVC_TEST_WALLET: "1",
   };
@@ -75,11 +78,16 @@ async function main() {
     step("next build (test wallet compiled in)…");
     await runNext(["build"], appEnv);
   }
-  const app = spawnNext([dev ? "dev" : "start", "--port", String(E2E_PORTS.app), "--hostname", "127.0.0.1"], appEnv);
-  started.push({ name: "next start", stop: () => stopChild(app) });
+  // The app's own server (scripts/server.ts: Next behind the front door), on the test build or in dev mode.
+  const app = spawn(
+    process.execPath,
+    ["node_modules/tsx/dist/cli.mjs", "--import", "./scripts/server-modules.mjs", "scripts/server.ts", ...(dev ? ["--dev"] : []), "--port", String(E2E_PORTS.app), "--hostname", "127.0.0.1"],
+    { env: appEnv, stdio: ["ignore", "inherit", "inherit"] },
+  );
+  started.push({ name: "app server", stop: () => stopChild(app) });
   app.once("exit", (code) => {
     if (!stopping) {
-      console.error(`[e2e-stack] next start exited (${code})`);
+      console.error(`[e2e-stack] the app server exited (${code})`);
       void shutdown(1);
     }
   });

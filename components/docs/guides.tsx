@@ -133,10 +133,12 @@ export function TopUpGuide({ facts }: { facts: DeploymentFacts }) {
         </li>
         <li>
           It answers <strong>402</strong> with an x402 v2 <C>PAYMENT-REQUIRED</C> header (and the v1 body with <C>accepts</C>): scheme <C>exact</C>,
-          network <C>eip155:8453</C>, asset USDC, <C>payTo</C> the treasury, exactly the amount.
+          network <C>eip155:8453</C>, asset USDC, <C>payTo</C> the treasury, exactly the amount, and <C>extra.payer</C>: your signed-in wallet.
         </li>
         <li>
-          Your wallet signs an EIP-3009 <C>transferWithAuthorization</C> for it (a signature, no transaction, no gas).
+          That wallet signs an EIP-3009 <C>transferWithAuthorization</C> for it (a signature, no transaction, no gas). Only the signed-in wallet can
+          pay: an authorization whose <C>from</C> is any other address is refused (402 <C>payment_invalid</C>, reason <C>payer_mismatch</C>), and the
+          payload must be exactly EIP-3009&apos;s <C>{"{signature, authorization}"}</C> (any other field, e.g. a Permit2 authorization, is refused).
         </li>
         <li>
           Retry the same request with <C>PAYMENT-SIGNATURE</C> (v1: <C>X-PAYMENT</C>). The service verifies it, settles it on chain (its relayer pays the

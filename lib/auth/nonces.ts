@@ -10,15 +10,25 @@ const NONCE_ENTROPY_BYTES = 16;
 
 export type IssuedNonce = { nonce: string; issuedAt: Date; expiresAt: Date };
 
+/** Unused nonces a wallet may hold at once; issuing another retires the oldest (a sign-in needs only the newest). */
+export const MAX_OPEN_NONCES_PER_WALLET = 5;
+
 /**
- * Issues a single-use nonce bound to one (checksummed) wallet. Expired rows are swept here so the
- * table stays as small as the number of sign-ins in flight, without a separate job.
+ * Issues a single-use nonce bound to one (checksummed) wallet. The table stays bounded without a separate job:
+ * expired rows are swept on every insert, a wallet holds at most MAX_OPEN_NONCES_PER_WALLET unused ones, and
+ * GET /auth/nonce is limited per client IP as a write (lib/http/rate-limit.ts).
  */
 export async function issueNonce(walletAddress: string, now = new Date()): Promise<IssuedNonce> {
   const nonce = randomBase62(NONCE_ENTROPY_BYTES);
   const expiresAt = new Date(now.getTime() + NONCE_TTL_MS);
   await db.siweNonce.deleteMany({ where: { expiresAt: { lt: now } } });
-  await db.siweNonce.create({ data: { nonce, walletAddress, issuedAt: now, expiresAt } });
+  await db.$transaction([
+    db.siweNonce.create({ data: { nonce, walletAddress, issuedAt: now, expiresAt } }),
+    db.$executeRaw`
+      DELETE FROM siwe_nonces WHERE wallet_address = ${walletAddress} AND consumed_at IS NULL AND nonce NOT IN (
+        SELECT nonce FROM siwe_nonces WHERE wallet_address = ${walletAddress} AND consumed_at IS NULL
+        ORDER BY issued_at DESC, nonce DESC LIMIT ${MAX_OPEN_NONCES_PER_WALLET})`,
+  ]);
   return { nonce, issuedAt: now, expiresAt };
 }
 

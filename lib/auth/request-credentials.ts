@@ -3,19 +3,30 @@ import "server-only";
 import { deployment } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 
+/**
+ * The session cookie is `svc_session` on http (local dev), `__Host-svc_session` on https: the `__Host-` prefix makes
+ * browsers accept it only with Secure, Path=/ and no Domain, so no subdomain or plain-http page can set or shadow it.
+ * Both names are read, whichever the client sends; the prefixed one wins when both are present.
+ */
 export const SESSION_COOKIE = "svc_session";
+export const SECURE_SESSION_COOKIE = "__Host-svc_session";
+
+export function sessionCookieName(secure: boolean): string {
+  return secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+}
 
 export function readSessionCookie(req: Request): string | undefined {
   const header = req.headers.get("cookie");
   if (!header) return undefined;
+  const found: Record<string, string> = {};
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
-    if (eq !== -1 && part.slice(0, eq).trim() === SESSION_COOKIE) {
-      const value = part.slice(eq + 1).trim();
-      return value.length > 0 ? value : undefined;
-    }
+    if (eq === -1) continue;
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if ((name === SECURE_SESSION_COOKIE || name === SESSION_COOKIE) && value.length > 0 && !(name in found)) found[name] = value;
   }
-  return undefined;
+  return found[SECURE_SESSION_COOKIE] ?? found[SESSION_COOKIE];
 }
 
 /** The Authorization header's presence, and its Bearer token when it is one. */
@@ -29,11 +40,11 @@ export function readAuthorization(req: Request): { present: boolean; bearer?: st
 /** The Set-Cookie value that hands a session token to the browser; only verify sets it. */
 export function serializeSessionCookie(token: string, expiresAt: Date, options: { secure: boolean; now?: Date }): string {
   const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - (options.now ?? new Date()).getTime()) / 1000));
-  return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}${options.secure ? "; Secure" : ""}`;
+  return `${sessionCookieName(options.secure)}=${token}; HttpOnly; SameSite=Lax; Path=/; Max-Age=${maxAge}${options.secure ? "; Secure" : ""}`;
 }
 
 export function serializeClearedSessionCookie(options: { secure: boolean }): string {
-  return `${SESSION_COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0${options.secure ? "; Secure" : ""}`;
+  return `${sessionCookieName(options.secure)}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0${options.secure ? "; Secure" : ""}`;
 }
 
 /**

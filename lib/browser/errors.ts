@@ -35,6 +35,7 @@ const PAYMENT_REASONS: Record<PaymentFailureReason, string> = {
   amount_mismatch: "The signed amount didn't match the top-up. Start a new top-up.",
   network_mismatch: "The payment must be made on Base. Switch your wallet to Base and try again.",
   undeployed_smart_wallet: "Your smart wallet isn't deployed on Base yet. Make one transaction with it first, then top up.",
+  payer_mismatch: "Pay from the wallet you are signed in with: svc credits a top-up only to the wallet that signed it.",
 };
 
 function describeApiError(error: ApiError): string {

@@ -46,6 +46,15 @@ export async function topUpWithX402(
   ) {
     throw new ApiError(502, "internal_error", "The payment request did not match the top-up; nothing was signed.");
   }
+  // The service takes top-ups only from the signed-in wallet: say so before asking a switched wallet to sign.
+  const payer = (requirements.extra as { payer?: string } | undefined)?.payer;
+  if (payer && !isAddressEqual(getAddress(payer), signer.address)) {
+    throw new ApiError(
+      402,
+      "payment_invalid",
+      `Top-ups are paid from the signed-in wallet ${payer}; switch your wallet back to it (it is on ${signer.address}). Nothing was signed.`,
+    );
+  }
 
   onStep("signing");
   const { payload } = await new ExactEvmScheme(signer).createPaymentPayload(2, requirements);

@@ -60,10 +60,18 @@ export function readQuery(req: Request): Record<string, string> {
   return Object.fromEntries(new URL(req.url).searchParams.entries());
 }
 
-/** Parses input with a zod schema, turning the first problems into one readable 400. */
+/**
+ * Parses input with a zod schema, turning the first problems into one readable 400. Every body and query goes
+ * through here, so what no field may hold is refused here once, whatever the route's schema says: a NUL character
+ * in any string (PostgreSQL text cannot store one), and an integer amount outside the 64-bit columns money lives in.
+ */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where: "body" | "query"): z.infer<S> {
+  assertNoNulCharacters(input, where);
   const result = schema.safeParse(input);
-  if (result.success) return result.data;
+  if (result.success) {
+    assertWithinStorableRange(result.data, where);
+    return result.data;
+  }
   const issues = result.error.issues;
   // A field can name the code of its issue (stream_not_supported, invalid_amount): such an issue wins over the others.
   const coded = issues.find((i) => codeOf(i) !== null);
@@ -91,4 +99,46 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
 function codeOf(issue: z.core.$ZodIssue): AppErrorCode | null {
   const code = issue.code === "custom" ? (issue.params as { code?: unknown } | undefined)?.code : undefined;
   return typeof code === "string" && code in ERROR_STATUS && ERROR_STATUS[code as AppErrorCode] === 400 ? (code as AppErrorCode) : null;
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+type Visit = { value: unknown; path: string[] };
+
+/** Every string (and key) in a parsed JSON value or query, iteratively: a deeply nested body cannot overflow the stack. */
+function* walk(root: unknown): Generator<Visit> {
+  const stack: Visit[] = [{ value: root, path: [] }];
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    yield visit;
+    const { value, path } = visit;
+    if (Array.isArray(value)) value.forEach((item, i) => stack.push({ value: item, path: [...path, String(i)] }));
+    else if (value !== null && typeof value === "object" && !(value instanceof Date)) {
+      for (const [key, item] of Object.entries(value)) stack.push({ value: item, path: [...path, key] });
+    }
+  }
+}
+
+function assertNoNulCharacters(input: unknown, where: "body" | "query") {
+  for (const { value, path } of walk(input)) {
+    const key = path.at(-1);
+    if ((typeof value === "string" && value.includes("\u0000")) || key?.includes("\u0000")) {
+      const param = path.map((p) => p.replaceAll("\u0000", "\\0")).join(".");
+      throw new AppError("invalid_request", `Invalid ${where === "body" ? "request body" : "query"}: ${param || where}: must not contain a NUL character (\\u0000).`, {
+        details: { param: param || null },
+      });
+    }
+  }
+}
+
+function assertWithinStorableRange(output: unknown, where: "body" | "query") {
+  for (const { value, path } of walk(output)) {
+    if (typeof value === "bigint" && (value < INT64_MIN || value > INT64_MAX)) {
+      const param = path.join(".");
+      throw new AppError("amount_out_of_range", `Invalid ${where === "body" ? "request body" : "query"}: ${param || where}: the amount is too large.`, {
+        details: { param: param || null },
+      });
+    }
+  }
 }

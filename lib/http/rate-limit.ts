@@ -5,8 +5,9 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 
 /**
- * Fixed one-minute windows, counted per key and per client IP. The counter store is this instance's memory
- * by default; RATE_LIMIT_STORE=postgres or redis shares the limit between instances.
+ * Fixed one-minute windows, counted per API key, per client IP, per account for writes, and per IP for failed
+ * authentication. The counter store is this instance's memory by default; RATE_LIMIT_STORE=postgres or redis
+ * shares the limit between instances.
  */
 
 const WINDOW_MS = 60_000;
@@ -110,9 +111,40 @@ export async function enforceRateLimits(
   return tightest;
 }
 
-/** Per client IP always, and per API key when the request carries one. */
-export function requestRateLimits(ip: string, apiKeyId?: string): RateLimitRule[] {
+/**
+ * What route() counts, and when. Before authentication, so requests with bad credentials are counted too:
+ * every request per client IP, and writes (anything but GET/HEAD/OPTIONS, or a read that stores something)
+ * per client IP again under a tighter limit. After authentication: the API key's requests, and the session
+ * account's writes. The inference endpoint is limited per key and per IP, not as a write.
+ */
+export function preAuthRules(ip: string, request: { write: boolean; bearer: boolean }): RateLimitRule[] {
   const rules: RateLimitRule[] = [{ name: "ip", key: ip, limit: env.RATE_LIMIT_PER_IP_PER_MINUTE }];
-  if (apiKeyId) rules.unshift({ name: "key", key: apiKeyId, limit: env.RATE_LIMIT_PER_KEY_PER_MINUTE });
+  if (request.write && !request.bearer) rules.push({ name: "writes per ip", key: `w:${ip}`, limit: env.RATE_LIMIT_WRITES_PER_IP_PER_MINUTE });
   return rules;
+}
+
+export function postAuthRules(who: { apiKeyId?: string; accountId?: string; write: boolean }): RateLimitRule[] {
+  if (who.apiKeyId) return [{ name: "key", key: who.apiKeyId, limit: env.RATE_LIMIT_PER_KEY_PER_MINUTE }];
+  if (who.accountId && who.write) return [{ name: "writes per account", key: `w:${who.accountId}`, limit: env.RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE }];
+  return [];
+}
+
+/**
+ * Counts a failed authentication (a 401) against the client IP. Within the limit the 401 stands; beyond it the
+ * answer is a 429, so guessing credentials from one address is throttled on top of the per-IP limit.
+ */
+export async function countFailedAuthentication(ip: string, failure: AppError): Promise<AppError> {
+  try {
+    await enforceRateLimits([{ name: "failed authentication per ip", key: `auth:${ip}`, limit: env.RATE_LIMIT_AUTH_FAILURES_PER_IP_PER_MINUTE }]);
+    return failure;
+  } catch (error) {
+    return error instanceof AppError ? error : failure;
+  }
+}
+
+/** Of two sets of X-RateLimit-* headers, the one with fewer requests remaining. */
+export function tighter(a: Record<string, string>, b: Record<string, string>): Record<string, string> {
+  if (!a["x-ratelimit-remaining"]) return b;
+  if (!b["x-ratelimit-remaining"]) return a;
+  return Number(b["x-ratelimit-remaining"]) < Number(a["x-ratelimit-remaining"]) ? b : a;
 }

@@ -7,7 +7,8 @@ import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
-import { enforceRateLimits, requestRateLimits } from "@/lib/http/rate-limit";
+import { clientIp } from "@/lib/http/client-ip";
+import { countFailedAuthentication, enforceRateLimits, postAuthRules, preAuthRules, tighter } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
 import { log } from "@/lib/log";
 import type { OperationDocs } from "@/lib/openapi/operation";
@@ -35,8 +36,12 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   query?: Q;
   /** Overrides the configured JSON body limit for this route. */
   maxBodyBytes?: number;
-  /** Per-IP limits, and per-key on bearer routes: 429 with Retry-After, X-RateLimit-* on every answer. */
-  rateLimit?: boolean;
+  /**
+   * Rate limits (lib/http/rate-limit.ts; 429 with Retry-After, X-RateLimit-* on every answer). Every session and
+   * bearer route is limited; a public one only when it says so. "write" counts a read as a write (it stores
+   * something); writes are counted as such by their method anyway.
+   */
+  rateLimit?: boolean | "write";
   /** The route's description for GET /openapi.json and /docs (summary, success shapes, its own error codes). */
   docs: OperationDocs;
 };
@@ -59,23 +64,29 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
   options: RouteOptions<A, B, Q>,
   handler: (ctx: RouteContext<A, B, Q>) => Promise<Response> | Response,
 ): RouteHandler {
+  const limited = options.rateLimit !== undefined ? options.rateLimit !== false : options.auth !== "public";
   const handle = async (req: Request, next?: NextRouteContext): Promise<Response> => {
     const incomingId = req.headers.get("x-request-id");
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomBytes(12).toString("hex")}`;
     let response: Response;
     let rateHeaders: Record<string, string> = {};
+    const ip = clientIp(req, env.TRUST_PROXY_HOPS);
     try {
-      const auth = await authenticate(options.auth, req);
-      if (options.rateLimit) {
-        const apiKeyId = "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined;
-        rateHeaders = await enforceRateLimits(requestRateLimits(clientIp(req), apiKeyId));
+      const write = options.rateLimit === "write" || !SAFE_METHODS.has(req.method);
+      if (limited) rateHeaders = await enforceRateLimits(preAuthRules(ip, { write, bearer: options.auth === "bearer" }));
+      const auth = await authenticate(options.auth, req).catch(async (error: unknown) => {
+        throw limited && error instanceof AppError && error.status === 401 ? await countFailedAuthentication(ip, error) : error;
+      });
+      if (limited) {
+        const who = { apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined, accountId: "session" in auth ? auth.session?.accountId : undefined, write };
+        rateHeaders = tighter(rateHeaders, await enforceRateLimits(postAuthRules(who)));
       }
       const body = options.body
         ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")
         : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
       const params = flattenParams((await next?.params) ?? {});
-      const ctx = { req, body, query, params, requestId, ip: clientIp(req), ...auth } as RouteContext<A, B, Q>;
+      const ctx = { req, body, query, params, requestId, ip, ...auth } as RouteContext<A, B, Q>;
       response = await handler(ctx);
     } catch (error) {
       response = errorResponse(error, requestId, req);
@@ -84,7 +95,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     response.headers.set("x-request-id", requestId);
     return response;
   };
-  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: options.rateLimit === true, docs: options.docs };
+  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: limited, docs: options.docs };
   return Object.assign(handle, { meta });
 }
 
@@ -114,11 +125,6 @@ async function authenticate(mode: AuthMode, req: Request) {
 
 function flattenParams(params: Record<string, string | string[]>): Record<string, string> {
   return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, Array.isArray(v) ? v.join("/") : v]));
-}
-
-function clientIp(req: Request): string {
-  const forwarded = req.headers.get("x-forwarded-for");
-  return forwarded?.split(",")[0]?.trim() || req.headers.get("x-real-ip") || "unknown";
 }
 
 export function errorResponse(error: unknown, requestId: string, req?: Request): Response {

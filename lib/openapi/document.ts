@@ -32,6 +32,8 @@ export type OpenApiOperation = {
   description?: string;
   security: Record<string, string[]>[];
   "x-svc-auth": AuthMode;
+  /** The last path parameter takes the rest of the path, slashes included (Next's `[...name]`). */
+  "x-svc-catch-all"?: true;
   parameters?: (OpenApiParameter | { $ref: string })[];
   requestBody?: { required: true; content: { "application/json": { schema: JsonSchema } } };
   responses: Record<string, OpenApiResponse>;
@@ -58,7 +60,8 @@ export const SECURITY_SCHEMES = {
     type: "apiKey",
     in: "cookie",
     name: "svc_session",
-    description: "The HttpOnly session cookie set by POST /auth/verify after a Sign-In with Ethereum (EIP-4361) on Base.",
+    description:
+      "The HttpOnly session cookie set by POST /auth/verify after a Sign-In with Ethereum (EIP-4361) on Base. Over https it is named __Host-svc_session (Secure, Path=/, no Domain); both names are accepted.",
   },
   bearerApiKey: {
     type: "http",
@@ -209,6 +212,7 @@ function describeOperation(op: Operation): OpenApiOperation {
     ...(docs.description ? { description: docs.description } : {}),
     security: securityFor(auth),
     "x-svc-auth": auth,
+    ...(op.catchAll ? { "x-svc-catch-all": true as const } : {}),
     parameters,
     ...(body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(body, "input") } } } } : {}),
     responses: responsesFor(op, errorCodesFor(op)),

@@ -32,7 +32,7 @@ export const RESPONSE_HEADERS = {
     description: "Capacity available today from healthy offers priced above your max, diem.",
     schema: decimal,
   },
-  SetCookie: { name: "Set-Cookie", description: "svc_session=…; HttpOnly; SameSite=Lax; Path=/ (plus Secure over https).", schema: { type: "string" } },
+  SetCookie: { name: "Set-Cookie", description: "svc_session=…; HttpOnly; SameSite=Lax; Path=/ over http; __Host-svc_session=…; HttpOnly; SameSite=Lax; Path=/; Secure over https (both names are accepted).", schema: { type: "string" } },
   PaymentRequired: {
     name: "PAYMENT-REQUIRED",
     description: "x402 v2: base64 JSON PaymentRequired with `accepts` (exact scheme, eip155:8453, USDC, payTo the treasury, exactly the amount).",

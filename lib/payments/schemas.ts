@@ -15,6 +15,7 @@ export const PAYMENT_FAILURE_REASONS = [
   "authorization_expired",
   "authorization_not_yet_valid",
   "authorization_validity_too_long",
+  "payer_mismatch",
   "insufficient_funds",
   "invalid_signature",
   "undeployed_smart_wallet",
@@ -44,6 +45,11 @@ export const PaymentChallengeSchema = component(
           payTo: Address,
           asset: Address,
           maxTimeoutSeconds: z.number().int(),
+          extra: z.looseObject({
+            name: z.string().describe("EIP-712 domain name of the asset"),
+            version: z.string().describe("EIP-712 domain version of the asset"),
+            payer: Address.describe("The signed-in wallet: the authorization's `from` must be this address"),
+          }),
         }),
       ),
     })

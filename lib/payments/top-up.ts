@@ -1,6 +1,6 @@
 import "server-only";
-import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
-import type { Hash } from "viem";
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import { getAddress, type Address, type Hash } from "viem";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
@@ -22,6 +22,7 @@ import {
   buildRequirementsV1,
   decodePayment,
   encodeSettlementHeader,
+  facilitatorPayload,
   paymentInvalid,
   usdcAddress,
   treasuryAddress,
@@ -41,27 +42,41 @@ export function assertTopUpAmount(micros: bigint): bigint {
   return assertAmountInRange(micros, { minMicros: configuredMicros(env.TOPUP_MIN_USD), maxMicros: configuredMicros(env.TOPUP_MAX_USD) });
 }
 
-export function buildTopUpChallenge(amountMicros: bigint) {
-  return buildPaymentRequired(amountMicros, "Sign an EIP-3009 USDC authorization and retry with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1).");
+export function buildTopUpChallenge(amountMicros: bigint, walletAddress: string) {
+  const payer = getAddress(walletAddress);
+  return buildPaymentRequired(
+    amountMicros,
+    payer,
+    `Sign an EIP-3009 USDC authorization from the signed-in wallet ${payer} and retry with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1).`,
+  );
 }
 
 /**
- * Takes an x402 payment for a top-up of exactly `amountMicros`: verifies it, records it `pending` under its
- * unique (asset, payer, nonce) before anything touches the chain, settles it with the relayer, and credits the
+ * Takes an x402 payment for a top-up of exactly `amountMicros` from the signed-in wallet `payer` (an
+ * authorization signed by any other wallet is refused): verifies it, records it `pending` under its unique
+ * (asset, payer, nonce) before anything touches the chain, settles it with the relayer, and credits the
  * account in the transaction that marks it settled. Whatever happens after the row exists, reconciliation can
  * finish: a settled payment is credited once, an unsettleable one is marked failed.
  */
-export async function topUpWithPayment(accountId: string, amountMicros: bigint, header: string, now = new Date()): Promise<TopUpResult> {
+export async function topUpWithPayment(
+  account: { accountId: string; walletAddress: string },
+  amountMicros: bigint,
+  header: string,
+  now = new Date(),
+): Promise<TopUpResult> {
+  const payer = getAddress(account.walletAddress);
   try {
     const payment = decodePayment(header);
     await assertAuthorizationUnused(payment);
-    assertPaymentMatches(payment, amountMicros, BigInt(Math.floor(now.getTime() / 1000)));
-    const requirements = payment.version === 2 ? buildRequirements(amountMicros) : (buildRequirementsV1(amountMicros) as unknown as PaymentRequirements);
-    await verifyWithFacilitator(payment, requirements);
-    const paymentId = await recordPendingPayment(accountId, payment);
-    return await settleAndCredit(accountId, paymentId, payment, requirements);
+    assertPaymentMatches(payment, amountMicros, payer, BigInt(Math.floor(now.getTime() / 1000)));
+    const requirements =
+      payment.version === 2 ? buildRequirements(amountMicros, payer) : (buildRequirementsV1(amountMicros, payer) as unknown as PaymentRequirements);
+    const payload = facilitatorPayload(payment, requirements);
+    await verifyWithFacilitator(payment, payload, requirements);
+    const paymentId = await recordPendingPayment(account.accountId, payment);
+    return await settleAndCredit(account.accountId, paymentId, payment, payload, requirements);
   } catch (error) {
-    throw withChallenge(error, amountMicros);
+    throw withChallenge(error, amountMicros, payer);
   }
 }
 
@@ -82,10 +97,10 @@ function alreadyUsed(payment: DecodedPayment) {
   );
 }
 
-async function verifyWithFacilitator(payment: DecodedPayment, requirements: PaymentRequirements) {
+async function verifyWithFacilitator(payment: DecodedPayment, payload: PaymentPayload, requirements: PaymentRequirements) {
   let result;
   try {
-    result = await verifyPayment(payment.payload, requirements);
+    result = await verifyPayment(payload, requirements);
   } catch (error) {
     throw new AppError("service_unavailable", "The payment could not be verified on Base right now; nothing was charged. Retry shortly.", {
       cause: error,
@@ -124,6 +139,7 @@ async function settleAndCredit(
   accountId: string,
   paymentId: string,
   payment: DecodedPayment,
+  payload: PaymentPayload,
   requirements: PaymentRequirements,
 ): Promise<TopUpResult> {
   // v1 names the network ("base"); the SDK types only know CAIP-2 ids.
@@ -139,7 +155,7 @@ async function settleAndCredit(
   let settlement: SettleResponse;
   try {
     await faults.topUpBeforeSettle?.(paymentId);
-    settlement = await settlePayment(payment.payload, requirements, observer);
+    settlement = await settlePayment(payload, requirements, observer);
   } catch (error) {
     if (signedHash) throw pending(paymentId, signedHash, error);
     await markPaymentFailed(paymentId, `settlement error: ${describeChainError(error)}`, null);
@@ -185,12 +201,12 @@ function pending(paymentId: string, txHash: Hash, cause: unknown) {
 }
 
 /** Verification failures carry a fresh PAYMENT-REQUIRED, so x402 clients see the requirements and the reason. */
-function withChallenge(error: unknown, amountMicros: bigint): unknown {
+function withChallenge(error: unknown, amountMicros: bigint, payer: Address): unknown {
   if (!(error instanceof AppError) || error.code !== "payment_invalid") return error;
   const reason = String(error.details?.reason ?? "payment_invalid");
   return new AppError(error.code, error.message, {
     details: error.details,
-    headers: { ...error.headers, "payment-required": buildPaymentRequired(amountMicros, reason).header },
+    headers: { ...error.headers, "payment-required": buildPaymentRequired(amountMicros, payer, reason).header },
     cause: error.cause,
   });
 }

@@ -13,13 +13,16 @@ import { log } from "@/lib/log";
 import { formatMicros } from "@/lib/money";
 import { assertAmountInRange, configuredMicros } from "@/lib/payments/amount";
 import { faults } from "@/lib/payments/faults";
-import { RelayerSendError, describeChainError, sendRelayerTransaction, waitForReceipt } from "@/lib/payments/relayer";
+import { RelayerSendError, describeChainError, sendRelayerTransaction, waitForReceipt, type SignedTransaction } from "@/lib/payments/relayer";
 import { treasuryAddress, usdcAddress } from "@/lib/payments/x402";
 import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
 
-/** A pending withdrawal whose transaction the chain has never heard of after this long was not broadcast (or dropped). */
-const DROPPED_AFTER_MS = 10 * 60_000;
 const RECONCILE_GRACE_MS = 2 * 60_000;
+/**
+ * How deep the block must be in which the sender's nonce count has passed a withdrawal's nonce before that counts
+ * as proof (~24 s on Base): a node of a load-balanced RPC that lags behind by fewer blocks still sees the receipt.
+ */
+export const NONCE_PROOF_CONFIRMATIONS = 12n;
 
 export function assertWithdrawalAmount(micros: bigint): bigint {
   return assertAmountInRange(micros, { minMicros: configuredMicros(env.WITHDRAWAL_MIN_USD) });
@@ -28,8 +31,11 @@ export function assertWithdrawalAmount(micros: bigint): bigint {
 /**
  * Pays a supplier's earnings out to their own wallet in real USDC: the earnings are debited first (a `withdrawal`
  * entry, supplier → external) in one transaction, then the relayer sends `transferFrom(treasury, wallet)`, then the
- * withdrawal is marked sent. A transfer that certainly did not happen is reversed (`withdrawal_reversal`) and
- * answered 502 `withdrawal_failed`; one whose outcome is unknown stays pending for reconciliation (`withdrawal_pending`).
+ * withdrawal is marked sent. It is reversed (`withdrawal_reversal`, answered 502 `withdrawal_failed`) only on proof
+ * that the transfer can never happen: nothing was signed (the node refused it at gas estimation), a failed receipt,
+ * or the sender's nonce used by another transaction (reconciliation). Anything else, a send error such as
+ * "already known" or an RPC that does not know the transaction included, leaves it pending (`withdrawal_pending`)
+ * and reconciliation checks it again: behind a load-balanced RPC such a transfer can still be mined.
  */
 export async function requestWithdrawal(accountId: string, walletAddress: string, amountMicros: bigint): Promise<WithdrawalView> {
   const toAddress = getAddress(walletAddress);
@@ -42,10 +48,10 @@ export async function requestWithdrawal(accountId: string, walletAddress: string
         to: usdcAddress,
         data: encodeFunctionData({ abi: usdcAbi, functionName: "transferFrom", args: [treasuryAddress, toAddress, amountMicros] }),
       },
-      { onSigned: (signed) => recordTxHash(withdrawal.id, signed) },
+      { onSigned: (_hash, signed) => recordSignedTransfer(withdrawal.id, signed) },
     );
   } catch (error) {
-    if (error instanceof RelayerSendError && error.broadcast === "not_sent") {
+    if (error instanceof RelayerSendError && !error.signed) {
       throw await failWithdrawal(withdrawal, `transfer refused: ${error.message}`);
     }
     throw pendingError(withdrawal, error);
@@ -97,9 +103,12 @@ function insufficientEarnings(availableMicros: bigint, amountMicros: bigint) {
   );
 }
 
-/** Persists the hash before the broadcast; refuses (so nothing is sent) if reconciliation already closed the row. */
-async function recordTxHash(withdrawalId: string, txHash: Hash) {
-  const updated = await db.withdrawal.updateMany({ where: { id: withdrawalId, status: "pending" }, data: { txHash } });
+/** Persists hash, sender and nonce before the broadcast; refuses (so nothing is sent) if reconciliation already closed the row. */
+async function recordSignedTransfer(withdrawalId: string, signed: SignedTransaction) {
+  const updated = await db.withdrawal.updateMany({
+    where: { id: withdrawalId, status: "pending" },
+    data: { txHash: signed.hash, txFrom: signed.from, txNonce: signed.nonce },
+  });
   if (updated.count !== 1) throw new Error(`withdrawal ${withdrawalId} is no longer pending`);
 }
 
@@ -111,7 +120,7 @@ async function markSent(withdrawalId: string, txHash: string): Promise<boolean> 
   return updated.count === 1;
 }
 
-/** Restores the earnings of a withdrawal whose transfer certainly did not happen; idempotent. */
+/** Restores the earnings of a withdrawal whose transfer is proven never to happen; idempotent. */
 async function reverseWithdrawal(withdrawal: Withdrawal, reason: string): Promise<boolean> {
   return db.$transaction(async (tx) => {
     const updated = await tx.withdrawal.updateMany({
@@ -154,18 +163,25 @@ export type WithdrawalReconcileReport = { examined: number; sent: number; revers
 
 /**
  * Resolves withdrawals a request left pending (a crash or an RPC failure after the debit): a mined transfer marks
- * it sent, a reverted one reverses it, and one the chain never saw is reversed once it is clearly not coming.
+ * it sent; a reverted one, or one whose nonce another transaction of its sender has used (so it can never be
+ * mined), is reversed; everything else stays pending and is looked at again on the next run.
  */
-export async function reconcileWithdrawals(options: { graceMs?: number; now?: Date; limit?: number } = {}): Promise<WithdrawalReconcileReport> {
+export async function reconcileWithdrawals(
+  options: { graceMs?: number; now?: Date; limit?: number; accountId?: string } = {},
+): Promise<WithdrawalReconcileReport> {
   const now = options.now ?? new Date();
   const candidates = await db.withdrawal.findMany({
-    where: { status: "pending", createdAt: { lt: new Date(now.getTime() - (options.graceMs ?? RECONCILE_GRACE_MS)) } },
+    where: {
+      status: "pending",
+      createdAt: { lt: new Date(now.getTime() - (options.graceMs ?? RECONCILE_GRACE_MS)) },
+      ...(options.accountId ? { accountId: options.accountId } : {}),
+    },
     orderBy: { createdAt: "asc" },
     take: options.limit ?? 100,
   });
   const report: WithdrawalReconcileReport = { examined: candidates.length, sent: 0, reversed: 0, pending: 0 };
   for (const withdrawal of candidates) {
-    const outcome = await resolveWithdrawal(withdrawal, now).catch((error: unknown) => {
+    const outcome = await resolveWithdrawal(withdrawal).catch((error: unknown) => {
       log.warn("could not reconcile a withdrawal yet", { withdrawalId: withdrawal.id, error: describeChainError(error) });
       return "pending" as const;
     });
@@ -174,22 +190,32 @@ export async function reconcileWithdrawals(options: { graceMs?: number; now?: Da
   return report;
 }
 
-async function resolveWithdrawal(withdrawal: Withdrawal, now: Date): Promise<"sent" | "reversed" | "pending"> {
-  // onSigned runs before every broadcast, so no hash means nothing was ever sent.
+async function resolveWithdrawal(withdrawal: Withdrawal): Promise<"sent" | "reversed" | "pending"> {
+  // onSigned runs before every broadcast, so no hash means nothing was ever signed, let alone sent.
   if (!withdrawal.txHash) {
     return (await reverseWithdrawal(withdrawal, "transfer never sent")) ? "reversed" : "pending";
   }
   const hash = withdrawal.txHash as Hash;
+  // The nonce count first, the receipt second: a transfer mined before the counted block shows its receipt.
+  const usedNonces = await confirmedNonceCount(withdrawal);
   const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
   if (receipt) {
     if (receipt.status === "success") return (await markSent(withdrawal.id, hash)) ? "sent" : "pending";
     return (await reverseWithdrawal(withdrawal, `transfer ${hash} reverted`)) ? "reversed" : "pending";
   }
-  const known = await publicClient.getTransaction({ hash }).catch(() => null);
-  if (!known && now.getTime() - withdrawal.createdAt.getTime() > DROPPED_AFTER_MS) {
-    return (await reverseWithdrawal(withdrawal, `transfer ${hash} never reached the chain`)) ? "reversed" : "pending";
+  if (usedNonces !== null && withdrawal.txNonce !== null && usedNonces > withdrawal.txNonce) {
+    const reason = `transfer ${hash} can never be mined: nonce ${withdrawal.txNonce} of ${withdrawal.txFrom} was used by another transaction`;
+    return (await reverseWithdrawal(withdrawal, reason)) ? "reversed" : "pending";
   }
   return "pending";
+}
+
+/** How many nonces the transfer's sender had used NONCE_PROOF_CONFIRMATIONS blocks ago; null when unknown. */
+async function confirmedNonceCount(withdrawal: Withdrawal): Promise<number | null> {
+  if (!withdrawal.txFrom || withdrawal.txNonce === null) return null;
+  const head = await publicClient.getBlockNumber({ cacheTime: 0 });
+  if (head < NONCE_PROOF_CONFIRMATIONS) return null;
+  return publicClient.getTransactionCount({ address: getAddress(withdrawal.txFrom), blockNumber: head - NONCE_PROOF_CONFIRMATIONS });
 }
 
 export async function listWithdrawals(accountId: string, limit = 100): Promise<WithdrawalList> {

@@ -26,7 +26,15 @@ const VALIDITY_SKEW_SECONDS = 60;
 export const usdcAddress: Address = getAddress(env.USDC_ADDRESS);
 export const treasuryAddress: Address = getAddress(env.TREASURY_ADDRESS);
 
-export function buildRequirements(amountMicros: bigint): PaymentRequirements {
+/**
+ * `extra` carries the EIP-712 domain x402 clients sign with, and `payer`: the only wallet whose authorization
+ * this top-up accepts (the signed-in one), so an authorization collected elsewhere cannot be cashed in here.
+ */
+function requirementsExtra(payer: Address) {
+  return { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION, payer };
+}
+
+export function buildRequirements(amountMicros: bigint, payer: Address): PaymentRequirements {
   return {
     scheme: "exact",
     network: X402_NETWORK,
@@ -34,11 +42,11 @@ export function buildRequirements(amountMicros: bigint): PaymentRequirements {
     amount: amountMicros.toString(),
     payTo: treasuryAddress,
     maxTimeoutSeconds: env.X402_MAX_TIMEOUT_SECONDS,
-    extra: { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION },
+    extra: requirementsExtra(payer),
   };
 }
 
-export function buildRequirementsV1(amountMicros: bigint): PaymentRequirementsV1 {
+export function buildRequirementsV1(amountMicros: bigint, payer: Address): PaymentRequirementsV1 {
   return {
     scheme: "exact",
     network: X402_V1_NETWORK as PaymentRequirementsV1["network"],
@@ -50,7 +58,7 @@ export function buildRequirementsV1(amountMicros: bigint): PaymentRequirementsV1
     payTo: treasuryAddress,
     maxTimeoutSeconds: env.X402_MAX_TIMEOUT_SECONDS,
     asset: usdcAddress,
-    extra: { name: USDC_EIP712_NAME, version: USDC_EIP712_VERSION },
+    extra: requirementsExtra(payer),
   };
 }
 
@@ -59,16 +67,16 @@ function describeTopUp(amountMicros: bigint) {
 }
 
 /** The 402 challenge: the v2 `PAYMENT-REQUIRED` header value and the v1 body with `accepts`. */
-export function buildPaymentRequired(amountMicros: bigint, error: string) {
+export function buildPaymentRequired(amountMicros: bigint, payer: Address, error: string) {
   const paymentRequired: PaymentRequired = {
     x402Version: 2,
     error,
     resource: { url: `${deployment.origin}${TOP_UP_PATH}`, description: describeTopUp(amountMicros), mimeType: "application/json" },
-    accepts: [buildRequirements(amountMicros)],
+    accepts: [buildRequirements(amountMicros, payer)],
   };
   return {
     header: encodePaymentRequiredHeader(paymentRequired),
-    body: { x402Version: 1 as const, error, accepts: [buildRequirementsV1(amountMicros)] },
+    body: { x402Version: 1 as const, error, accepts: [buildRequirementsV1(amountMicros, payer)] },
   };
 }
 
@@ -79,9 +87,11 @@ export function encodeSettlementHeader(response: SettleResponse): string {
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address");
 const uint = z.string().regex(/^\d{1,78}$/, "must be an unsigned integer string");
 
-const Eip3009Payload = z.object({
+// Exactly the EIP-3009 shape and nothing else: x402's facilitator picks its settlement path from the fields it
+// finds (a `permit2Authorization` makes it settle a Permit2 transfer instead), so no other field may pass.
+const Eip3009Payload = z.strictObject({
   signature: z.string().regex(/^0x[0-9a-fA-F]+$/, "must be hex"),
-  authorization: z.object({
+  authorization: z.strictObject({
     from: address,
     to: address,
     value: uint,
@@ -111,8 +121,9 @@ export type Authorization = {
 
 export type DecodedPayment = {
   version: 1 | 2;
-  /** The payload exactly as received, for the facilitator. */
-  payload: PaymentPayload;
+  /** What the client says it pays with: v2 echoes the requirements it accepted, v1 names scheme and network. */
+  declared: { scheme: string; network: string; asset?: string; payTo?: string; amount?: string };
+  signature: Hex;
   authorization: Authorization;
 };
 
@@ -141,7 +152,8 @@ export function decodePayment(header: string): DecodedPayment {
   const a = inner.data.authorization;
   return {
     version: v2.success ? 2 : 1,
-    payload: raw as PaymentPayload,
+    declared: v2.success ? v2.data.accepted : { scheme: v1!.data!.scheme, network: v1!.data!.network },
+    signature: inner.data.signature as Hex,
     authorization: {
       from: getAddress(a.from),
       to: getAddress(a.to),
@@ -153,27 +165,55 @@ export function decodePayment(header: string): DecodedPayment {
   };
 }
 
+/**
+ * The payload the facilitator verifies and settles, rebuilt from the validated authorization and our own
+ * requirements: never the header as received, so what is recorded (payer, nonce, amount) is what settles.
+ */
+export function facilitatorPayload(payment: DecodedPayment, requirements: PaymentRequirements): PaymentPayload {
+  const a = payment.authorization;
+  const payload = {
+    signature: payment.signature,
+    authorization: {
+      from: a.from,
+      to: a.to,
+      value: a.value.toString(),
+      validAfter: a.validAfter.toString(),
+      validBefore: a.validBefore.toString(),
+      nonce: a.nonce,
+    },
+  };
+  if (payment.version === 2) return { x402Version: 2, accepted: requirements, payload };
+  // v1 payloads name scheme and network instead of echoing the requirements; the SDK types only know v2.
+  return { x402Version: 1, scheme: "exact", network: X402_V1_NETWORK, payload } as unknown as PaymentPayload;
+}
+
 /** Checks a decoded payment against exactly what we asked for, before the facilitator checks the signature. */
-export function assertPaymentMatches(payment: DecodedPayment, amountMicros: bigint, nowSeconds: bigint) {
+export function assertPaymentMatches(payment: DecodedPayment, amountMicros: bigint, payer: Address, nowSeconds: bigint) {
   const asked = formatMicros(amountMicros);
   if (payment.version === 2) {
-    const accepted = (payment.payload as { accepted: PaymentRequirements }).accepted;
+    const accepted = payment.declared;
     if (accepted.scheme !== "exact") throw paymentInvalid("scheme_mismatch", `Pay with the "exact" scheme, not "${accepted.scheme}".`);
     if (accepted.network !== X402_NETWORK) {
       throw paymentInvalid("network_mismatch", `Pay on ${X402_NETWORK} (Base), not ${accepted.network}.`);
     }
-    if (!sameAddress(accepted.asset, usdcAddress)) throw paymentInvalid("asset_mismatch", `Pay in USDC (${usdcAddress}).`);
-    if (!sameAddress(accepted.payTo, treasuryAddress)) throw paymentInvalid("recipient_mismatch", `Pay to the treasury ${treasuryAddress}.`);
+    if (!sameAddress(accepted.asset ?? "", usdcAddress)) throw paymentInvalid("asset_mismatch", `Pay in USDC (${usdcAddress}).`);
+    if (!sameAddress(accepted.payTo ?? "", treasuryAddress)) throw paymentInvalid("recipient_mismatch", `Pay to the treasury ${treasuryAddress}.`);
     if (accepted.amount !== amountMicros.toString()) {
       throw paymentInvalid("amount_mismatch", `The payment accepts ${accepted.amount} micro-USDC but this top-up asks for ${asked} USDC.`);
     }
   } else {
-    const { scheme, network } = payment.payload as unknown as { scheme: string; network: string };
+    const { scheme, network } = payment.declared;
     if (scheme !== "exact") throw paymentInvalid("scheme_mismatch", `Pay with the "exact" scheme, not "${scheme}".`);
     if (network !== X402_V1_NETWORK) throw paymentInvalid("network_mismatch", `Pay on "${X402_V1_NETWORK}", not "${network}".`);
   }
 
   const a = payment.authorization;
+  if (a.from !== payer) {
+    throw paymentInvalid(
+      "payer_mismatch",
+      `The authorization is signed by ${a.from}, but top-ups are taken only from the signed-in wallet ${payer}.`,
+    );
+  }
   if (a.value !== amountMicros) {
     throw paymentInvalid("amount_mismatch", `The authorization moves ${formatMicros(a.value)} USDC but this top-up asks for ${asked} USDC.`);
   }

@@ -95,7 +95,8 @@ export async function getOfferOrThrow(supplierId: string, offerId: string, now: 
 
 /**
  * Changes price, capacity, models, credentials or status (active ↔ paused). A new URL, key or model
- * list is checked against the upstream first; new credentials that pass also end any cooldown.
+ * list is checked against the upstream first; new credentials that pass also end any cooldown. A new URL
+ * needs the key again (400 naming upstreamApiKey otherwise).
  * Withdrawn offers are final (409).
  */
 export async function updateOffer(
@@ -115,6 +116,7 @@ export async function updateOffer(
   if (credentialsChanged || models) {
     if (patch.upstream_base_url !== undefined) {
       baseUrl = assertUpstreamUrlAllowed(patch.upstream_base_url, options.policy ?? defaultUpstreamPolicy());
+      assertKeyResentForNewUrl(baseUrl, offer.upstreamBaseUrl, patch.upstream_api_key);
     }
     const apiKey = patch.upstream_api_key ?? decryptCredential(offer.upstreamKeyCiphertext);
     const offered = models ?? (await modelsWithListPrices(offer.models));
@@ -379,6 +381,20 @@ async function loadOfferViews(
       updated_at: o.updatedAt.toISOString(),
     };
   });
+}
+
+/**
+ * The stored key goes only to the URL it was given for: a new URL needs the key again, so a stolen session
+ * cannot point the offer at its own server and collect the key from the upstream check.
+ */
+function assertKeyResentForNewUrl(newBaseUrl: string, storedBaseUrl: string, apiKey: string | undefined) {
+  if (apiKey === undefined && newBaseUrl !== storedBaseUrl) {
+    throw new AppError(
+      "invalid_request",
+      "Invalid request body: upstream_api_key: required when upstream_base_url changes (the stored key is only ever sent to the URL it was given for).",
+      { details: { param: "upstream_api_key" } },
+    );
+  }
 }
 
 function offerNotFound() {

@@ -3,7 +3,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { defaultUpstreamPolicy, isAddressAllowed, normalizeBaseUrl, type UpstreamPolicy } from "@/lib/upstream/ssrf";
+import { defaultUpstreamPolicy, normalizeBaseUrl, upstreamTargetRefusal, type UpstreamPolicy } from "@/lib/upstream/ssrf";
 import { parseMicros, formatMicros } from "@/lib/money";
 
 /**
@@ -65,14 +65,16 @@ function agentFor(protocol: "http:" | "https:", policy: UpstreamPolicy): http.Ag
 }
 
 /** A `lookup` for net.connect that resolves with `resolver` and fails unless every address is allowed. */
-function checkedLookup(policy: UpstreamPolicy, resolver: Resolver): LookupFunction {
+function checkedLookup(policy: UpstreamPolicy, resolver: Resolver, port: number): LookupFunction {
   return (hostname, options, callback) => {
     resolver(hostname)
-      .then((all) => {
+      .then(async (all) => {
         const wanted = options.family ? all.filter((a) => a.family === options.family) : all;
         if (wanted.length === 0) throw Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" });
-        const bad = wanted.find((a) => !isAddressAllowed(a.address, policy));
-        if (bad) throw new UpstreamError("forbidden_address", `Upstream host ${hostname} resolves to a non-public address (${bad.address}).`);
+        for (const a of wanted) {
+          const refusal = await upstreamTargetRefusal(a.address, port, policy);
+          if (refusal) throw new UpstreamError("forbidden_address", `Upstream host ${hostname} resolves to ${refusal}.`);
+        }
         if (options.all) callback(null, wanted);
         else callback(null, wanted[0].address, wanted[0].family);
       })
@@ -101,10 +103,10 @@ async function request(
   }
   if (url.username || url.password) throw new UpstreamError("invalid_url", "The upstream URL must not contain credentials.");
   const host = url.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
   // net.connect skips `lookup` for IP literals, so they are checked here.
-  if (isIP(host) && !isAddressAllowed(host, policy)) {
-    throw new UpstreamError("forbidden_address", `Upstream address ${host} is not public.`);
-  }
+  const refusal = isIP(host) ? await upstreamTargetRefusal(host, port, policy) : null;
+  if (refusal) throw new UpstreamError("forbidden_address", `Upstream address ${host} is ${refusal}.`);
   const transport = url.protocol === "https:" ? https : http;
   const headers: Record<string, string | number> = {
     authorization: `Bearer ${apiKey}`,
@@ -136,7 +138,7 @@ async function request(
         path: `${url.pathname}${url.search}`,
         headers,
         agent: agentFor(url.protocol as "http:" | "https:", policy),
-        lookup: checkedLookup(policy, options.resolver ?? systemResolver),
+        lookup: checkedLookup(policy, options.resolver ?? systemResolver, port),
         servername: isIP(host) ? undefined : host,
       },
       (res) => {

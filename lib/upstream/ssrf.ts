@@ -1,5 +1,7 @@
 import "server-only";
+import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 import { deployment, env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 
@@ -12,7 +14,13 @@ import { AppError } from "@/lib/http/errors";
  *
  * Checked twice: syntactically when an offer is posted (`assertUpstreamUrlAllowed`) and on every
  * connection, where lib/upstream/client.ts resolves the host itself and connects only to an
- * address that passed `isAddressAllowed` (no DNS-rebinding window between check and connect).
+ * address that passed `upstreamTargetRefusal` (no DNS-rebinding window between check and connect).
+ *
+ * An upstream must not be svc itself either (one buyer request would otherwise clear again and again):
+ * the URL's host may not be our own host name in any spelling (case, trailing dot), and the address a
+ * connection goes to may not be one SVC_ORIGIN's host resolves to or one of this machine's interfaces.
+ * Public addresses of ours are refused on every port; loopback and private ones (reachable only with
+ * the dev flag, where the reference upstream shares 127.0.0.1 with the app) on the ports svc serves.
  */
 
 export type UpstreamPolicy = { allowPrivate: boolean };
@@ -88,22 +96,22 @@ export function assertUpstreamUrlAllowed(raw: string, policy: UpstreamPolicy = d
   try {
     url = new URL(raw);
   } catch {
-    throw forbidden("upstreamBaseUrl is not an absolute URL.");
+    throw forbidden("upstream_base_url is not an absolute URL.");
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowPrivate)) {
-    throw forbidden(policy.allowPrivate ? "upstreamBaseUrl must use http or https." : "upstreamBaseUrl must use https.");
+    throw forbidden(policy.allowPrivate ? "upstream_base_url must use http or https." : "upstream_base_url must use https.");
   }
-  if (url.username || url.password) throw forbidden("upstreamBaseUrl must not contain credentials; send the key as upstreamApiKey.");
+  if (url.username || url.password) throw forbidden("upstream_base_url must not contain credentials; send the key as upstream_api_key.");
   if (url.search || url.hash || raw.includes("?") || raw.includes("#")) {
-    throw forbidden("upstreamBaseUrl must not have a query string or fragment.");
+    throw forbidden("upstream_base_url must not have a query string or fragment.");
   }
-  if (url.host === deployment.host) throw forbidden("upstreamBaseUrl must not point at this marketplace itself.");
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host)) {
-    if (!isAddressAllowed(host, policy)) throw forbidden(`upstreamBaseUrl points at a non-public address (${host}).`);
+    if (!isAddressAllowed(host, policy)) throw forbidden(`upstream_base_url points at a non-public address (${host}).`);
   } else if (!policy.allowPrivate && isInternalHostName(host)) {
-    throw forbidden(`upstreamBaseUrl host "${host}" is not a public internet host name.`);
+    throw forbidden(`upstream_base_url host "${host}" is not a public internet host name.`);
   }
+  if (isOwnHostName(url, policy)) throw forbidden("upstream_base_url must not point at this marketplace itself.");
   return normalizeBaseUrl(url);
 }
 
@@ -121,8 +129,85 @@ function isInternalHostName(host: string): boolean {
   );
 }
 
+/** A host name as DNS compares it: case-insensitive, and "svc.example." is "svc.example". */
+function normalizeHostName(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.+$/, "");
+}
+
+function defaultPort(url: URL): number {
+  return Number(url.port) || (url.protocol === "https:" ? 443 : 80);
+}
+
+/** Our own host name in any spelling: on every port, or (dev flag, local origins) on the port svc serves. */
+function isOwnHostName(url: URL, policy: UpstreamPolicy): boolean {
+  const origin = new URL(deployment.origin);
+  if (normalizeHostName(url.hostname) !== normalizeHostName(origin.hostname)) return false;
+  return !policy.allowPrivate || defaultPort(url) === defaultPort(origin);
+}
+
+/** Addresses that are svc itself, canonical (see `canonicalAddress`), and the ports it serves on. */
+export type OwnAddresses = { addresses: Set<string>; ports: Set<number> };
+
+const OWN_ADDRESSES_TTL_MS = 60_000;
+let ownAddressesCache: { at: number; value: Promise<OwnAddresses> } | undefined;
+
+/**
+ * What SVC_ORIGIN's host resolves to (system DNS, refreshed every minute) and this machine's interface
+ * addresses; the ports are the origin's and the one this process listens on (set by the server entry).
+ */
+export function getOwnAddresses(now = Date.now()): Promise<OwnAddresses> {
+  if (!ownAddressesCache || now - ownAddressesCache.at > OWN_ADDRESSES_TTL_MS) {
+    ownAddressesCache = { at: now, value: loadOwnAddresses() };
+  }
+  return ownAddressesCache.value;
+}
+
+async function loadOwnAddresses(): Promise<OwnAddresses> {
+  const origin = new URL(deployment.origin);
+  const host = origin.hostname.replace(/^\[|\]$/g, "");
+  const resolved = isIP(host) ? [host] : await lookup(host, { all: true, verbatim: true }).then((all) => all.map((a) => a.address), () => []);
+  const interfaces = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  const listening = (globalThis as { [LISTEN_PORT]?: number })[LISTEN_PORT];
+  return ownAddresses([...resolved, ...interfaces], listening ? [defaultPort(origin), listening] : [defaultPort(origin)]);
+}
+
+export function ownAddresses(addresses: string[], ports: number[]): OwnAddresses {
+  return { addresses: new Set(addresses.map(canonicalAddress).filter((a): a is string => a !== null)), ports: new Set(ports) };
+}
+
+/** Where the server entry (scripts/server.ts) records the port this process listens on. */
+export const LISTEN_PORT = Symbol.for("svc.listen-port");
+
+/** One spelling per address: IPv4 dotted, IPv6 as its 128-bit value (IPv4-mapped forms count as IPv4). */
+function canonicalAddress(address: string): string | null {
+  const ip = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const version = isIP(ip);
+  if (version === 4) return `4:${ipv4ToBigInt(ip)}`;
+  if (version !== 6) return null;
+  const value = ipv6ToBigInt(ip);
+  if (value === null) return null;
+  return value >> 32n === 0xffffn ? `4:${value & 0xffffffffn}` : `6:${value}`;
+}
+
+/** Whether address:port is svc itself: any port of a public address of ours, the served ports of a private one. */
+export function isOwnAddress(address: string, port: number, own: OwnAddresses): boolean {
+  const canonical = canonicalAddress(address);
+  if (canonical === null || !own.addresses.has(canonical)) return false;
+  return classifyAddress(address) === "public" || own.ports.has(port);
+}
+
+/**
+ * Why a connection to address:port must not be made for a supplier upstream, or null when it may: the
+ * policy's address classes, then self-reference. lib/upstream/client.ts asks this for every address.
+ */
+export async function upstreamTargetRefusal(address: string, port: number, policy: UpstreamPolicy): Promise<string | null> {
+  if (!isAddressAllowed(address, policy)) return `a non-public address (${address})`;
+  if (isOwnAddress(address, port, await getOwnAddresses())) return `this marketplace itself (${address})`;
+  return null;
+}
+
 function forbidden(message: string): AppError {
-  return new AppError("upstream_url_forbidden", message, { details: { param: "upstreamBaseUrl" } });
+  return new AppError("upstream_url_forbidden", message, { details: { param: "upstream_base_url" } });
 }
 
 function classifyV4(value: bigint): AddressClass {

@@ -32,7 +32,8 @@ export async function login(ctx: Context, note: (text: string) => void): Promise
   const cookie = verifyRes.headers
     .getSetCookie()
     .map((c) => c.split(";")[0])
-    .find((c) => c.startsWith("svc_session=") && c.length > "svc_session=".length);
+    // svc_session on http, __Host-svc_session on https.
+    .find((c) => /^(__Host-)?svc_session=./.test(c));
   if (!cookie) throw new CliError("POST /auth/verify answered 200 without a svc_session cookie.", EXIT.failure, "no_session_cookie");
 
   ctx.store.saveSession(ctx.config.baseUrl, { address: session.address, cookie, expiresAt: session.expires_at });

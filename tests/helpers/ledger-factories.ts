@@ -1,4 +1,4 @@
-import { db } from "@/lib/db";
+import { db, type Prisma, type Tx } from "@/lib/db";
 import { env } from "@/lib/env";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";
@@ -43,4 +43,25 @@ export async function seedSupplierEarnings(supplierId: string, micros: bigint) {
     await postEntry(tx, { kind: "clear", lines });
     return supplier;
   });
+}
+
+/**
+ * A withdrawal as the debit leaves it: the row (with whatever else `data` says, e.g. a hash or a status) and its
+ * `withdrawal` entry moving the amount from the supplier's earnings out of the ledger, in `tx`.
+ */
+export async function seedDebitedWithdrawal(
+  tx: Tx,
+  data: { accountId: string; toAddress: string; amountMicros: bigint } & Omit<Prisma.WithdrawalUncheckedCreateInput, "accountId" | "toAddress" | "amountMicros">,
+) {
+  const earnings = await getOrCreateLedgerAccount(tx, "supplier", data.accountId);
+  const withdrawal = await tx.withdrawal.create({ data });
+  await postEntry(tx, {
+    kind: "withdrawal",
+    withdrawalId: withdrawal.id,
+    lines: [
+      { ledgerAccountId: earnings.id, amountMicros: -data.amountMicros },
+      { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: data.amountMicros },
+    ],
+  });
+  return withdrawal;
 }

@@ -2,10 +2,13 @@
  * A real HTTP server in the test process that hands each request to the app's own route handler, found by
  * path in the route manifest (app/api-routes.ts), the way Next.js would: static segments win over
  * dynamic ones, a catch-all matches last. Lets a child process (the agent CLI) talk HTTP to the real routes.
+ * The production front door (lib/http/front-door.ts) stands in front of it, as scripts/server.ts puts it in
+ * front of Next: X-Forwarded-For gets the socket peer, unknown methods a 405 with Allow.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { API_ROUTES } from "@/app/api-routes";
+import { frontDoor, loadMethodTable } from "@/lib/http/front-door";
 import { listOperations, type Operation } from "@/lib/openapi/operation";
 
 type CompiledRoute = { spec: Operation; pattern: RegExp; names: string[]; rank: number };
@@ -29,7 +32,7 @@ function compile(spec: Operation): CompiledRoute {
 
 export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[] };
 
-export async function startRouteServer(): Promise<RouteServer> {
+export async function startRouteServer(options: { headers?: Record<string, string> } = {}): Promise<RouteServer> {
   const routes = listOperations(API_ROUTES)
     .map(compile)
     .sort((a, b) => a.rank - b.rank);
@@ -45,10 +48,15 @@ export async function startRouteServer(): Promise<RouteServer> {
     if (!found) return writeResponse(outgoing, new Response(null, { status: 405 }));
 
     const params: Record<string, string | string[]> = {};
-    found.r.names.forEach((name, i) => {
-      const value = decodeURIComponent(found.m![i + 1]);
-      params[name] = found.r.spec.catchAll && i === found.r.names.length - 1 ? value.split("/") : value;
-    });
+    try {
+      found.r.names.forEach((name, i) => {
+        const value = decodeURIComponent(found.m![i + 1]);
+        params[name] = found.r.spec.catchAll && i === found.r.names.length - 1 ? value.split("/") : value;
+      });
+    } catch {
+      // Next answers a path with a malformed %-escape with a bare 400 before any route runs.
+      return writeResponse(outgoing, new Response(null, { status: 400 }));
+    }
     const headers = new Headers();
     for (const [name, value] of Object.entries(incoming.headers)) {
       if (value === undefined) continue;
@@ -60,18 +68,23 @@ export async function startRouteServer(): Promise<RouteServer> {
   }
 
   const sockets = new Set<Socket>();
-  const server = createServer((incoming, outgoing) => {
+  let loadTable!: (url: string) => void;
+  const methods = new Promise<string>((resolve) => (loadTable = resolve)).then((url) => loadMethodTable(url, { delayMs: 50 }));
+  const app = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     handle(incoming, outgoing).catch((error: unknown) => {
       outgoing.statusCode = 500;
       outgoing.end(`route server: ${(error as Error).stack ?? String(error)}`);
     });
-  });
+  };
+  const server = createServer(frontDoor(app, { methods, headers: options.headers }));
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
+  loadTable(`http://127.0.0.1:${port}`);
+  await methods;
 
   return {
     url: `http://127.0.0.1:${port}`,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { getAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { GET as getNonce } from "@/app/auth/nonce/route";
@@ -8,6 +8,7 @@ import { serializeSessionCookie } from "@/lib/auth/request-credentials";
 import { SESSION_TTL_MS } from "@/lib/auth/sessions";
 import { sha256Hex } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
+import type { SiweChallenge } from "@/lib/auth/siwe-message";
 import { jsonRequest, readError } from "../helpers/http";
 import { buildSiweMessage, cookieFrom, fetchChallenge, signInWithWallet, verify } from "../helpers/siwe";
 
@@ -93,6 +94,40 @@ describe("POST /auth/verify with an EOA", () => {
   it("marks the cookie Secure on an https deployment", () => {
     const expires_at = new Date(Date.now() + 3_600_000);
     expect(serializeSessionCookie("t", expires_at, { secure: true })).toMatch(/; Secure$/);
+  });
+
+  it("names the cookie __Host-svc_session on https (Secure, Path=/, no Domain), and accepts either name", async () => {
+    vi.resetModules();
+    vi.stubEnv("SVC_ORIGIN", "https://svc.example.test");
+    try {
+      const [{ GET: nonce }, { POST: verifyRoute }, { GET: session }, { POST: logout }] = await Promise.all([
+        import("@/app/auth/nonce/route"),
+        import("@/app/auth/verify/route"),
+        import("@/app/auth/session/route"),
+        import("@/app/auth/logout/route"),
+      ]);
+      const wallet = newWallet();
+      const challenge = (await (await nonce(jsonRequest("GET", `/auth/nonce?walletAddress=${wallet.address}`))).json()) as SiweChallenge;
+      expect(challenge.uri).toBe("https://svc.example.test");
+      const message = buildSiweMessage(challenge, wallet.address);
+      const res = await verifyRoute(jsonRequest("POST", "/auth/verify", { message, signature: await wallet.signMessage({ message }) }));
+      expect(res.status).toBe(200);
+      const setCookie = res.headers.get("set-cookie")!;
+      expect(setCookie).toMatch(/^__Host-svc_session=[A-Za-z0-9]+; HttpOnly; SameSite=Lax; Path=\/; Max-Age=\d+; Secure$/);
+      expect(setCookie).not.toMatch(/Domain=/i);
+      const token = setCookie.split(";")[0].split("=")[1];
+
+      for (const cookie of [`__Host-svc_session=${token}`, `svc_session=${token}`, `other=1; __Host-svc_session=${token}`]) {
+        const whoami = await session(jsonRequest("GET", "/auth/session", undefined, { cookie }));
+        expect(whoami.status, cookie).toBe(200);
+      }
+      const out = await logout(jsonRequest("POST", "/auth/logout", undefined, { cookie: `__Host-svc_session=${token}` }));
+      expect(out.headers.get("set-cookie")).toBe("__Host-svc_session=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0; Secure");
+      expect((await session(jsonRequest("GET", "/auth/session", undefined, { cookie: `__Host-svc_session=${token}` }))).status).toBe(401);
+    } finally {
+      vi.unstubAllEnvs();
+      vi.resetModules();
+    }
   });
 
   it("gives exactly one session when two verifies race with one nonce", async () => {

@@ -11,7 +11,7 @@ import { postEntry } from "@/lib/ledger/post-entry";
 import { EXTERNAL_LEDGER_ACCOUNT_ID, PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount, seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
-import { seedBuyerBalance, seedSupplierEarnings } from "../helpers/ledger-factories";
+import { seedBuyerBalance, seedDebitedWithdrawal, seedSupplierEarnings } from "../helpers/ledger-factories";
 
 const USDC = 1_000_000n;
 
@@ -238,16 +238,7 @@ describe("the money-in and money-out invariants", () => {
     const owner = await seedAccount();
     await seedSupplierEarnings(owner.id, 2n * USDC);
     const violations = await violationsAfter(async (tx) => {
-      const earnings = await getOrCreateLedgerAccount(tx, "supplier", owner.id);
-      const w = await tx.withdrawal.create({ data: { accountId: owner.id, toAddress: owner.walletAddress, amountMicros: USDC, status: "failed" } });
-      await postEntry(tx, {
-        kind: "withdrawal",
-        withdrawalId: w.id,
-        lines: [
-          { ledgerAccountId: earnings.id, amountMicros: -USDC },
-          { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: USDC },
-        ],
-      });
+      await seedDebitedWithdrawal(tx, { accountId: owner.id, toAddress: owner.walletAddress, amountMicros: USDC, status: "failed" });
     });
     expect(violations).toEqual([expect.stringMatching(/^withdrawal .* \(failed, 1000000\) moved 1000000 out of the ledger$/)]);
   });

@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GET as listRoute, POST as postRoute } from "@/app/v1/supply/offers/route";
 import { DELETE as deleteRoute, GET as getRoute, PATCH as patchRoute } from "@/app/v1/supply/offers/[id]/route";
@@ -299,7 +301,7 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     for (const [body, code] of [
       [{ models: [{ id: pricierModel, upstream_model: "missing-model" }] }, "upstream_model_missing"],
       [{ upstream_api_key: "wrong-key", price_cents: 99 }, "upstream_auth_failed"],
-      [{ upstream_base_url: "http://127.0.0.1:9/v1", price_cents: 99 }, "upstream_unreachable"],
+      [{ upstream_base_url: "http://127.0.0.1:9/v1", upstream_api_key: UPSTREAM_KEY, price_cents: 99 }, "upstream_unreachable"],
       [{ upstream_base_url: "http://169.254.169.254/v1" }, "upstream_url_forbidden"],
     ] as const) {
       const res = await patch(offer.id, body);
@@ -318,6 +320,33 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     expect(body.upstream_pricing?.map((p) => p.comparison)).toEqual(["same"]);
     expect(body.health.status).toBe("healthy");
     expect(body.upstream_base_url).toBe(upstream.url);
+  });
+
+  it("needs the upstream key again when the URL changes, and never sends the stored key to the new URL", async () => {
+    const offer = await postOk();
+    const seen: (string | undefined)[] = [];
+    const collector = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ id: sameModel }, { id: "llama-3.3-70b" }] }));
+    });
+    await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
+    const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1`;
+    try {
+      const res = await patch(offer.id, { upstream_base_url: collectorUrl });
+      expect(res.status).toBe(400);
+      expect(await readError(res)).toMatchObject({ code: "invalid_request", param: "upstream_api_key" });
+      expect(seen).toEqual([]);
+      expect((await db.offer.findUniqueOrThrow({ where: { id: offer.id } })).upstreamBaseUrl).toBe(upstream.url);
+
+      // The same URL spelled differently is no change; with the key, a new URL is checked with that key.
+      expect((await patch(offer.id, { upstream_base_url: `${upstream.url}/`, price_cents: 86 })).status).toBe(200);
+      const moved = await patch(offer.id, { upstream_base_url: collectorUrl, upstream_api_key: "their-own-key" });
+      expect(moved.status).toBe(200);
+      expect(seen).toEqual(["Bearer their-own-key"]);
+    } finally {
+      await withdraw(offer.id);
+      await new Promise<void>((resolve) => collector.close(() => resolve()));
+    }
   });
 
   it("rejects empty or invalid changes", async () => {

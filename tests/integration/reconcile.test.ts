@@ -28,8 +28,8 @@ afterEach(() => {
 });
 
 async function payWithFault(amount: string) {
-  const me = await seedSignedInAccount();
   const payer = await fundedPayer(FUNDER, 20n * USDC);
+  const me = await seedSignedInAccount(payer);
   const { v2 } = await readChallenge(me.cookie, amount);
   const header = await signPaymentV2(payer, v2.accepts[0]);
   const res = await postTopUp(me.cookie, amount, { "payment-signature": header });
@@ -124,8 +124,8 @@ describe("a payment that never settled", () => {
   });
 
   it("is still credited if its authorization is executed later by someone else", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 4n * USDC);
+    const me = await seedSignedInAccount(payer);
     await testClient.setBalance({ address: payer.address, value: 10n ** 18n });
     const { v2 } = await readChallenge(me.cookie, "4.00");
     const header = await signPaymentV2(payer, v2.accepts[0]);

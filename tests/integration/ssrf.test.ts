@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { POST as postOfferRoute } from "@/app/v1/supply/offers/route";
+import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
-import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed } from "@/lib/upstream/ssrf";
+import { createOffer } from "@/lib/supply/offers";
+import { CreateOfferBody } from "@/lib/supply/schemas";
+import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed, isOwnAddress, ownAddresses } from "@/lib/upstream/ssrf";
+import { seedSignedInAccount } from "../helpers/factories";
+import { jsonRequest, readError } from "../helpers/http";
 
 const PRODUCTION = { allowPrivate: false };
 const DEV = { allowPrivate: true };
@@ -113,5 +119,44 @@ describe("SSRF: upstream URLs at posting time", () => {
     expect(rejection("http://0.0.0.0:8787/v1", DEV).code).toBe("upstream_url_forbidden");
     expect(rejection("ftp://127.0.0.1/v1", DEV).code).toBe("upstream_url_forbidden");
     expect(rejection("http://localhost:3000/v1", DEV).message).toMatch(/this marketplace/); // our own origin in tests
+  });
+});
+
+describe("SSRF: an upstream that is svc itself", () => {
+  // Tests run with SVC_ORIGIN http://localhost:3000 and the dev flag on, like `npm run dev`.
+  it.each([
+    "http://localhost.:3000/v1", // trailing dot: the same DNS name
+    "http://LocalHost:3000/v1",
+    "http://127.0.0.1:3000/v1", // what localhost resolves to
+    "http://127.1:3000/v1",
+    "http://[::1]:3000/v1",
+    "http://[::ffff:127.0.0.1]:3000/v1",
+  ])("POST /v1/supply/offers refuses %s before any request is made (400)", async (upstream_base_url) => {
+    const supplier = await seedSignedInAccount();
+    const body = { upstream_base_url, upstream_api_key: "k", models: ["llama-3.3-70b"], price_cents: 50, daily_capacity: "1" };
+    const res = await postOfferRoute(jsonRequest("POST", "/v1/supply/offers", body, { cookie: supplier.cookie }));
+    expect(res.status).toBe(400);
+    const error = await readError(res);
+    expect(error).toMatchObject({ code: "upstream_url_forbidden", param: "upstream_base_url" });
+    expect(error.message).toMatch(/this marketplace itself/);
+    expect(await db.offer.count({ where: { supplierId: supplier.id } })).toBe(0);
+  });
+
+  it("refuses a host name that resolves to our own address, checked on the connection", async () => {
+    const supplier = await seedSignedInAccount();
+    const resolver = async () => [{ address: "127.0.0.1", family: 4 }];
+    const input = CreateOfferBody.parse({ upstream_base_url: "http://mirror.invalid:3000/v1", upstream_api_key: "k", models: ["llama-3.3-70b"], price_cents: 50, daily_capacity: "1" });
+    const error = await createOffer(supplier.id, input, { policy: DEV, resolver }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ code: "upstream_url_forbidden", message: expect.stringMatching(/this marketplace itself/) });
+  });
+
+  it("counts a public address of ours on every port, a private one on the ports svc serves", () => {
+    const own = ownAddresses(["93.184.216.34", "10.0.0.9"], [443]);
+    expect(isOwnAddress("93.184.216.34", 8443, own)).toBe(true);
+    expect(isOwnAddress("::ffff:93.184.216.34", 443, own)).toBe(true);
+    expect(isOwnAddress("10.0.0.9", 443, own)).toBe(true);
+    expect(isOwnAddress("10.0.0.9", 8787, own)).toBe(false);
+    expect(isOwnAddress("93.184.216.35", 443, own)).toBe(false);
   });
 });

@@ -1,8 +1,8 @@
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { createTestClient, http, parseEther, type Hash } from "viem";
+import { createTestClient, http, parseAbi, parseEther, type Hash } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { afterEach, describe, expect, it } from "vitest";
@@ -40,8 +40,8 @@ type TopUpBody = { credited: string; balance: string; transaction: Hash };
 
 describe("POST /v1/x402/top-up with the official x402 client", () => {
   it("answers 402, gets paid automatically, moves the USDC on chain and credits exactly the amount", async () => {
-    const me = await seedSignedInAccount();
     const signer = privateKeyToAccount(E2E_PAYER.privateKey);
+    const me = await seedSignedInAccount(signer);
     const client = new x402Client().setSpendControls({ maxAmountPerPayment: "$100" });
     registerExactEvmScheme(client, { signer });
     const seen: number[] = [];
@@ -93,7 +93,7 @@ describe("POST /v1/x402/top-up: the challenge", () => {
         amount: "10000000",
         payTo: TREASURY,
         maxTimeoutSeconds: env.X402_MAX_TIMEOUT_SECONDS,
-        extra: { name: "USD Coin", version: "2" },
+        extra: { name: "USD Coin", version: "2", payer: me.walletAddress },
       },
     ]);
     const v1 = (await res.json()) as { x402Version: number; error: string; accepts: Record<string, unknown>[] };
@@ -131,8 +131,8 @@ describe("POST /v1/x402/top-up: the challenge", () => {
 
 describe("POST /v1/x402/top-up: paying", () => {
   it("accepts a v1 X-PAYMENT and answers with PAYMENT-RESPONSE and X-PAYMENT-RESPONSE", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 3n * USDC);
+    const me = await seedSignedInAccount(payer);
     const { v1 } = await readChallenge(me.cookie, "3.00");
     const header = await signPaymentV1(payer, v1.accepts[0]);
 
@@ -146,8 +146,8 @@ describe("POST /v1/x402/top-up: paying", () => {
   });
 
   it("never credits a replayed authorization twice", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 10n * USDC);
+    const me = await seedSignedInAccount(payer);
     const { v2 } = await readChallenge(me.cookie, "4.00");
     const header = await signPaymentV2(payer, v2.accepts[0]);
 
@@ -161,8 +161,8 @@ describe("POST /v1/x402/top-up: paying", () => {
   });
 
   it("credits one of ten parallel submissions of one authorization and refuses the rest clearly", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 10n * USDC);
+    const me = await seedSignedInAccount(payer);
     const { v2 } = await readChallenge(me.cookie, "7.00");
     const header = await signPaymentV2(payer, v2.accepts[0]);
 
@@ -180,8 +180,8 @@ describe("POST /v1/x402/top-up: paying", () => {
   });
 
   it("refuses a payment for another amount than the request asks for", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 10n * USDC);
+    const me = await seedSignedInAccount(payer);
     const { v2 } = await readChallenge(me.cookie, "5.00");
     const header = await signPaymentV2(payer, v2.accepts[0]);
 
@@ -192,8 +192,8 @@ describe("POST /v1/x402/top-up: paying", () => {
   });
 
   it("refuses an authorization that pays someone other than the treasury", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 10n * USDC);
+    const me = await seedSignedInAccount(payer);
     const { v2 } = await readChallenge(me.cookie, "5.00");
     const elsewhere = { ...v2.accepts[0], payTo: ANVIL_DEV_ACCOUNTS[7].address };
 
@@ -205,8 +205,8 @@ describe("POST /v1/x402/top-up: paying", () => {
   });
 
   it("refuses payments for another chain, whether declared or only signed for", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 10n * USDC);
+    const me = await seedSignedInAccount(payer);
     const { v2 } = await readChallenge(me.cookie, "5.00");
     const sepolia: PaymentRequirements = { ...v2.accepts[0], network: "eip155:84532" };
     const mainnet: PaymentRequirements = { ...v2.accepts[0], network: "eip155:1" };
@@ -220,8 +220,8 @@ describe("POST /v1/x402/top-up: paying", () => {
   });
 
   it("refuses an expired authorization, and one valid for longer than asked", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 10n * USDC);
+    const me = await seedSignedInAccount(payer);
     const { v2 } = await readChallenge(me.cookie, "5.00");
     const asked = v2.accepts[0];
 
@@ -236,9 +236,62 @@ describe("POST /v1/x402/top-up: paying", () => {
     await expectNothingMoved(me.id, payer.address, 10n * USDC);
   });
 
-  it("refuses a payer without the USDC before anything is sent", async () => {
+  it("takes an authorization only from the signed-in wallet, and says so in the challenge", async () => {
+    const stranger = await fundedPayer(FUNDER, 10n * USDC);
     const me = await seedSignedInAccount();
+    const { v2, v1 } = await readChallenge(me.cookie, "5.00");
+    expect(v2.accepts[0].extra).toMatchObject({ payer: me.walletAddress });
+    expect(v1.accepts[0].extra).toMatchObject({ payer: me.walletAddress });
+
+    // An authorization signed by another wallet for exactly these requirements (collected elsewhere, say).
+    const res = await postTopUp(me.cookie, "5.00", { "payment-signature": await signPaymentV2(stranger, v2.accepts[0]) });
+
+    await expectPaymentInvalid(res, "payer_mismatch");
+    expect((await getBalance("buyer", me.id)).totalMicros).toBe(0n);
+    expect(await db.payment.count({ where: { accountId: me.id } })).toBe(0);
+    expect(await readUsdcBalance(stranger.address)).toBe(10n * USDC);
+  });
+
+  it("accepts exactly the EIP-3009 payload: any other field (a Permit2 authorization) is refused before anything is recorded", async () => {
+    const payer = await fundedPayer(FUNDER, 10n * USDC);
+    const me = await seedSignedInAccount(payer);
+    const { v2 } = await readChallenge(me.cookie, "5.00");
+    const signed = decodePaymentSignatureHeader(await signPaymentV2(payer, v2.accepts[0]));
+    const permit2Authorization = {
+      from: payer.address,
+      permitted: { token: BASE_USDC_ADDRESS, amount: "5000000" },
+      spender: ANVIL_DEV_ACCOUNTS[7].address,
+      nonce: "1",
+      deadline: "9999999999",
+      witness: { to: ANVIL_DEV_ACCOUNTS[7].address, validAfter: "0" },
+    };
+    for (const payload of [
+      { ...signed.payload, permit2Authorization },
+      { ...signed.payload, authorization: { ...(signed.payload.authorization as object), extra: "x" } },
+    ]) {
+      const res = await postTopUp(me.cookie, "5.00", { "payment-signature": encodePaymentSignatureHeader({ ...signed, payload }) });
+      await expectPaymentInvalid(res, "unsupported_payload");
+    }
+    await expectNothingMoved(me.id, payer.address, 10n * USDC);
+
+    // The same authorization without the extra field goes through, and what settled is what was recorded.
+    const paid = await postTopUp(me.cookie, "5.00", { "payment-signature": encodePaymentSignatureHeader(signed) });
+    expect(paid.status).toBe(200);
+    const payment = await db.payment.findFirstOrThrow({ where: { accountId: me.id } });
+    const authorization = signed.payload.authorization as { nonce: string };
+    expect(payment).toMatchObject({ status: "settled", payer: payer.address, amountMicros: 5n * USDC, authorizationNonce: authorization.nonce.toLowerCase() });
+    const used = await publicClient.getContractEvents({
+      address: BASE_USDC_ADDRESS,
+      abi: parseAbi(["event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)"]),
+      eventName: "AuthorizationUsed",
+      blockHash: (await publicClient.getTransactionReceipt({ hash: payment.txHash as Hash })).blockHash,
+    });
+    expect(used.map((e) => [e.args.authorizer, e.args.nonce])).toContainEqual([payer.address, payment.authorizationNonce]);
+  });
+
+  it("refuses a payer without the USDC before anything is sent", async () => {
     const broke = await fundedPayer(FUNDER, 0n);
+    const me = await seedSignedInAccount(broke);
     const client = new x402Client().setSpendControls({ maxAmountPerPayment: "$100" });
     registerExactEvmScheme(client, { signer: broke });
     const pay = wrapFetchWithPayment(routeFetch(me.cookie), client);
@@ -251,8 +304,8 @@ describe("POST /v1/x402/top-up: paying", () => {
   });
 
   it("credits nothing and marks the payment failed when the settlement fails on chain", async () => {
-    const me = await seedSignedInAccount();
     const payer = await fundedPayer(FUNDER, 5n * USDC);
+    const me = await seedSignedInAccount(payer);
     const testClient = createTestClient({ mode: "anvil", chain: base, transport: http(env.BASE_RPC_URL) });
     await testClient.setBalance({ address: payer.address, value: parseEther("1") });
     const { v2 } = await readChallenge(me.cookie, "5.00");

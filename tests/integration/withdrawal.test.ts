@@ -1,4 +1,4 @@
-import { createWalletClient, http, parseAbi } from "viem";
+import { createWalletClient, http, parseAbi, parseEventLogs } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,16 +6,14 @@ import { GET as getEarningsRoute } from "@/app/v1/supply/earnings/route";
 import { GET as listWithdrawalsRoute, POST as postWithdrawalRoute } from "@/app/v1/supply/withdrawals/route";
 import { publicClient } from "@/lib/chain/client";
 import { BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
+import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
-import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
-import { postEntry } from "@/lib/ledger/post-entry";
-import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { faults } from "@/lib/payments/faults";
 import { reconcileWithdrawals } from "@/lib/payments/withdrawals";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
-import { seedSupplierEarnings } from "../helpers/ledger-factories";
+import { seedDebitedWithdrawal, seedSupplierEarnings } from "../helpers/ledger-factories";
 import { readUsdcBalance } from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
@@ -54,8 +52,9 @@ describe("POST /v1/supply/withdrawals", () => {
     const receipt = await publicClient.getTransactionReceipt({ hash: body.transaction as `0x${string}` });
     expect(receipt.status).toBe("success");
     expect(await readUsdcBalance(supplier.walletAddress as `0x${string}`)).toBe(walletBefore + 12_500_000n);
-    const treasury = getDevAccount("treasury").address;
-    expect(await readUsdcBalance(treasury, receipt.blockNumber)).toBe((await readUsdcBalance(treasury, receipt.blockNumber - 1n)) - 12_500_000n);
+    // From the treasury, by the transfer itself (other test files move the treasury's USDC in parallel).
+    const transfers = parseEventLogs({ abi: usdcAbi, eventName: "Transfer", logs: receipt.logs });
+    expect(transfers.map((t) => t.args)).toEqual([{ from: getDevAccount("treasury").address, to: supplier.walletAddress, value: 12_500_000n }]);
     expect(await readEarnings(supplier.cookie)).toEqual({ available: "17.500000", withdrawn: "12.500000", pending: "0.000000" });
 
     const list = await listWithdrawalsRoute(jsonRequest("GET", "/v1/supply/withdrawals", undefined, { cookie: supplier.cookie }));
@@ -131,7 +130,7 @@ describe("withdrawal reconciliation", () => {
     expect((await readError(res)).code).toBe("withdrawal_pending");
     expect(await readEarnings(supplier.cookie)).toEqual({ available: "0.000000", withdrawn: "0.000000", pending: "6.000000" });
 
-    await reconcileWithdrawals({ graceMs: 0 });
+    await reconcileWithdrawals({ graceMs: 0, accountId: supplier.id });
     const withdrawal = await db.withdrawal.findFirstOrThrow({ where: { accountId: supplier.id } });
     expect(withdrawal.status).toBe("sent");
     expect(await readUsdcBalance(supplier.walletAddress as `0x${string}`)).toBe(6n * USDC);
@@ -141,21 +140,10 @@ describe("withdrawal reconciliation", () => {
   it("reverses a withdrawal that was debited but never sent", async () => {
     const supplier = await seedSupplier(3n * USDC);
     // What a crash right after the debit leaves: the withdrawal entry, no transaction hash.
-    await db.$transaction(async (tx) => {
-      const earnings = await getOrCreateLedgerAccount(tx, "supplier", supplier.id);
-      const w = await tx.withdrawal.create({ data: { accountId: supplier.id, toAddress: supplier.walletAddress, amountMicros: 3n * USDC } });
-      await postEntry(tx, {
-        kind: "withdrawal",
-        withdrawalId: w.id,
-        lines: [
-          { ledgerAccountId: earnings.id, amountMicros: -3n * USDC },
-          { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: 3n * USDC },
-        ],
-      });
-    });
+    await db.$transaction((tx) => seedDebitedWithdrawal(tx, { accountId: supplier.id, toAddress: supplier.walletAddress, amountMicros: 3n * USDC }));
     expect(await readEarnings(supplier.cookie)).toMatchObject({ available: "0.000000", pending: "3.000000" });
 
-    await reconcileWithdrawals({ graceMs: 0 });
+    await reconcileWithdrawals({ graceMs: 0, accountId: supplier.id });
     expect(await readEarnings(supplier.cookie)).toEqual({ available: "3.000000", withdrawn: "0.000000", pending: "0.000000" });
     expect((await db.withdrawal.findFirstOrThrow({ where: { accountId: supplier.id } })).failureReason).toBe("transfer never sent");
   });

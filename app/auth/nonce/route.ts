@@ -6,12 +6,12 @@ import { response } from "@/lib/openapi/operation";
 
 export const dynamic = "force-dynamic";
 
-// GET /auth/nonce – a single-use nonce bound to the wallet, with every other field its SIWE message needs
+// GET /auth/nonce – a single-use nonce bound to the wallet, with every other field its SIWE message needs (stores a row: limited as a write)
 export const GET = route(
   {
     auth: "public",
     query: NonceQuery,
-    rateLimit: true,
+    rateLimit: "write",
     docs: {
       operationId: "getNonce",
       tag: "Auth",

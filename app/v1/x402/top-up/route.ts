@@ -7,7 +7,7 @@ import { readPaymentHeader } from "@/lib/payments/x402";
 
 export const dynamic = "force-dynamic";
 
-// POST /v1/x402/top-up – fund the balance with USDC over x402: a 402 asks for exactly `amount`, the paid retry credits it
+// POST /v1/x402/top-up – fund the balance with USDC from the signed-in wallet over x402: a 402 asks for exactly `amount`, the paid retry credits it
 export const POST = route(
   {
     auth: "session",
@@ -18,7 +18,7 @@ export const POST = route(
       tag: "Payments",
       summary: "Fund the balance with USDC over x402",
       description:
-        "Without a payment header: 402 asking for exactly `amount` in USDC on Base, payable to the treasury. Sign an EIP-3009 transferWithAuthorization for it and retry the same request with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1): the payment is verified, settled on chain, and credited once.",
+        "Without a payment header: 402 asking for exactly `amount` in USDC on Base, payable to the treasury, from the signed-in wallet (`extra.payer`; an authorization from any other wallet is refused). Sign an EIP-3009 transferWithAuthorization for it with that wallet and retry the same request with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1): the payment is verified, settled on chain, and credited once.",
       requestHeaders: ["PaymentSignatureHeader", "XPaymentHeader"],
       responses: [
         response(200, TopUpSchema, "Paid and credited.", ["PaymentResponse"]),
@@ -41,10 +41,10 @@ export const POST = route(
     const amountMicros = assertTopUpAmount(body.amount);
     const payment = readPaymentHeader(req);
     if (!payment) {
-      const challenge = buildTopUpChallenge(amountMicros);
+      const challenge = buildTopUpChallenge(amountMicros, session.walletAddress);
       return json(challenge.body, { status: 402, headers: { "payment-required": challenge.header, "cache-control": "no-store" } });
     }
-    const result = await topUpWithPayment(session.accountId, amountMicros, payment);
+    const result = await topUpWithPayment(session, amountMicros, payment);
     return ok(formatTopUp(result), { ...result.headers, "cache-control": "no-store" });
   },
 );

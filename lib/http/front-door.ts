@@ -1,0 +1,136 @@
+/**
+ * The HTTP server's first look at a request, before Next.js sees it (scripts/server.ts; the tests' route server
+ * too). Three things only it can do, because Next's route handlers get neither the socket nor every method:
+ *
+ * - It appends the socket peer to X-Forwarded-For, so the right-most entry is always the real peer and
+ *   lib/http/client-ip.ts can skip exactly TRUST_PROXY_HOPS trusted entries from there (Next itself only fills
+ *   the header in when the client sent none).
+ * - It answers a method a route does not serve with 405 `method_not_allowed` and `Allow`, in the API's error
+ *   shape, for every route the OpenAPI description lists: Next answers an empty 405 without `Allow`, and crashes
+ *   with a 500 (a stack trace in dev) on TRACE, which its Request objects cannot represent.
+ * - It sets the security headers of production answers (lib/http/security-headers.ts), pages and assets included.
+ */
+import "server-only";
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
+import { AppError, errorBody } from "@/lib/http/errors";
+
+/** What Next.js route handlers can serve at all (next/dist/server/web/http.js). */
+const NEXT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"]);
+/** The description itself is fetched through this server to build the table, so it is never held back. */
+const DESCRIPTION_PATH = "/openapi.json";
+/** How long a request waits for the method table while the server starts (then Next's own answer stands). */
+const TABLE_WAIT_MS = 30_000;
+
+type Route = { segments: string[]; catchAll: boolean; methods: Set<string>; staticSegments: number };
+
+/** Which methods each described path serves, matched the way Next matches route files. */
+export type MethodTable = { allowed(pathname: string): string[] | null };
+
+/** Builds the table from an OpenAPI document's `paths` (HEAD wherever GET is, OPTIONS everywhere, as Next adds them). */
+export function methodTableFromOpenApi(document: { paths: Record<string, Record<string, unknown>> }): MethodTable {
+  const routes: Route[] = Object.entries(document.paths).map(([path, item]) => {
+    const methods = new Set(Object.keys(item).map((m) => m.toUpperCase()).filter((m) => NEXT_METHODS.has(m)));
+    if (methods.has("GET")) methods.add("HEAD");
+    methods.add("OPTIONS");
+    const catchAll = Object.values(item).some((op) => (op as Record<string, unknown>)["x-svc-catch-all"] === true);
+    const segments = path.split("/").filter(Boolean);
+    return { segments, catchAll, methods, staticSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length };
+  });
+  // Next's precedence: more static segments first, a catch-all after every exact-length match.
+  routes.sort((a, b) => Number(a.catchAll) - Number(b.catchAll) || b.staticSegments - a.staticSegments);
+  return {
+    allowed(pathname) {
+      const parts = pathname.split("/").filter(Boolean);
+      const route = routes.find((r) => matches(r, parts));
+      return route ? [...route.methods].sort() : null;
+    },
+  };
+}
+
+function matches(route: Route, parts: string[]): boolean {
+  const { segments, catchAll } = route;
+  if (catchAll ? parts.length < segments.length : parts.length !== segments.length) return false;
+  return segments.every((segment, i) => /^\{.+\}$/.test(segment) || segment === parts[i]);
+}
+
+export type FrontDoorOptions = {
+  /** The method table, once the description has been read. */
+  methods: Promise<MethodTable>;
+  /** Headers set on every answer (empty outside production). */
+  headers?: Record<string, string>;
+};
+
+/** Wraps the app's request listener (Next's request handler) with the front door. */
+export function frontDoor(app: RequestListener, options: FrontDoorOptions): RequestListener {
+  let table: MethodTable | undefined;
+  void options.methods.then((loaded) => (table = loaded)).catch(() => undefined);
+  const waitForTable = (): Promise<MethodTable | undefined> =>
+    table
+      ? Promise.resolve(table)
+      : Promise.race([options.methods, delay(TABLE_WAIT_MS, undefined, { ref: false })]).catch(() => undefined);
+
+  return (req, res) => {
+    appendSocketPeer(req);
+    for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
+    const method = (req.method ?? "GET").toUpperCase();
+    const pathname = pathnameOf(req);
+    if (pathname === DESCRIPTION_PATH && (method === "GET" || method === "HEAD")) return app(req, res);
+    void waitForTable()
+      .then((loaded) => {
+        // Paths the description does not list (pages, assets) keep Next's answers, except to methods it cannot take.
+        const allowed = loaded?.allowed(pathname) ?? (NEXT_METHODS.has(method) ? null : ["GET", "HEAD", "OPTIONS"]);
+        if (allowed && !allowed.includes(method)) return refuseMethod(res, method, pathname, allowed);
+        return app(req, res);
+      })
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+  };
+}
+
+function appendSocketPeer(req: IncomingMessage) {
+  const peer = req.socket.remoteAddress;
+  if (!peer) return;
+  const prior = req.headers["x-forwarded-for"];
+  const chain = (Array.isArray(prior) ? prior.join(", ") : prior)?.trim();
+  req.headers["x-forwarded-for"] = chain ? `${chain}, ${peer}` : peer;
+}
+
+function pathnameOf(req: IncomingMessage): string {
+  const path = (req.url ?? "/").split("?")[0].split("#")[0];
+  return path.length > 1 ? path.replace(/\/+$/, "") || "/" : path;
+}
+
+function refuseMethod(res: ServerResponse, method: string, pathname: string, allowed: string[]) {
+  const safeMethod = /^[A-Z-]{1,20}$/.test(method) ? method : "This method";
+  const error = new AppError("method_not_allowed", `${safeMethod} is not served on ${pathname.slice(0, 200)}; allowed: ${allowed.join(", ")}.`);
+  const body = JSON.stringify(errorBody(error));
+  res.writeHead(error.status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    allow: allowed.join(", "),
+    "x-request-id": `req_${randomBytes(12).toString("hex")}`,
+    "cache-control": "no-store",
+  });
+  res.end(method === "HEAD" ? undefined : body);
+}
+
+/** Fetches the description from the running server and builds the table, retrying while the app starts. */
+export async function loadMethodTable(baseUrl: string, options: { attempts?: number; delayMs?: number } = {}): Promise<MethodTable> {
+  const attempts = options.attempts ?? 120;
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      const res = await fetch(`${baseUrl}${DESCRIPTION_PATH}`);
+      if (res.ok) return methodTableFromOpenApi((await res.json()) as { paths: Record<string, Record<string, unknown>> });
+      lastError = new Error(`GET ${DESCRIPTION_PATH} answered ${res.status}`);
+    } catch (error) {
+      lastError = error;
+    }
+    await delay(options.delayMs ?? 1_000);
+  }
+  throw lastError;
+}

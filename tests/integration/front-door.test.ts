@@ -1,0 +1,112 @@
+/**
+ * The front door (lib/http/front-door.ts), in front of the real routes over real HTTP as scripts/server.ts puts it
+ * in front of Next: client IPs from X-Forwarded-For read from the right past TRUST_PROXY_HOPS, 405 with Allow for
+ * every method a route does not serve (TRACE included), and the production security headers.
+ */
+import { request } from "node:http";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { securityHeaders } from "@/lib/http/security-headers";
+import { publicRpcUrl } from "@/lib/env";
+import { startRouteServer, type RouteServer } from "../helpers/route-server";
+
+type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+
+/** node:http rather than fetch: fetch refuses to send TRACE at all. */
+function send(url: string, method: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const servers: RouteServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop();
+  vi.unstubAllEnvs();
+  vi.resetModules();
+});
+
+describe("methods a route does not serve", () => {
+  it("get 405 method_not_allowed with Allow on every described route, TRACE and unknown methods included", async () => {
+    const server = await startRouteServer();
+    servers.push(server);
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    let checked = 0;
+    for (const [template, item] of Object.entries(doc.paths)) {
+      const path = template.replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000");
+      const served = Object.keys(item).map((m) => m.toUpperCase());
+      for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "TRACE", "PROPFIND"].filter((m) => !served.includes(m))) {
+        const res = await send(`${server.url}${path}`, method);
+        expect(res.status, `${method} ${path}`).toBe(405);
+        const allow = String(res.headers.allow).split(", ");
+        expect(allow, `${method} ${path}`).toEqual(expect.arrayContaining([...served, "OPTIONS"]));
+        expect(allow).not.toContain(method);
+        expect(JSON.parse(res.body)).toEqual({
+          error: { message: expect.stringContaining(method), type: "invalid_request_error", code: "method_not_allowed" },
+        });
+        expect(res.body).not.toMatch(/at .*\.ts|Error:/); // no stack trace
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(60);
+    // What a route serves still reaches it.
+    expect((await send(`${server.url}/v1/models`, "GET")).status).toBe(200);
+  });
+});
+
+describe("client IPs for per-IP limits", () => {
+  async function limitedServer(hops: string) {
+    vi.resetModules();
+    vi.stubEnv("TRUST_PROXY_HOPS", hops);
+    vi.stubEnv("RATE_LIMIT_PER_IP_PER_MINUTE", "3");
+    const { startRouteServer: start } = await import("../helpers/route-server");
+    const server = await start();
+    servers.push(server);
+    return (forwardedFor?: string) =>
+      send(`${server.url}/auth/nonce?walletAddress=0x70997970C51812dc3A010C7d01b50e0d17dc79C8`, "GET", forwardedFor ? { "x-forwarded-for": forwardedFor } : {});
+  }
+
+  it("with no trusted proxy (TRUST_PROXY_HOPS=0) are the socket peer: a made-up X-Forwarded-For is not a new bucket", async () => {
+    const ask = await limitedServer("0");
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await ask(`198.51.100.${i}`)).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    expect((await ask()).status).toBe(429); // and no header at all is the same client
+  });
+
+  it("behind one proxy (TRUST_PROXY_HOPS=1) are the entry that proxy appended, whatever the client wrote before it", async () => {
+    const ask = await limitedServer("1");
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await ask(`10.9.9.${i}, 203.0.113.7`)).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    // Another client behind the same proxy has its own bucket.
+    expect((await ask("203.0.113.8")).status).toBe(200);
+  });
+});
+
+describe("security headers", () => {
+  it("are set on every answer in production: CSP with frame-ancestors 'none', HSTS on https, Referrer-Policy, nosniff", async () => {
+    const headers = securityHeaders({ production: true, secure: true, publicRpcUrl });
+    const server = await startRouteServer({ headers });
+    servers.push(server);
+    for (const [method, path] of [["GET", "/v1/models"], ["GET", "/v1/nope"], ["TRACE", "/healthz"]]) {
+      const res = await send(`${server.url}${path}`, method);
+      expect(res.headers["content-security-policy"], path).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers["content-security-policy"]).toContain(new URL(publicRpcUrl).origin);
+      expect(res.headers["strict-transport-security"]).toMatch(/^max-age=\d+/);
+      expect(res.headers["referrer-policy"]).toBe("strict-origin-when-cross-origin");
+      expect(res.headers["x-content-type-options"]).toBe("nosniff");
+      expect(res.headers["x-frame-options"]).toBe("DENY");
+    }
+  });
+
+  it("leave HSTS out over http and everything out outside production", () => {
+    expect(securityHeaders({ production: true, secure: false, publicRpcUrl })["strict-transport-security"]).toBeUndefined();
+    expect(securityHeaders({ production: false, secure: true, publicRpcUrl })).toEqual({});
+  });
+});

@@ -1,0 +1,449 @@
+/**
+ * Property test over every route, driven by the OpenAPI description the server publishes (GET /openapi.json, the
+ * standard JSON, not lib/openapi's internals): at least 10,000 generated requests per run over real HTTP through
+ * the front door to the real route handlers, on the real database, chain and a reference upstream. Each request
+ * picks an operation and then valid, boundary or garbage values for its method, path, query, headers and body, with
+ * no credentials, the right ones, or wrong ones. The property: no answer is a 5xx, every error answer has the API's
+ * error shape, and the ledger invariants hold afterwards (tests/setup/each-file.ts checks them after the test).
+ *
+ * The world is built so that no valid request has a legitimate reason for a 5xx: the models the generator calls
+ * valid have an offer at 1 cent (every max price routes) on a healthy reference upstream, with ample capacity.
+ * SVC_FUZZ_SEED=<n> replays a run; SVC_FUZZ_REQUESTS=<n> changes its size. The seed is printed on every run.
+ */
+import { request } from "node:http";
+import { randomBytes } from "node:crypto";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "@/lib/auth/api-keys";
+import { createSession } from "@/lib/auth/sessions";
+import { buildSiweMessage, type SiweChallenge } from "@/lib/auth/siwe-message";
+import { REFERENCE_MODELS } from "../../scripts/reference-upstream/catalog";
+import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
+import { seedSignedInAccount } from "../helpers/factories";
+import { seedBuyerBalance, seedSupplierEarnings } from "../helpers/ledger-factories";
+import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { startRouteServer, type RouteServer } from "../helpers/route-server";
+
+// eslint-disable-next-line no-restricted-properties -- test knobs, read once here
+const knobs = process.env;
+const SEED = Number(knobs.SVC_FUZZ_SEED ?? Date.now() % 2 ** 31);
+const REQUESTS = Number(knobs.SVC_FUZZ_REQUESTS ?? 10_000);
+const CONCURRENCY = 12;
+
+// ─── seeded randomness ───────────────────────────────────────────────────────
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+function prng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
+  const chance = (p: number) => next() < p;
+  return { next, int, pick, chance };
+}
+type Rng = ReturnType<typeof prng>;
+
+// ─── the description ─────────────────────────────────────────────────────────
+
+type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  enum?: unknown[];
+  const?: unknown;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  pattern?: string;
+  format?: string;
+  default?: unknown;
+  $ref?: string;
+};
+type Parameter = { name: string; in: "path" | "query" | "header"; required?: boolean; schema: JsonSchema };
+type Operation = { method: string; path: string; auth: "public" | "session" | "bearer"; params: Parameter[]; body?: JsonSchema };
+type OpenApi = {
+  paths: Record<string, Record<string, { "x-svc-auth": Operation["auth"]; parameters?: (Parameter | { $ref: string })[]; requestBody?: { content: { "application/json": { schema: JsonSchema } } } }>>;
+  components: { parameters: Record<string, Parameter> };
+};
+
+function operationsOf(doc: OpenApi): Operation[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      auth: op["x-svc-auth"],
+      params: (op.parameters ?? []).map((p) => ("$ref" in p ? doc.components.parameters[p.$ref.split("/").pop()!] : p)),
+      body: op.requestBody?.content["application/json"].schema,
+    })),
+  );
+}
+
+// ─── the world the requests run in ───────────────────────────────────────────
+
+type World = {
+  server: RouteServer;
+  upstream: ReferenceUpstream;
+  models: string[];
+  session: string;
+  bearer: string;
+  offerIds: string[];
+  keyIds: string[];
+  wallet: string;
+};
+
+// ─── values ──────────────────────────────────────────────────────────────────
+
+type Mode = "valid" | "boundary" | "garbage";
+
+const WEIRD_STRINGS = [
+  "",
+  " ",
+  "\u0000",
+  "a\u0000b",
+  "\ud800",
+  "💥".repeat(50),
+  "../../etc/passwd",
+  "%00",
+  "' OR 1=1 --",
+  "<script>alert(1)</script>",
+  "__proto__",
+  "constructor",
+  "null",
+  "1e309",
+  "-0",
+  "0x",
+  "svc_",
+  "\u202e",
+  "x".repeat(5000),
+];
+const WEIRD_NUMBERS = [0, -1, 1, 0.5, -0, 1e308, -1e308, 2 ** 53 + 1, 2 ** 63, Number.MIN_VALUE, 10_000, 10_001, 2_147_483_648];
+const DECIMALS = ["1.00", "0.99", "1", "1.000001", "0.000001", "10000.00", "10000.000001", "999999999999999.999999", "9223372036854.775807", "1e3", "-5", "01.0", ".5", "5.", "NaN", "Infinity"];
+
+/** Values that mean something to this API, by property name: what `valid` draws from. */
+function domainValue(name: string, world: World, rng: Rng): unknown {
+  switch (name) {
+    case "model":
+    case "id":
+      return rng.pick(world.models);
+    case "models":
+      return [rng.pick(world.models)];
+    case "walletAddress":
+      return world.wallet;
+    case "amount":
+      return rng.pick(["1.00", "1.50", "2", "5.000000"]);
+    case "spend_limit":
+      return rng.pick(["25.50", "0.000001", null]);
+    case "daily_capacity":
+      return rng.pick(["10", "12.5", "0.000001"]);
+    case "upstream_base_url":
+      return world.upstream.url;
+    case "upstream_api_key":
+      return world.upstream.apiKey;
+    case "upstream_model":
+      return "llama-3.3-70b";
+    case "content":
+      return rng.pick(["hi", "Say something short.", "x".repeat(rng.int(1, 2000))]);
+    case "max_tokens":
+    case "max_completion_tokens":
+      return rng.int(1, 64);
+    case "expires_at":
+      return rng.pick([new Date(Date.now() + 86_400_000).toISOString(), null]);
+    default:
+      return undefined;
+  }
+}
+
+function generate(schema: JsonSchema | undefined, mode: Mode, world: World, rng: Rng, name = "", depth = 0): unknown {
+  if (!schema || depth > 6) return null;
+  if (mode === "garbage" && rng.chance(0.3)) return garbage(rng, depth);
+  if (mode === "valid") {
+    const known = domainValue(name, world, rng);
+    if (known !== undefined) return known;
+  }
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return mode === "boundary" && rng.chance(0.3) ? `${String(rng.pick(schema.enum))}x` : rng.pick(schema.enum);
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) return generate(rng.pick(branches), mode, world, rng, name, depth + 1);
+  const type = Array.isArray(schema.type) ? rng.pick(schema.type) : schema.type;
+  switch (type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const [key, sub] of Object.entries(schema.properties ?? {})) {
+        const required = schema.required?.includes(key) ?? false;
+        if (required ? mode !== "valid" && rng.chance(0.1) : rng.chance(0.5)) continue;
+        out[key] = generate(sub, mode, world, rng, key, depth + 1);
+      }
+      if (mode !== "valid" && rng.chance(0.15)) out[rng.pick(["extra", "__proto__", "permit2Authorization", "a\u0000"])] = garbage(rng, depth + 1);
+      return out;
+    }
+    case "array": {
+      const min = schema.minItems ?? 0;
+      const max = Math.min(schema.maxItems ?? min + 3, min + 3);
+      const length = mode === "boundary" ? rng.pick([0, min, Math.max(0, min - 1), (schema.maxItems ?? 3) + 1]) : rng.int(min, Math.max(min, max));
+      return Array.from({ length: Math.min(length, 1100) }, () => generate(schema.items, mode, world, rng, name, depth + 1));
+    }
+    case "string":
+      return stringFor(schema, mode, rng, name);
+    case "integer":
+    case "number": {
+      const min = schema.minimum ?? -1000;
+      const max = schema.maximum ?? 1000;
+      if (mode === "boundary") return rng.pick([min, max, min - 1, max + 1, type === "integer" ? min + 0.5 : min, ...WEIRD_NUMBERS]);
+      return type === "integer" ? rng.int(min, max) : min + rng.next() * (max - min);
+    }
+    case "boolean":
+      return rng.chance(0.5);
+    case "null":
+      return null;
+    default:
+      return garbage(rng, depth);
+  }
+}
+
+function stringFor(schema: JsonSchema, mode: Mode, rng: Rng, name: string): string {
+  const min = schema.minLength ?? 0;
+  const max = Math.min(schema.maxLength ?? 40, 200);
+  if (/amount|limit|capacity/i.test(name) && rng.chance(0.7)) return rng.pick(DECIMALS);
+  if (mode === "boundary") {
+    const lengths = [min, Math.max(0, min - 1), schema.maxLength ?? 300, (schema.maxLength ?? 300) + 1].filter((n) => n <= 100_001);
+    return rng.chance(0.4) ? rng.pick(WEIRD_STRINGS) : "y".repeat(rng.pick(lengths));
+  }
+  if (schema.format === "date-time") return new Date(Date.now() + rng.int(-1e9, 1e9)).toISOString();
+  const alphabet = schema.pattern?.includes("\\x21-\\x7e") ? "abcXYZ019-_.~!" : "abcdefghijklmnopqrstuvwxyz0123456789 -_";
+  return Array.from({ length: rng.int(Math.max(1, min), Math.max(1, max)) }, () => alphabet[rng.int(0, alphabet.length - 1)]).join("");
+}
+
+function garbage(rng: Rng, depth = 0): unknown {
+  const kind = rng.int(0, depth > 3 ? 5 : 8);
+  switch (kind) {
+    case 0:
+      return null;
+    case 1:
+      return rng.pick(WEIRD_NUMBERS);
+    case 2:
+      return rng.pick(WEIRD_STRINGS);
+    case 3:
+      return rng.chance(0.5);
+    case 4:
+      return rng.pick(DECIMALS);
+    case 5:
+      return randomBytes(rng.int(1, 16)).toString("base64");
+    case 6:
+      return Array.from({ length: rng.int(0, 4) }, () => garbage(rng, depth + 1));
+    case 7:
+      return Object.fromEntries(Array.from({ length: rng.int(0, 3) }, () => [rng.pick(["a", "model", "amount", "__proto__", "constructor"]), garbage(rng, depth + 1)]));
+    default:
+      return JSON.parse(`${"[".repeat(200)}${"]".repeat(200)}`);
+  }
+}
+
+// ─── requests ────────────────────────────────────────────────────────────────
+
+type Plan = { method: string; path: string; headers: Record<string, string>; body?: Buffer };
+type Answer = { status: number; body: string; contentType: string };
+
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"];
+
+function pathFor(op: Operation, mode: Mode, world: World, rng: Rng): string {
+  return op.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (mode === "valid") {
+      if (op.path.startsWith("/v1/supply/offers")) return rng.pick(world.offerIds);
+      if (op.path.startsWith("/v1/account/api-keys")) return rng.pick(world.keyIds);
+      if (name === "path") return rng.pick(["nope", "chat/completion", "a/b/c"]);
+    }
+    return rng.pick(["00000000-0000-4000-8000-000000000000", "not-a-uuid", "%00", "%E0%A4%A", "..%2F..%2Fhealthz", "x".repeat(300), "%F0%9F%92%A5", "1"]);
+  });
+}
+
+function queryFor(op: Operation, mode: Mode, world: World, rng: Rng): string {
+  const params = new URLSearchParams();
+  for (const p of op.params.filter((x) => x.in === "query")) {
+    if (!p.required && rng.chance(0.4)) continue;
+    const value = generate(p.schema, mode, world, rng, p.name);
+    if (value !== undefined) params.append(p.name, typeof value === "string" ? value : JSON.stringify(value));
+  }
+  if (mode === "garbage" && rng.chance(0.3)) params.append(rng.pick(["x", "model", "limit", "__proto__"]), String(garbage(rng, 5)));
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+function headersFor(op: Operation, mode: Mode, world: World, rng: Rng): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const credentials = rng.pick(["right", "right", "right", "none", "wrong", "both", "other"] as const);
+  const right = op.auth === "bearer" ? { authorization: `Bearer ${world.bearer}` } : op.auth === "session" ? { cookie: world.session } : {};
+  if (credentials === "right") Object.assign(headers, right);
+  if (credentials === "wrong") Object.assign(headers, rng.pick([{ cookie: "svc_session=nope" }, { cookie: "__Host-svc_session=x; svc_session=y" }, { authorization: "Bearer svc_nope" }, { authorization: "Basic Zm9vOmJhcg==" }, { authorization: "Bearer" }]));
+  if (credentials === "both") Object.assign(headers, { cookie: world.session, authorization: `Bearer ${world.bearer}` });
+  if (credentials === "other") Object.assign(headers, op.auth === "bearer" ? { cookie: world.session } : { authorization: `Bearer ${world.bearer}` });
+  for (const p of op.params.filter((x) => x.in === "header")) {
+    if (rng.chance(0.5)) continue;
+    const value = mode === "valid" && p.name === "X-Svc-Max-Cents" ? rng.int(1, 10_000) : generate(p.schema, mode, world, rng, p.name);
+    headers[p.name.toLowerCase()] = headerSafe(typeof value === "string" ? value : JSON.stringify(value) ?? "");
+  }
+  if (rng.chance(0.1)) headers["payment-signature"] = rng.pick([randomBytes(40).toString("base64"), Buffer.from(JSON.stringify(garbage(rng))).toString("base64"), "%%%"]);
+  if (rng.chance(0.1)) headers["x-forwarded-for"] = rng.pick(["1.2.3.4", "garbage", "::1, 10.0.0.1", ", ,", "1.2.3.4:80"]);
+  if (rng.chance(0.05)) headers["x-request-id"] = rng.pick(["ok-id", "bad id with spaces", "x".repeat(500)]);
+  if (mode === "garbage" && rng.chance(0.2)) headers.origin = "https://evil.example";
+  return headers;
+}
+
+/** Header values Node's client can send at all (no control characters, Latin-1). */
+function headerSafe(value: string): string {
+  return value.replace(/[^\x20-\x7e]/g, "?").slice(0, 4000);
+}
+
+function bodyFor(op: Operation, mode: Mode, world: World, rng: Rng, headers: Record<string, string>): Buffer | undefined {
+  const schema = op.body;
+  if (!schema && !rng.chance(0.1)) return undefined;
+  headers["content-type"] = mode === "garbage" && rng.chance(0.2) ? rng.pick(["text/plain", "application/jsonx", "multipart/form-data", "application/json; charset=latin1"]) : "application/json";
+  if (mode === "garbage" && rng.chance(0.3)) {
+    return rng.pick([Buffer.from("{"), Buffer.from(""), Buffer.from([0xff, 0xfe, 0x00, 0x7b]), Buffer.from('{"a":1}{"b":2}'), Buffer.from("\u0000")]);
+  }
+  return Buffer.from(JSON.stringify(generate(schema ?? { type: "object" }, mode, world, rng)) ?? "null");
+}
+
+function plan(ops: Operation[], world: World, rng: Rng): Plan {
+  const op = rng.pick(ops);
+  const mode = rng.pick(["valid", "valid", "boundary", "garbage"] as const);
+  const method = rng.chance(0.9) ? op.method : rng.pick(METHODS);
+  const headers = headersFor(op, mode, world, rng);
+  const body = method === "GET" || method === "HEAD" ? undefined : bodyFor(op, mode, world, rng, headers);
+  return { method, path: `${pathFor(op, mode, world, rng)}${queryFor(op, mode, world, rng)}`, headers, body };
+}
+
+function send(baseUrl: string, p: Plan): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${baseUrl}${p.path}`, { method: p.method, headers: p.body ? { ...p.headers, "content-length": String(p.body.length) } : p.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), contentType: String(res.headers["content-type"] ?? "") }));
+    });
+    req.on("error", reject);
+    req.end(p.body);
+  });
+}
+
+// ─── the run ─────────────────────────────────────────────────────────────────
+
+let world: World;
+
+beforeAll(async () => {
+  // Every feature served: a request that uses tools, JSON schema or images has no legitimate reason for a 503 either.
+  const every = { supportsTools: true, supportsJsonSchema: true, supportsVision: true };
+  const models = [(await seedPrivateModel(every)).id, (await seedPrivateModel(every)).id];
+  const upstream = await startReferenceUpstream({ port: 0, models: [...REFERENCE_MODELS, ...models.map((id) => ({ ...REFERENCE_MODELS[0], id, name: id }))] });
+  // The routable offers belong to another supplier: nothing the fuzzer's own session does can take them away.
+  for (const id of models) {
+    await seedOffer({
+      models: [id],
+      priceCents: 1,
+      dailyCapacityMicroDiem: 1_000_000n * 1_000_000n,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
+      features: { tools: true, json_schema: true, vision: true },
+    });
+  }
+  const buyer = await seedSignedInAccount();
+  await seedBuyerBalance(buyer.id, 100n * 1_000_000n);
+  const bearer = (await createApiKey(buyer.id, {})).key;
+  const me = await seedSignedInAccount();
+  await seedSupplierEarnings(me.id, 20n * 1_000_000n);
+  const ownOffer = await seedOffer({ supplierId: me.id, models: [models[0]], priceCents: 50, dailyCapacityMicroDiem: 10_000_000n, upstreamBaseUrl: upstream.url, upstreamApiKey: upstream.apiKey });
+  const ownKey = await createApiKey(me.id, { name: "fuzz" });
+  world = {
+    server: await startRouteServer(),
+    upstream,
+    models,
+    session: me.cookie,
+    bearer,
+    offerIds: [ownOffer.id],
+    keyIds: [ownKey.id],
+    wallet: privateKeyToAccount(generatePrivateKey()).address,
+  };
+});
+
+afterAll(async () => {
+  await world?.server.stop();
+  await world?.upstream.stop();
+});
+
+describe("every route, from the OpenAPI description", () => {
+  it(`answers ${REQUESTS} generated requests without a 5xx, every error in the API's shape (seed printed)`, { timeout: 240_000 }, async () => {
+    console.log(`fuzz-routes: seed ${SEED} (replay with SVC_FUZZ_SEED=${SEED}), ${REQUESTS} requests`);
+    const doc = (await (await fetch(`${world.server.url}/openapi.json`)).json()) as OpenApi;
+    // Logging out with the fuzzer's own session would end the run's session: that operation gets a fresh one each time.
+    const ops = operationsOf(doc);
+    expect(ops.length).toBeGreaterThan(30);
+    const rng = prng(SEED);
+    const statuses = new Map<number, number>();
+    const failures: string[] = [];
+    let sent = 0;
+    let signIns = 0;
+    const started = performance.now();
+
+    const worker = async () => {
+      while (sent < REQUESTS) {
+        sent++;
+        const p = plan(ops, world, rng);
+        if (p.path.startsWith("/auth/logout") && p.headers.cookie === world.session) {
+          const { token } = await createSession((await seedSignedInAccount()).id);
+          p.headers.cookie = `svc_session=${token}`;
+        }
+        if (p.path.startsWith("/auth/verify") && p.method === "POST" && rng.chance(0.2)) {
+          await signInOnce(world.server.url);
+          signIns++;
+        }
+        const answer = await send(world.server.url, p);
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        const problem = checkAnswer(p, answer);
+        if (problem && failures.length < 20) failures.push(`${p.method} ${p.path.slice(0, 120)} → ${answer.status}: ${problem} ${answer.body.slice(0, 200)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+
+    const seconds = (performance.now() - started) / 1000;
+    const histogram = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ");
+    console.log(`fuzz-routes: ${sent} requests (+${signIns} real sign-ins) in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s); statuses ${histogram}`);
+    expect(failures, `seed ${SEED}`).toEqual([]);
+    expect(sent).toBeGreaterThanOrEqual(REQUESTS);
+    // The generator reached past the guards: real successes of several kinds, not only 4xx.
+    expect([...statuses.keys()].filter((s) => s >= 200 && s < 300).length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+/** What every answer must satisfy. */
+function checkAnswer(p: Plan, answer: Answer): string | null {
+  if (answer.status >= 500) return "a 5xx";
+  if (answer.status >= 400 && p.method !== "HEAD" && answer.body !== "") {
+    if (!answer.contentType.startsWith("application/json")) return `an error that is not JSON (${answer.contentType})`;
+    const body = JSON.parse(answer.body) as { error?: { message?: unknown; type?: unknown; code?: unknown }; x402Version?: number };
+    if (answer.status === 402 && body.x402Version === 1) return null; // the top-up's x402 challenge, documented as such
+    if (typeof body.error?.message !== "string" || typeof body.error.type !== "string" || typeof body.error.code !== "string") return "an error without {message,type,code}";
+  }
+  return null;
+}
+
+/** A real SIWE sign-in of a fresh wallet, so the valid path of /auth/verify is exercised too. */
+async function signInOnce(baseUrl: string) {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const challenge = (await (await fetch(`${baseUrl}/auth/nonce?walletAddress=${wallet.address}`)).json()) as SiweChallenge;
+  const message = buildSiweMessage(challenge, wallet.address);
+  const res = await fetch(`${baseUrl}/auth/verify`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message, signature: await wallet.signMessage({ message }) }),
+  });
+  expect(res.status).toBe(200);
+}
