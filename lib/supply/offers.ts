@@ -113,15 +113,15 @@ export async function updateOffer(
   let upstreamPricing: UpstreamPricingView[] | undefined;
   let served: Map<string, Features> | undefined;
   let baseUrl = offer.upstreamBaseUrl;
+  let offered: OfferedModel[] = [];
   if (credentialsChanged || models) {
     if (patch.upstream_base_url !== undefined) {
       baseUrl = assertUpstreamUrlAllowed(patch.upstream_base_url, options.policy ?? defaultUpstreamPolicy());
       assertKeyResentForNewUrl(baseUrl, offer.upstreamBaseUrl, patch.upstream_api_key);
     }
     const apiKey = patch.upstream_api_key ?? decryptCredential(offer.upstreamKeyCiphertext);
-    const offered = models ?? (await modelsWithListPrices(offer.models));
+    offered = models ?? (await modelsWithListPrices(offer.models));
     ({ pricing: upstreamPricing, served } = await checkUpstream({ baseUrl, apiKey }, offered, options));
-    if (!models) await refreshFeatures(offer.id, offered, served);
   }
 
   await db.$transaction(async (tx) => {
@@ -142,6 +142,7 @@ export async function updateOffer(
     });
     if (updated.count === 0) throw withdrawnConflict();
     if (models) await replaceModels(tx, offer.id, models, served!);
+    else if (credentialsChanged) await refreshFeatures(tx, offer.id, offered, served!);
   });
   log.info("offer updated", { offerId: offer.id, supplierId, fields: Object.keys(patch).filter((k) => k !== "upstream_api_key") });
   return { ...(await getOfferOrThrow(supplierId, offer.id)), ...(upstreamPricing && { upstream_pricing: upstreamPricing }) };
@@ -291,11 +292,14 @@ function offerModelRow(m: OfferedModel, served: Map<string, Features>) {
   return { modelId: m.id, upstreamModel: m.upstreamModel, supportsTools: f.tools, supportsJsonSchema: f.json_schema, supportsVision: f.vision };
 }
 
-/** New credentials may serve other features than the old ones did. */
-async function refreshFeatures(offerId: string, models: OfferedModel[], served: Map<string, Features>) {
+/**
+ * New credentials may serve other features than the old ones did. A model a concurrent change has just removed
+ * from the offer is no longer there to refresh (updateMany, not update: that is not an error).
+ */
+async function refreshFeatures(tx: Tx, offerId: string, models: OfferedModel[], served: Map<string, Features>) {
   for (const m of models) {
     const { supportsTools, supportsJsonSchema, supportsVision } = offerModelRow(m, served);
-    await db.offerModel.update({ where: { offerId_modelId: { offerId, modelId: m.id } }, data: { supportsTools, supportsJsonSchema, supportsVision } });
+    await tx.offerModel.updateMany({ where: { offerId, modelId: m.id }, data: { supportsTools, supportsJsonSchema, supportsVision } });
   }
 }
 

@@ -349,6 +349,31 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     }
   });
 
+  it("takes new credentials while another change replaces the model list during their check", async () => {
+    const offer = await postOk();
+    // The new upstream answers its /models only after a second PATCH has replaced the offer's models.
+    let concurrent: Promise<Response> | undefined;
+    const slow = createServer((_req, res) => {
+      concurrent ??= patch(offer.id, { models: [sameModel] });
+      void concurrent.then(() =>
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ id: sameModel }, { id: "llama-3.3-70b" }] })),
+      );
+    });
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/v1`;
+    try {
+      const moved = await patch(offer.id, { upstream_base_url: slowUrl, upstream_api_key: "their-own-key" });
+      expect(moved.status, await moved.clone().text()).toBe(200);
+      expect((await concurrent!).status).toBe(200);
+      const after = await db.offer.findUniqueOrThrow({ where: { id: offer.id }, include: { models: true } });
+      expect(after.upstreamBaseUrl).toBe(slowUrl);
+      expect(after.models.map((m) => m.modelId)).toEqual([sameModel]);
+    } finally {
+      await withdraw(offer.id);
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
+  });
+
   it("rejects empty or invalid changes", async () => {
     const offer = await postOk();
     for (const body of [{}, { status: "withdrawn" }, { price_cents: 0 }, { daily_capacity: "0" }, { supplierId: other.id }]) {
