@@ -27,10 +27,18 @@ export default function RootLayout({ children }: { children: React.ReactNode }) 
   return (
     <html lang="en">
       <body className="flex min-h-screen flex-col bg-zinc-50 font-sans text-zinc-900 antialiased dark:bg-zinc-950 dark:text-zinc-100">
+        <a
+          href="#main"
+          className="sr-only rounded-md bg-white px-3 py-2 text-sm font-medium text-zinc-900 shadow focus:not-sr-only focus:fixed focus:top-2 focus:left-2 focus:z-50"
+        >
+          Skip to content
+        </a>
         <Providers settings={getClientSettings()}>
           <SiteHeader />
           <WalletBanners />
-          <div className="flex-1">{children}</div>
+          <div id="main" tabIndex={-1} className="flex-1">
+            {children}
+          </div>
           <SiteFooter />
         </Providers>
       </body>

@@ -18,5 +18,6 @@ export function getClientSettings(): ClientSettings {
     platformFeeBps: env.PLATFORM_FEE_BPS,
     platformDefaultMaxPriceCents: env.DEFAULT_MAX_PRICE_CENTS,
     explorerTxUrl: localChain ? null : "https://basescan.org/tx/",
+    walletConnectProjectId: env.WALLETCONNECT_PROJECT_ID ?? null,
   };
 }

@@ -1,6 +1,6 @@
 "use client";
 
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { apiKeysKey, useApiKeys, type ApiKeyView, type CreatedApiKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
@@ -17,7 +17,16 @@ import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-fiel
 import { useListMutation } from "@/components/ui/use-list-mutation";
 import { useSettings } from "@/components/wallet/providers";
 import { api } from "@/lib/browser/api";
+import { API_KEY_NAME_MAX } from "@/lib/auth/schemas";
 import { priceCentsProblem } from "@/lib/wire";
+
+/** The API's own rule for a key name (CreateApiKeyBody), required here so no two keys end up "default". */
+function keyNameProblem(name: string): string | null {
+  const trimmed = name.trim();
+  if (!trimmed) return "Give the key a name, so you can tell it apart later.";
+  if (trimmed.length > API_KEY_NAME_MAX) return `At most ${API_KEY_NAME_MAX} characters.`;
+  return null;
+}
 
 export function ApiKeys() {
   const keys = useApiKeys();
@@ -59,17 +68,18 @@ function status(key: ApiKeyView): { label: string; tone: "green" | "neutral" | "
   return { label: "Active", tone: "green" };
 }
 
+/** Every column at every width: on a phone the table scrolls sideways (see Table) rather than hiding the prefix. */
 function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: ApiKeyView) => void }) {
   return (
     <Table caption="API keys">
       <thead>
         <tr>
           <Th>Name</Th>
-          <Th className="hidden sm:table-cell">Key</Th>
+          <Th>Key</Th>
           <Th>Status</Th>
-          <Th className="hidden md:table-cell">Created</Th>
-          <Th className="hidden md:table-cell">Last used</Th>
-          <Th className="hidden lg:table-cell">Max price</Th>
+          <Th>Created</Th>
+          <Th>Last used</Th>
+          <Th>Max price</Th>
           <Th>Spent</Th>
           <Th>
             <span className="sr-only">Actions</span>
@@ -80,22 +90,31 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: Api
         {keys.map((key) => {
           const s = status(key);
           return (
-            <tr key={key.id} className={key.revoked_at ? "text-zinc-400" : undefined}>
-              <Td className="max-w-32 truncate font-medium sm:max-w-48">{key.name}</Td>
-              <Td className="hidden font-mono text-xs sm:table-cell">{key.prefix}…</Td>
+            <tr key={key.id} className={key.revoked_at ? "text-zinc-600 dark:text-zinc-400" : undefined}>
+              <Td className="max-w-40 truncate font-medium sm:max-w-56" title={key.name}>
+                {key.name}
+              </Td>
+              <Td className="font-mono text-xs">{key.prefix}…</Td>
               <Td>
                 <Badge tone={s.tone}>{s.label}</Badge>
               </Td>
-              <Td className="hidden md:table-cell">{formatDateTime(key.created_at)}</Td>
-              <Td className="hidden md:table-cell">{key.last_used_at ? formatDateTime(key.last_used_at) : "Never"}</Td>
-              <Td className="hidden tabular-nums lg:table-cell">{key.max_price_cents === null ? "Account default" : `${formatCents(key.max_price_cents)} / diem`}</Td>
+              <Td>{formatDateTime(key.created_at)}</Td>
+              <Td>{key.last_used_at ? formatDateTime(key.last_used_at) : "Never"}</Td>
+              <Td className="tabular-nums">{key.max_price_cents === null ? "Account default" : `${formatCents(key.max_price_cents)} / diem`}</Td>
               <Td className="tabular-nums">
                 {formatUsd(key.spent)}
-                {key.spend_limit !== null && <span className="text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
+                {key.spend_limit !== null && <span className="text-zinc-600 dark:text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
               </Td>
-              <Td className="text-right">
+              <Td className="sticky right-0 bg-white text-right dark:bg-zinc-900">
                 {!key.revoked_at && (
-                  <Button variant="ghost" size="sm" className="text-red-700 dark:text-red-300" aria-label={`Revoke ${key.name}`} onClick={() => onRevoke(key)}>
+                  <Button
+                    variant="ghost"
+                    size="sm"
+                    className="text-red-700 dark:text-red-300"
+                    aria-label={`Revoke ${key.name} (${key.prefix}…)`}
+                    title={`Revoke ${key.name}`}
+                    onClick={() => onRevoke(key)}
+                  >
                     Revoke
                   </Button>
                 )}
@@ -108,9 +127,28 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: Api
   );
 }
 
+/** A name no existing key has: "key-3" for a third key (the API's own default, "default", repeats). */
+export function suggestKeyName(keys: { name: string }[]): string {
+  const taken = new Set(keys.map((k) => k.name));
+  let n = keys.length + 1;
+  while (taken.has(`key-${n}`)) n++;
+  return `key-${n}`;
+}
+
 function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (key: CreatedApiKey) => void }) {
   const settings = useSettings();
+  const keys = useApiKeys();
   const [name, setName] = useState("");
+  const [nameTouched, setNameTouched] = useState(false);
+  const suggested = suggestKeyName(keys.data?.data ?? []);
+  // Prefill a distinct name each time the dialog opens (never the API's repeating "default").
+  useEffect(() => {
+    if (open) {
+      setName((current) => current || suggested);
+      setNameTouched(false);
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- only when it opens
+  }, [open]);
   const [maxPrice, setMaxPrice] = useState("");
   const spendLimit = useUsdcAmount("", { minMicros: 1n }, { optional: true });
   const { mutation: create, close } = useListMutation({
@@ -118,7 +156,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
       api<CreatedApiKey>("/v1/account/api-keys", {
         method: "POST",
         body: {
-          ...(name.trim() && { name: name.trim() }),
+          name: name.trim(),
           ...(maxPrice && { max_price_cents: Number(maxPrice) }),
           ...(spendLimit.value && { spend_limit: spendLimit.value }),
         },
@@ -133,18 +171,32 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
     onClose,
   });
   const maxPriceError = maxPrice ? priceCentsProblem(maxPrice) : null;
+  const nameError = keyNameProblem(name);
 
   function submit(event: FormEvent) {
     event.preventDefault();
     spendLimit.touch();
-    if (maxPriceError || spendLimit.problem) return;
+    setNameTouched(true);
+    if (nameError || maxPriceError || spendLimit.problem) return;
     create.mutate();
   }
 
   return (
     <Dialog open={open} onClose={close} title="Create an API key" description="The key is shown once, right after you create it.">
       <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
-        <Field label="Name" name="name" placeholder="e.g. production agent" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} autoFocus />
+        <Field
+          label="Name"
+          name="name"
+          placeholder={suggested}
+          maxLength={API_KEY_NAME_MAX}
+          required
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          onBlur={() => setNameTouched(true)}
+          error={nameTouched ? nameError : null}
+          hint={`To tell your keys apart (at most ${API_KEY_NAME_MAX} characters, ${name.trim().length} used).`}
+          autoFocus
+        />
         <div className="grid gap-4 sm:grid-cols-2">
           <Field
             label="Max price (optional)"
@@ -169,9 +221,24 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
   );
 }
 
+/**
+ * The shown-once key. Escape or a click outside does not lose it silently: unless it was copied, the dialog
+ * asks first ("Close without copying?").
+ */
 function RevealKeyDialog({ created, onClose }: { created: CreatedApiKey | null; onClose: () => void }) {
+  const [copied, setCopied] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const keepRef = useRef<HTMLButtonElement>(null);
+  const done = () => {
+    setCopied(false);
+    setConfirming(false);
+    onClose();
+  };
+  useEffect(() => {
+    if (confirming) keepRef.current?.focus();
+  }, [confirming]);
   return (
-    <Dialog open={created !== null} onClose={onClose} title="Your new API key">
+    <Dialog open={created !== null} onClose={done} onDismiss={() => (copied ? done() : setConfirming(true))} title="Your new API key">
       {created && (
         <>
           <Alert tone="warning" title="Copy it now: you won't see it again">
@@ -179,16 +246,35 @@ function RevealKeyDialog({ created, onClose }: { created: CreatedApiKey | null; 
           </Alert>
           <div className="flex flex-col gap-2 sm:flex-row">
             <input readOnly aria-label="API key" value={created.key} className={`${inputClass} font-mono text-xs`} onFocus={(e) => e.currentTarget.select()} />
-            <CopyButton value={created.key} label="Copy API key" size="md" />
+            <CopyButton value={created.key} label="Copy API key" size="md" onCopied={() => setCopied(true)} />
           </div>
-          <p className="text-sm text-zinc-500 dark:text-zinc-400">
+          <p className="text-sm break-words text-zinc-600 dark:text-zinc-400">
             Named <strong>{created.name}</strong>
             {created.max_price_cents !== null && <> · max {formatCents(created.max_price_cents)} / diem</>}
             {created.spend_limit !== null && <> · spend limit {formatUsd(created.spend_limit)}</>}
           </p>
-          <div className="flex justify-end">
-            <Button onClick={onClose}>I&apos;ve saved my key</Button>
-          </div>
+          {confirming ? (
+            <Alert
+              tone="error"
+              title="Close without copying the key?"
+              actions={
+                <>
+                  <Button ref={keepRef} variant="secondary" size="sm" onClick={() => setConfirming(false)}>
+                    Keep it open
+                  </Button>
+                  <Button variant="danger" size="sm" onClick={done}>
+                    Close anyway
+                  </Button>
+                </>
+              }
+            >
+              It is not stored anywhere you can see it again; you would have to create another key.
+            </Alert>
+          ) : (
+            <div className="flex justify-end">
+              <Button onClick={done}>I&apos;ve saved my key</Button>
+            </div>
+          )}
         </>
       )}
     </Dialog>

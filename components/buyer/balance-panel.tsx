@@ -14,11 +14,11 @@ export function BalancePanel() {
       <div className="flex flex-col gap-6">
         <QueryState query={account} loadingLabel="Loading your balance" errorTitle="Couldn't load your balance">
           {(a) => (
-            <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3">
-              <Stat label="Available" value={formatUsd(a.available, { precise: true })} className="col-span-2 sm:col-span-1" />
-              <Stat label="Held" value={formatUsd(a.held, { precise: true })} hint="Reserved by requests in flight" />
-              <Stat label="Total" value={formatUsd(a.balance, { precise: true })} />
-            </dl>
+            <div className="grid grid-cols-2 gap-4 sm:grid-cols-3">
+              <Stat label="Available" value={formatUsd(a.available)} className="col-span-2 sm:col-span-1" />
+              <Stat label="Held" value={formatUsd(a.held)} hint="Reserved by requests in flight" />
+              <Stat label="Total" value={formatUsd(a.balance)} />
+            </div>
           )}
         </QueryState>
         <div className="border-t border-zinc-100 pt-5 dark:border-zinc-800">

@@ -80,7 +80,7 @@ export function CodePanel() {
           <CopyButton value={code} label={`Copy ${LABELS[lang]} example`} size="md" />
         </div>
         <div id="code-snippet" role="tabpanel" aria-label={`${LABELS[lang]} example`}>
-          <pre className="overflow-x-auto rounded-lg bg-zinc-950 p-4 text-xs leading-relaxed text-zinc-100">
+          <pre tabIndex={0} className="overflow-x-auto rounded-lg bg-zinc-950 p-4 text-xs leading-relaxed text-zinc-100">
             <code>{code}</code>
           </pre>
         </div>

@@ -36,6 +36,8 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
     onSuccess: (profile) => queryClient.setQueryData(accountKey, profile),
   });
   const error = value ? priceCentsProblem(value) : null;
+  // Said before saving, not after: a max price far above list lets requests clear at that price.
+  const warning = value && !error && Number(value) > 100 ? `${value}¢ is ${priceVsList(Number(value))}: requests may clear at up to ${(Number(value) / 100).toFixed(2)}× the list price.` : null;
   const effective = account.default_max_price_cents ?? account.platform_default_max_price_cents;
 
   function submit(event: FormEvent) {
@@ -54,8 +56,12 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
           placeholder={`${account.platform_default_max_price_cents} (platform default)`}
           suffix="¢ / diem"
           value={value}
-          onChange={(e) => setValue(e.target.value.trim())}
+          onChange={(e) => {
+            setValue(e.target.value.trim());
+            save.reset();
+          }}
           error={error}
+          hint="100¢ is the list price; lower means only offers at or below it serve you."
           className="sm:max-w-64"
         />
         <div className="flex gap-2 sm:pt-7">
@@ -69,10 +75,15 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
           )}
         </div>
       </div>
-      <p className="text-sm text-zinc-500 dark:text-zinc-400" aria-live="polite">
+      <p className="text-sm text-zinc-600 dark:text-zinc-400" aria-live="polite">
         Now: <strong className="text-zinc-800 dark:text-zinc-200">{effective}¢ / diem</strong> ({priceVsList(effective)})
         {account.default_max_price_cents === null && " · platform default"}
       </p>
+      {warning && (
+        <Alert tone="warning" title="Above the list price">
+          {warning}
+        </Alert>
+      )}
       {save.isError && <Alert tone="error">{describeError(save.error)}</Alert>}
       {save.isSuccess && <Alert tone="success">Saved.</Alert>}
     </form>

@@ -1,9 +1,12 @@
 "use client";
 
-import { useDailySpend, type DailySpend } from "@/components/buyer/queries";
+import { useQuery } from "@tanstack/react-query";
+import { useDailySpend, usageKey, type DailySpend, type UsagePage } from "@/components/buyer/queries";
+import { BarChart } from "@/components/ui/bar-chart";
+import { api } from "@/lib/browser/api";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDay, formatInteger, formatUsd, microsOf } from "@/components/ui/format";
+import { formatDay, formatDiem, formatUsd, microsOf, plural } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 
 const DAYS = 30;
@@ -38,39 +41,94 @@ function fillDays(data: DailySpend[], days: number): DailySpend[] {
 }
 
 function SpendChart({ days }: { days: DailySpend[] }) {
-  const width = 600;
-  const height = 160;
-  const pad = { top: 8, bottom: 22, left: 0, right: 0 };
-  const max = days.reduce((m, d) => (microsOf(d.cost) > m ? microsOf(d.cost) : m), 0n) || 1n;
-  const slot = (width - pad.left - pad.right) / days.length;
-  const barWidth = Math.max(2, slot * 0.7);
-  const plot = height - pad.top - pad.bottom;
-  const total = days.reduce((s, d) => s + microsOf(d.cost), 0n);
-  const requests = days.reduce((s, d) => s + d.requests, 0);
+  const total = days.reduce((sum, d) => sum + microsOf(d.cost), 0n);
+  const requests = days.reduce((sum, d) => sum + d.requests, 0);
   const totalText = formatUsd(total);
-
   return (
     <figure className="flex flex-col gap-3">
       <p className="text-sm">
         <strong className="text-lg tabular-nums">{totalText}</strong>
-        <span className="text-zinc-500 dark:text-zinc-400"> over {days.length} days · {formatInteger(requests)} requests</span>
+        <span className="text-zinc-600 dark:text-zinc-400">
+          {" "}
+          over {days.length} days · {plural(requests, "request")}
+        </span>
       </p>
-      <svg viewBox={`0 0 ${width} ${height}`} className="h-40 w-full" role="img" aria-label={`Spend per day: ${totalText} over ${days.length} days`} preserveAspectRatio="none">
-        <line x1={0} x2={width} y1={height - pad.bottom} y2={height - pad.bottom} className="stroke-zinc-200 dark:stroke-zinc-700" />
-        {days.map((d, i) => {
-          const h = Number((microsOf(d.cost) * BigInt(Math.round(plot * 100))) / max) / 100;
-          const x = pad.left + i * slot + (slot - barWidth) / 2;
-          return (
-            <rect key={d.day} x={x} y={height - pad.bottom - h} width={barWidth} height={Math.max(h, d.requests > 0 ? 1.5 : 0)} rx={1.5} className="fill-emerald-500">
-              <title>{`${formatDay(d.day)}: ${formatUsd(d.cost)}, ${d.requests} requests`}</title>
-            </rect>
-          );
-        })}
-      </svg>
-      <div className="flex justify-between text-xs text-zinc-500 dark:text-zinc-400" aria-hidden="true">
-        <span>{formatDay(days[0].day)}</span>
-        <span>{formatDay(days[days.length - 1].day)}</span>
-      </div>
+      <BarChart
+        title={`Spend per day: ${totalText} over ${days.length} days`}
+        columns={["Day", "Spend"]}
+        formatValue={(v) => formatUsd(BigInt(Math.round(v)), { approx: true })}
+        points={days.map((d) => ({
+          label: formatDay(d.day),
+          value: Number(microsOf(d.cost)),
+          detail: `${formatDay(d.day)}: ${formatUsd(d.cost)} · ${plural(d.requests, "request")} · ${formatDiem(d.burn)} burned`,
+        }))}
+      />
     </figure>
+  );
+}
+
+/** Every request of the last `days` days (up to 1,000), newest first, read page by page from /v1/account/usage. */
+function useRecentUsage(days: number) {
+  return useQuery({
+    queryKey: [...usageKey, "recent", days],
+    queryFn: async () => {
+      const since = Date.now() - days * 86_400_000;
+      const rows: UsagePage["data"] = [];
+      let cursor = "";
+      for (let page = 0; page < 5; page++) {
+        const res = await api<UsagePage>(`/v1/account/usage?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        const recent = res.data.filter((r) => new Date(r.created_at).getTime() >= since);
+        rows.push(...recent);
+        if (!res.next_cursor || recent.length < res.data.length) return { rows, complete: true };
+        cursor = res.next_cursor;
+      }
+      return { rows, complete: false };
+    },
+  });
+}
+
+/** Spend per model over the window: one bar each, largest first, with the exact amount and its share. */
+export function SpendByModelPanel() {
+  const usage = useRecentUsage(DAYS);
+  return (
+    <Panel title="Spend per model" description={`Last ${DAYS} days, from your requests`}>
+      <QueryState query={usage} loadingLabel="Loading your spend per model" errorTitle="Couldn't load your spend per model">
+        {({ rows, complete }) => {
+          const byModel = new Map<string, { cost: bigint; requests: number }>();
+          for (const r of rows) {
+            const m = byModel.get(r.model) ?? { cost: 0n, requests: 0 };
+            m.cost += microsOf(r.cost);
+            m.requests += 1;
+            byModel.set(r.model, m);
+          }
+          const models = [...byModel.entries()].sort((a, b) => (b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : 0));
+          const total = models.reduce((sum, [, m]) => sum + m.cost, 0n);
+          if (models.length === 0) return <EmptyState title="No spend yet">Each model you use gets a bar here.</EmptyState>;
+          return (
+            <div className="flex flex-col gap-3">
+              <ul aria-label="Spend per model" className="flex flex-col gap-3">
+                {models.map(([model, m]) => {
+                  const share = total > 0n ? Number((m.cost * 1000n) / total) / 10 : 0;
+                  return (
+                    <li key={model} className="flex flex-col gap-1" aria-label={`${model}: ${formatUsd(m.cost)}, ${share}% of spend, ${plural(m.requests, "request")}`}>
+                      <div className="flex flex-wrap items-baseline justify-between gap-x-3 text-sm">
+                        <span className="font-mono text-xs break-all">{model}</span>
+                        <span className="tabular-nums">
+                          <strong>{formatUsd(m.cost)}</strong> <span className="text-zinc-600 dark:text-zinc-400">· {share}% · {plural(m.requests, "request")}</span>
+                        </span>
+                      </div>
+                      <div aria-hidden="true" className="h-2 w-full overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800">
+                        <div className="h-full rounded-full bg-emerald-600" style={{ width: `${Math.max(share, m.cost > 0n ? 1 : 0)}%` }} />
+                      </div>
+                    </li>
+                  );
+                })}
+              </ul>
+              {!complete && <p className="text-xs text-zinc-600 dark:text-zinc-400">From your latest 1,000 requests.</p>}
+            </div>
+          );
+        }}
+      </QueryState>
+    </Panel>
   );
 }

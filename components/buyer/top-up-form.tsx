@@ -8,7 +8,7 @@ import { accountKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
-import { formatUsd, microsOf } from "@/components/ui/format";
+import { formatInteger, formatUsd, microsOf } from "@/components/ui/format";
 import { Spinner } from "@/components/ui/spinner";
 import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
 import { ConnectDialog } from "@/components/wallet/connect-dialog";
@@ -20,11 +20,15 @@ import { describeError } from "@/lib/browser/errors";
 import { topUpWithX402, type TopUpStep } from "@/lib/browser/x402-payer";
 
 const PRESETS = ["5", "20", "100"];
-const STEPS: { key: TopUpStep; label: string }[] = [
-  { key: "requesting", label: "Request the payment terms" },
-  { key: "signing", label: "Sign the USDC authorization in your wallet" },
-  { key: "settling", label: "Settle the transfer on Base" },
-];
+/** The steps, with the exact amount the wallet is asked to sign (the same micro-units the server checks). */
+function steps(micros: bigint | null): { key: TopUpStep; label: string }[] {
+  const exact = micros === null ? "the amount" : `exactly ${formatUsd(micros)} (${formatInteger(Number(micros))} USDC units)`;
+  return [
+    { key: "requesting", label: "Request the payment terms" },
+    { key: "signing", label: `Sign the USDC authorization for ${exact} in your wallet` },
+    { key: "settling", label: "Settle the transfer on Base" },
+  ];
+}
 
 /**
  * Top-up over x402: the wallet signs an EIP-3009 authorization for exactly this amount (no gas, no approval);
@@ -37,6 +41,8 @@ export function TopUpForm() {
   const { signTypedDataAsync } = useSignTypedData();
   const amount = useUsdcAmount("20", { minMicros: microsOf(settings.topUpMin), maxMicros: microsOf(settings.topUpMax) });
   const [step, setStep] = useState<TopUpStep | null>(null);
+  // The amount being paid, fixed when the button was pressed (the field may change while the wallet asks).
+  const [paying, setPaying] = useState<bigint | null>(null);
   const [connectOpen, setConnectOpen] = useState(false);
 
   const walletUsdc = useReadContract({
@@ -69,6 +75,7 @@ export function TopUpForm() {
     amount.touch();
     if (amount.problem || !canPay) return;
     topUp.reset();
+    setPaying(amount.micros);
     topUp.mutate();
   }
 
@@ -78,7 +85,7 @@ export function TopUpForm() {
         <h3 id="top-up-heading" className="font-semibold">
           Top up
         </h3>
-        <p className="mt-0.5 text-sm text-zinc-500 dark:text-zinc-400">
+        <p className="mt-0.5 text-sm text-zinc-600 dark:text-zinc-400">
           Pay USDC from your wallet with one signature (x402). No gas: svc submits the transfer on Base.
         </p>
       </div>
@@ -108,7 +115,7 @@ export function TopUpForm() {
           Switch your wallet to Base to pay.
         </Alert>
       ) : (
-        <p className="text-sm text-zinc-500 dark:text-zinc-400">
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">
           Paying from <span className="font-mono break-all">{wallet.address}</span>
           {walletUsdc.data !== undefined && <> · holds {formatUsd(formatUnits(walletUsdc.data, 6))} USDC</>}
         </p>
@@ -118,15 +125,20 @@ export function TopUpForm() {
         <Button type="submit" loading={topUp.isPending} disabled={!canPay}>
           {topUp.isPending ? "Topping up…" : `Top up ${amount.micros === null ? "" : formatUsd(amount.micros)}`.trim()}
         </Button>
+        {amount.micros !== null && canPay && !topUp.isPending && (
+          <p className="mt-2 text-xs text-zinc-600 dark:text-zinc-400">
+            Your wallet will ask you to sign a transfer of exactly {formatUsd(amount.micros)} USDC; that is what your balance is credited.
+          </p>
+        )}
       </div>
 
       {(topUp.isPending || topUp.isError) && step && (
         <ol aria-label="Top-up progress" className="flex flex-col gap-2 rounded-lg border border-zinc-200 p-3 text-sm dark:border-zinc-800">
-          {STEPS.map((s, i) => {
-            const current = STEPS.findIndex((x) => x.key === step);
+          {steps(paying).map((s, i, all) => {
+            const current = all.findIndex((x) => x.key === step);
             const state = i < current ? "done" : i === current ? (topUp.isError ? "failed" : "active") : "todo";
             return (
-              <li key={s.key} className={cn("flex items-center gap-2", state === "todo" && "text-zinc-400")}>
+              <li key={s.key} className={cn("flex items-center gap-2", state === "todo" && "text-zinc-600 dark:text-zinc-400")}>
                 <span aria-hidden="true" className="flex size-5 items-center justify-center">
                   {state === "active" ? <Spinner /> : state === "done" ? "✓" : state === "failed" ? "✕" : "·"}
                 </span>
@@ -143,7 +155,7 @@ export function TopUpForm() {
         <Alert tone="success" title={`Added ${formatUsd(topUp.data.credited)} to your balance`}>
           <span className="flex flex-col gap-2">
             <span>
-              New available balance: <strong>{formatUsd(topUp.data.balance, { precise: true })}</strong>
+              New available balance: <strong>{formatUsd(topUp.data.balance)}</strong>
             </span>
             <TransactionLink hash={topUp.data.transaction} />
           </span>

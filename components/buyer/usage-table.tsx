@@ -3,14 +3,14 @@
 import { useInfiniteQuery } from "@tanstack/react-query";
 import { usageKey, type UsagePage } from "@/components/buyer/queries";
 import { Badge } from "@/components/ui/badge";
-import { Button, ButtonLink } from "@/components/ui/button";
+import { ButtonLink } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatCents, formatDateTime, formatDiem, formatInteger, formatUsd } from "@/components/ui/format";
-import { QueryState } from "@/components/ui/query-state";
+import { LoadMore, QueryState } from "@/components/ui/query-state";
 import { Table, Td, Th } from "@/components/ui/table";
+import { Term } from "@/components/ui/term";
 import { api } from "@/lib/browser/api";
-import { describeError } from "@/lib/browser/errors";
 
 const PAGE = 25;
 
@@ -39,23 +39,25 @@ export function UsagePanel() {
                   <tr>
                     <Th>Time</Th>
                     <Th>Model</Th>
-                    <Th className="hidden md:table-cell">Key</Th>
-                    <Th className="hidden text-right md:table-cell">Tokens in / out</Th>
-                    <Th className="hidden text-right lg:table-cell">Burn</Th>
-                    <Th className="hidden text-right sm:table-cell">Price</Th>
+                    <Th>Key</Th>
+                    <Th className="text-right">Tokens in / out</Th>
+                    <Th className="text-right">
+                      <Term term="burn">Burn</Term>
+                    </Th>
+                    <Th className="text-right">Price</Th>
                     <Th className="text-right">Cost</Th>
-                    <Th className="hidden text-right lg:table-cell">Latency</Th>
+                    <Th className="text-right">Latency</Th>
                   </tr>
                 </thead>
                 <tbody>
                   {rows.map((row) => (
                     <tr key={row.id}>
-                      <Td className="text-zinc-500 dark:text-zinc-400">{formatDateTime(row.created_at)}</Td>
+                      <Td className="text-zinc-600 dark:text-zinc-400">{formatDateTime(row.created_at)}</Td>
                       <Td className="font-mono text-xs">{row.model}</Td>
-                      <Td className="hidden max-w-40 truncate md:table-cell" title={row.key.prefix}>
+                      <Td className="max-w-40 truncate" title={`${row.key.name} (${row.key.prefix}…)`}>
                         {row.key.name}
                       </Td>
-                      <Td className="hidden text-right tabular-nums md:table-cell">
+                      <Td className="text-right tabular-nums">
                         {formatInteger(row.prompt_tokens)} / {formatInteger(row.completion_tokens)}
                         {row.usage_estimated && (
                           <Badge tone="amber" className="ml-1">
@@ -63,22 +65,20 @@ export function UsagePanel() {
                           </Badge>
                         )}
                       </Td>
-                      <Td className="hidden text-right tabular-nums lg:table-cell">{formatDiem(row.burn)}</Td>
-                      <Td className="hidden text-right tabular-nums sm:table-cell">{formatCents(row.price_cents)}</Td>
+                      <Td className="text-right tabular-nums">{formatDiem(row.burn)}</Td>
+                      <Td className="text-right tabular-nums">{formatCents(row.price_cents)}</Td>
                       <Td className="text-right font-medium tabular-nums">{formatUsd(row.cost)}</Td>
-                      <Td className="hidden text-right tabular-nums lg:table-cell">{formatInteger(row.latency_ms)} ms</Td>
+                      <Td className="text-right tabular-nums">{formatInteger(row.latency_ms)} ms</Td>
                     </tr>
                   ))}
                 </tbody>
               </Table>
-              {usage.isFetchNextPageError && <p role="alert" className="text-sm text-red-700">{describeError(usage.error)}</p>}
-              {usage.hasNextPage && (
-                <div className="flex justify-center">
-                  <Button variant="secondary" loading={usage.isFetchingNextPage} onClick={() => usage.fetchNextPage()}>
-                    Load more
-                  </Button>
-                </div>
-              )}
+              <p className="text-xs text-zinc-600 dark:text-zinc-400" id="usage-explained">
+                Tokens are what the model&apos;s upstream reported (marked <em>estimated</em> when svc counted them itself). A request&apos;s{" "}
+                <Term term="burn">burn</Term> is its tokens × the model&apos;s list price per million tokens, and its cost is that burn × the price it
+                cleared at: a million tokens on a cheap model can cost well under a dollar. Times are UTC.
+              </p>
+              <LoadMore query={usage} />
             </div>
           )
         }

@@ -42,7 +42,7 @@ export function AccessClasses({ doc }: { doc: OpenApiDocument }) {
               .map((o) => (
                 <li key={`${o.method} ${o.path}`} className="flex items-center gap-2">
                   <MethodLabel method={o.method} />
-                  <a href={`#${operationAnchor(o.op)}`} className="truncate font-mono text-xs hover:underline">
+                  <a href={`/docs/reference#${operationAnchor(o.op)}`} className="truncate font-mono text-xs hover:underline">
                     {o.path}
                   </a>
                 </li>

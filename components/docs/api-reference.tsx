@@ -63,7 +63,7 @@ export function ApiReference({ doc }: { doc: OpenApiDocument }) {
               <h3 id={`tag-${tag.name.toLowerCase()}`} className="scroll-mt-20 text-base font-semibold text-zinc-900 dark:text-zinc-100">
                 {tag.name}
               </h3>
-              <p className="text-xs text-zinc-500 dark:text-zinc-400">{tag.description}</p>
+              <p className="text-xs text-zinc-600 dark:text-zinc-400">{tag.description}</p>
             </div>
             {ops.map((e) => (
               <OperationCard key={`${e.method} ${e.path}`} doc={doc} entry={e} />
@@ -79,7 +79,7 @@ export function ApiReference({ doc }: { doc: OpenApiDocument }) {
           {Object.entries(doc.components.schemas).map(([name, schema]) => (
             <Card key={name} id={schemaAnchor(name)} className="scroll-mt-20 p-4">
               <h4 className="font-mono text-sm font-semibold">{name}</h4>
-              {typeof schema.description === "string" && <p className="mt-1 text-xs text-zinc-500 dark:text-zinc-400">{schema.description}</p>}
+              {typeof schema.description === "string" && <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">{schema.description}</p>}
               <div className="mt-2">
                 {name === "Error" ? <ErrorSchemaNote /> : <SchemaOrVariants schema={schema} />}
               </div>
@@ -95,7 +95,7 @@ function ErrorSchemaNote() {
   return (
     <p className="font-mono text-xs text-zinc-600 dark:text-zinc-400">
       {'{"error": {"message": string, "type": string, "code": '}
-      <a href="#errors" className="text-emerald-700 hover:underline dark:text-emerald-400">
+      <a href="/docs/errors" className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400">
         an error code
       </a>
       {", …extra fields}}"}
@@ -110,7 +110,7 @@ function SchemaOrVariants({ schema }: { schema: JsonSchema }) {
       <div className="flex flex-col gap-2">
         {variants.map((v, i) => (
           <div key={i}>
-            <p className="text-xs font-medium text-zinc-500">{i === 0 ? "One of:" : "or:"}</p>
+            <p className="text-xs font-medium text-zinc-600">{i === 0 ? "One of:" : "or:"}</p>
             <SchemaFields schema={v} />
           </div>
         ))}
@@ -144,10 +144,10 @@ function OperationCard({ doc, entry: { method, path, op } }: { doc: OpenApiDocum
               <div key={`${p.in}:${p.name}`} className="py-1.5">
                 <dt className="flex flex-wrap items-baseline gap-x-2 font-mono text-xs">
                   <span className="font-semibold text-zinc-900 dark:text-zinc-100">{p.name}</span>
-                  <span className="text-zinc-500">
+                  <span className="text-zinc-600">
                     <TypeLabel schema={p.schema} />
                   </span>
-                  <span className="text-[0.7rem] text-zinc-400">in {p.in}</span>
+                  <span className="text-[0.7rem] text-zinc-500">in {p.in}</span>
                   {p.required && <span className="text-[0.7rem] text-amber-700 dark:text-amber-400">required</span>}
                 </dt>
                 {p.description && <dd className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{p.description}</dd>}
@@ -195,13 +195,13 @@ function ResponseRow({ status, response }: { status: string; response: OpenApiRe
       {codes.length > 0 && (
         <p className="mt-1 flex flex-wrap gap-1">
           {codes.map((code) => (
-            <a key={code} href={`#${errorAnchor(code)}`} className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[0.7rem] text-zinc-700 hover:underline dark:bg-zinc-800 dark:text-zinc-300">
+            <a key={code} href={`/docs/errors#${errorAnchor(code)}`} className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[0.7rem] text-zinc-700 hover:underline dark:bg-zinc-800 dark:text-zinc-300">
               {code}
             </a>
           ))}
         </p>
       )}
-      {headers.length > 0 && <p className="mt-1 font-mono text-[0.7rem] text-zinc-500 dark:text-zinc-400">Headers: {headers.join(", ")}</p>}
+      {headers.length > 0 && <p className="mt-1 font-mono text-[0.7rem] text-zinc-600 dark:text-zinc-400">Headers: {headers.join(", ")}</p>}
     </li>
   );
 }
@@ -209,7 +209,7 @@ function ResponseRow({ status, response }: { status: string; response: OpenApiRe
 function Block({ title, children }: { title: string; children: React.ReactNode }) {
   return (
     <div className="mt-4">
-      <h4 className="mb-1 text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">{title}</h4>
+      <h4 className="mb-1 text-xs font-medium tracking-wide text-zinc-600 uppercase dark:text-zinc-400">{title}</h4>
       {children}
     </div>
   );

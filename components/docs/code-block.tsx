@@ -11,7 +11,7 @@ export function CodeBlock({ code, title, language }: { code: string; title?: str
         </figcaption>
       )}
       <div className="relative">
-        <pre className="overflow-x-auto p-4 pr-20 text-xs leading-relaxed text-zinc-100">
+        <pre tabIndex={0} className="overflow-x-auto p-4 pr-20 text-xs leading-relaxed text-zinc-100">
           <code>{code}</code>
         </pre>
         <div className="absolute top-2 right-2">

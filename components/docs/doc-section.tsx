@@ -29,7 +29,7 @@ export function SubHeading({ id, children }: { id?: string; children: ReactNode 
 export function DocsToc({ entries }: { entries: TocEntry[] }) {
   return (
     <nav aria-label="On this page" className="text-sm">
-      <p className="mb-2 text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">On this page</p>
+      <p className="mb-2 text-xs font-medium tracking-wide text-zinc-600 uppercase dark:text-zinc-400">On this page</p>
       <ul className="flex flex-col gap-1.5">
         {entries.map((e) => (
           <li key={e.id}>

@@ -44,13 +44,13 @@ export function ErrorTable({ doc }: { doc: OpenApiDocument }) {
             <tr key={code} id={errorAnchor(code)} className="scroll-mt-20 align-top">
               <Td className="font-mono text-xs">
                 {ERROR_STATUS[code]}
-                <span className="block text-[0.7rem] text-zinc-400">{errorTypeForStatus(ERROR_STATUS[code])}</span>
+                <span className="block text-[0.7rem] text-zinc-500">{errorTypeForStatus(ERROR_STATUS[code])}</span>
               </Td>
               <Td className="font-mono text-xs font-semibold">{code}</Td>
               <Td className="text-xs text-zinc-600 dark:text-zinc-400">
                 <div className="min-w-[18rem] whitespace-normal">
                   <Prose text={ERROR_DESCRIPTIONS[code]} />
-                  {routes.length > 0 && <span className="mt-0.5 block text-[0.7rem] text-zinc-400">{describeRoutes(routes)}</span>}
+                  {routes.length > 0 && <span className="mt-0.5 block text-[0.7rem] text-zinc-500">{describeRoutes(routes)}</span>}
                 </div>
               </Td>
             </tr>

@@ -21,7 +21,7 @@ export function QuickStart({ facts }: { facts: DeploymentFacts }) {
       <SubHeading id="quick-start-humans">For humans: the web app</SubHeading>
       <ol className="ml-5 list-decimal space-y-1">
         <li>
-          Open <a className="text-emerald-700 hover:underline dark:text-emerald-400" href="/dashboard">the dashboard</a>, connect a wallet on Base and
+          Open <a className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400" href="/dashboard">the dashboard</a>, connect a wallet on Base and
           sign the sign-in message (no transaction, no gas).
         </li>
         <li>Top up: your wallet signs a USDC authorization for exactly the amount; the service settles it on chain and credits you.</li>

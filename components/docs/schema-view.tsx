@@ -18,7 +18,7 @@ export function TypeLabel({ schema }: { schema: JsonSchema }): ReactNode {
   const name = refName(schema);
   if (name) {
     return (
-      <a href={`#${schemaAnchor(name)}`} className="text-emerald-700 hover:underline dark:text-emerald-400">
+      <a href={`#${schemaAnchor(name)}`} className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400">
         {name}
       </a>
     );
@@ -86,19 +86,19 @@ export function SchemaFields({ schema, depth = 0 }: { schema: JsonSchema; depth?
           <div key={name} className="py-1.5">
             <dt className="flex flex-wrap items-baseline gap-x-2 font-mono text-xs">
               <span className="font-semibold text-zinc-900 dark:text-zinc-100">{name}</span>
-              <span className="text-zinc-500 dark:text-zinc-400">
+              <span className="text-zinc-600 dark:text-zinc-400">
                 <TypeLabel schema={prop} />
               </span>
               {required.has(name) ? (
                 <span className="text-[0.7rem] text-amber-700 dark:text-amber-400">required</span>
               ) : (
-                <span className="text-[0.7rem] text-zinc-400">optional</span>
+                <span className="text-[0.7rem] text-zinc-500">optional</span>
               )}
             </dt>
             {(typeof prop.description === "string" || notes.length > 0) && (
               <dd className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">
                 {typeof prop.description === "string" && prop.description}
-                {notes.length > 0 && <span className="ml-1 text-zinc-400">({notes.join(", ")})</span>}
+                {notes.length > 0 && <span className="ml-1 text-zinc-500">({notes.join(", ")})</span>}
               </dd>
             )}
             {nested && (

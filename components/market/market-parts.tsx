@@ -4,7 +4,8 @@ import Link from "next/link";
 import type { MarketModelList, MarketStats, PoolSummary, TradeView } from "@/components/market/queries";
 import { Badge } from "@/components/ui/badge";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatCents, formatDecimalCents, formatDiem, formatInteger, formatPercent, formatTime, formatUsd, priceVsList } from "@/components/ui/format";
+import { formatCents, formatDecimalCents, formatDiem, formatInteger, formatPercent, formatTime, formatUsd, plural, priceVsList } from "@/components/ui/format";
+import { Term } from "@/components/ui/term";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
 
@@ -14,14 +15,14 @@ export function PriceBadge({ cents }: { cents: number }) {
 
 export function StatsRow({ stats, pool }: { stats: MarketStats; pool: PoolSummary }) {
   return (
-    <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
+    <div className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
       <Stat label="Requests 24h" value={formatInteger(stats.clears)} />
       <Stat label="Volume 24h" value={formatUsd(stats.volume_usdc)} />
-      <Stat label="Burned 24h" value={formatDiem(stats.volume_diem, { unit: false })} unit="diem" />
-      <Stat label="VWAP 24h" value={stats.vwap_cents ? formatDecimalCents(stats.vwap_cents) : "—"} hint="Volume-weighted, per diem" />
+      <Stat label="Burned 24h" value={formatDiem(stats.volume_diem, { unit: false })} unit="diem" hint={<><Term term="burn">Burn</Term> in <Term term="diem" /></>} />
+      <Stat label="VWAP 24h" value={stats.vwap_cents ? formatDecimalCents(stats.vwap_cents) : "—"} hint={<Term term="vwap">Volume-weighted, per diem</Term>} />
       <Stat label="Available now" value={formatDiem(pool.available_now_diem, { unit: false })} unit="diem" hint="Capacity left today" />
-      <Stat label="Suppliers" value={formatInteger(pool.suppliers)} hint={`${formatInteger(pool.offers)} active offers`} />
-    </dl>
+      <Stat label="Suppliers" value={formatInteger(pool.suppliers)} hint={plural(pool.offers, "active offer")} />
+    </div>
   );
 }
 
@@ -42,21 +43,21 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
         {models.data.map((m) => (
           <tr key={m.id} className="group">
             <Td>
-              <Link href={`/market/${encodeURIComponent(m.id)}`} className="font-medium text-zinc-900 group-hover:text-emerald-700 hover:underline dark:text-zinc-100">
+              <Link href={`/market/${encodeURIComponent(m.id)}`} className="font-medium text-zinc-900 group-hover:text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-zinc-100">
                 {m.name}
               </Link>
-              <span className="block font-mono text-xs text-zinc-500">{m.id}</span>
-              <span className="block text-xs text-zinc-500 sm:hidden">
+              <span className="block font-mono text-xs text-zinc-600">{m.id}</span>
+              <span className="block text-xs text-zinc-600 sm:hidden">
                 list {formatUsd(m.list_price.input_diem_per_mtok)} in · {formatUsd(m.list_price.output_diem_per_mtok)} out
               </span>
             </Td>
             <Td className="hidden text-right text-xs tabular-nums sm:table-cell">
               <span className="block">in {formatUsd(m.list_price.input_diem_per_mtok)}</span>
-              <span className="block text-zinc-500">out {formatUsd(m.list_price.output_diem_per_mtok)}</span>
+              <span className="block text-zinc-600">out {formatUsd(m.list_price.output_diem_per_mtok)}</span>
             </Td>
             <Td className="text-right tabular-nums">
               {m.best_price_cents === null ? (
-                <span className="text-zinc-400">no offers</span>
+                <span className="text-zinc-500">no offers</span>
               ) : (
                 <span className="flex flex-col items-end gap-1">
                   <span className="font-semibold">{formatCents(m.best_price_cents)} / diem</span>
@@ -66,7 +67,7 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
             </Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(m.remaining_diem)}</Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">
-              {m.offers} <span className="text-zinc-400">· {m.suppliers} supplier{m.suppliers === 1 ? "" : "s"}</span>
+              {m.offers} <span className="text-zinc-500">· {m.suppliers} supplier{m.suppliers === 1 ? "" : "s"}</span>
             </Td>
           </tr>
         ))}
@@ -93,7 +94,7 @@ export function TradesTable({ trades, showModel = true }: { trades: TradeView[];
       <tbody>
         {trades.map((t, i) => (
           <tr key={`${t.time}-${i}`}>
-            <Td className="text-zinc-500 tabular-nums">{formatTime(t.time)}</Td>
+            <Td className="text-zinc-600 tabular-nums">{formatTime(t.time)}</Td>
             {showModel && <Td className="font-mono text-xs">{t.model}</Td>}
             <Td className={`text-right font-medium tabular-nums ${t.price_cents <= 100 ? "text-emerald-700 dark:text-emerald-400" : "text-amber-700"}`}>{t.price_cents}¢</Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(t.burn_diem)}</Td>
@@ -118,12 +119,12 @@ export function PoolSummaryView({ pool }: { pool: PoolSummary }) {
           <div className="h-full rounded-full bg-emerald-500" style={{ width: `${used * 100}%` }} />
         </div>
       </div>
-      <dl className="grid grid-cols-2 gap-4">
+      <div className="grid grid-cols-2 gap-4">
         <Stat label="Daily capacity" value={formatDiem(pool.daily_capacity_diem, { unit: false })} unit="diem" />
         <Stat label="Burned today" value={formatDiem(pool.burned_today_diem, { unit: false })} unit="diem" />
         <Stat label="Remaining today" value={formatDiem(pool.remaining_today_diem, { unit: false })} unit="diem" />
         <Stat label="Cooling down" value={formatInteger(pool.offers_cooling_down)} hint="Offers paused after upstream failures" />
-      </dl>
+      </div>
     </div>
   );
 }

@@ -1,11 +1,13 @@
 "use client";
 
 import { DepthChart } from "@/components/market/depth-chart";
+import { PriceHistoryPanel } from "@/components/market/price-history";
 import { PriceBadge, TradesTable } from "@/components/market/market-parts";
 import { useBook, useMarketStats, useTrades, type BookView, type MarketStats, type TradeList } from "@/components/market/queries";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDecimalCents, formatDiem, formatInteger, formatUsd, microsOf } from "@/components/ui/format";
+import { formatDecimalCents, formatDiem, formatInteger, formatUsd, microsOf, plural } from "@/components/ui/format";
+import { Term } from "@/components/ui/term";
 import { QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
@@ -27,17 +29,17 @@ export function OrderBook({
       <QueryState query={book} loadingLabel="Loading the order book" errorTitle="Couldn't load the order book">
         {(b) => (
           <>
-            <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
+            <div className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
               <Stat label="Best price" value={b.best_price_cents === null ? "—" : `${b.best_price_cents}¢`} hint={b.best_price_cents === null ? "No offers" : <PriceBadge cents={b.best_price_cents} />} />
-              <Stat label="Available today" value={formatDiem(b.remaining_diem, { unit: false })} unit="diem" hint={`${b.offers} offers · ${b.suppliers} suppliers`} />
-              <Stat label="VWAP 24h" value={modelStats?.vwap_cents ? formatDecimalCents(modelStats.vwap_cents) : "—"} />
-              <Stat label="Volume 24h" value={formatUsd(modelStats?.volume_usdc ?? 0n)} hint={`${formatInteger(modelStats?.clears ?? 0)} ${(modelStats?.clears ?? 0) === 1 ? "request" : "requests"}`} />
+              <Stat label="Available today" value={formatDiem(b.remaining_diem, { unit: false })} unit="diem" hint={`${plural(b.offers, "offer")} · ${plural(b.suppliers, "supplier")}`} />
+              <Stat label="VWAP 24h" value={modelStats?.vwap_cents ? formatDecimalCents(modelStats.vwap_cents) : "—"} hint={<Term term="vwap">What is VWAP?</Term>} />
+              <Stat label="Volume 24h" value={formatUsd(modelStats?.volume_usdc ?? 0n)} hint={plural(modelStats?.clears ?? 0, "request")} />
               <Stat
                 label="Range 24h"
                 value={modelStats ? `${modelStats.low_price_cents}–${modelStats.high_price_cents}¢` : "—"}
                 className="col-span-2 sm:col-span-1"
               />
-            </dl>
+            </div>
             <div className="grid gap-6 lg:grid-cols-5">
               <Panel title="Depth" description="Capacity available today at or below each price (cents per diem)" className="lg:col-span-3">
                 <DepthChart book={b} />
@@ -53,6 +55,7 @@ export function OrderBook({
           </>
         )}
       </QueryState>
+      <PriceHistoryPanel model={model} />
       <Panel title="Recent trades" bodyClassName="pt-2 sm:pt-3">
         <QueryState query={trades} loadingLabel="Loading recent trades" errorTitle="Couldn't load recent trades">
           {(t) => <TradesTable trades={t.data} showModel={false} />}
@@ -87,7 +90,7 @@ function LevelsTable({ book }: { book: BookView }) {
                 <span aria-hidden="true" className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10" style={{ width: `${Number((microsOf(level.remaining_diem) * 1000n) / max) / 10}%` }} />
                 <span className="relative">{formatDiem(level.remaining_diem)}</span>
               </Td>
-              <Td className="text-right text-zinc-500 tabular-nums">{formatDiem(cumulative)}</Td>
+              <Td className="text-right text-zinc-600 tabular-nums">{formatDiem(cumulative)}</Td>
               <Td className="hidden text-right tabular-nums sm:table-cell">{level.offers}</Td>
             </tr>
           );

@@ -28,7 +28,7 @@ export function NavLinks({ items, label, variant = "top" }: { items: NavItem[]; 
                         "border-b-2 pb-2.5",
                         active
                           ? "border-emerald-600 text-zinc-900 dark:text-white"
-                          : "border-transparent text-zinc-500 hover:border-zinc-300 hover:text-zinc-800 dark:text-zinc-400 dark:hover:text-white",
+                          : "border-transparent text-zinc-600 hover:border-zinc-300 hover:text-zinc-800 dark:text-zinc-400 dark:hover:text-white",
                       ),
                 )}
               >

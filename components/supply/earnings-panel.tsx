@@ -28,11 +28,11 @@ export function EarningsPanel() {
       <QueryState query={earnings} loadingLabel="Loading your earnings" errorTitle="Couldn't load your earnings">
         {(e) => (
           <div className="flex flex-col gap-6">
-            <dl className="grid grid-cols-2 gap-4 sm:grid-cols-3">
-              <Stat label="Available to withdraw" value={formatUsd(e.available, { precise: true })} className="col-span-2 sm:col-span-1" />
-              <Stat label="Pending" value={formatUsd(e.pending, { precise: true })} hint="Sent, awaiting confirmation" />
-              <Stat label="Withdrawn" value={formatUsd(e.withdrawn, { precise: true })} />
-            </dl>
+            <div className="grid grid-cols-2 gap-4 sm:grid-cols-3">
+              <Stat label="Available to withdraw" value={formatUsd(e.available)} className="col-span-2 sm:col-span-1" />
+              <Stat label="Pending" value={formatUsd(e.pending)} hint="Sent, awaiting confirmation" />
+              <Stat label="Withdrawn" value={formatUsd(e.withdrawn)} />
+            </div>
             <div className="border-t border-zinc-100 pt-5 dark:border-zinc-800">
               <WithdrawForm earnings={e} />
             </div>
@@ -71,23 +71,28 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
         <h3 id="withdraw-heading" className="font-semibold">
           Withdraw
         </h3>
-        <p className="mt-0.5 text-sm text-zinc-500 dark:text-zinc-400">
+        <p className="mt-0.5 text-sm text-zinc-600 dark:text-zinc-400">
           Sent on Base to your signed-in wallet{to && <> <span className="font-mono">{shortAddress(to)}</span></>}. svc pays the gas.
         </p>
       </div>
       {available < min ? (
-        <p className="text-sm text-zinc-500">
+        <p className="text-sm text-zinc-600">
           Nothing to withdraw yet: the smallest withdrawal is {formatUsd(settings.withdrawalMin)}.
         </p>
       ) : (
         <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
-          <UsdcAmountField amount={amount} className="sm:max-w-56" disabled={withdraw.isPending} />
+          <UsdcAmountField
+            amount={amount}
+            className="sm:max-w-56"
+            disabled={withdraw.isPending}
+            hint={`Between ${formatUsd(settings.withdrawalMin)} and ${formatUsd(earnings.available)} (all of it)`}
+          />
           <div className="flex gap-2 sm:pt-7">
             <Button variant="secondary" disabled={withdraw.isPending} onClick={() => amount.setValue(trimDecimal(earnings.available))}>
               Max
             </Button>
             <Button type="submit" loading={withdraw.isPending} disabled={!amount.value}>
-              {withdraw.isPending ? "Sending USDC…" : "Withdraw"}
+              {withdraw.isPending ? "Sending USDC…" : amount.micros !== null ? `Withdraw ${formatUsd(amount.micros)}` : "Withdraw"}
             </Button>
           </div>
         </div>
@@ -130,20 +135,20 @@ export function WithdrawalsPanel() {
                   <Th>Date</Th>
                   <Th className="text-right">Amount</Th>
                   <Th>Status</Th>
-                  <Th className="hidden sm:table-cell">To</Th>
+                  <Th>To</Th>
                   <Th>Transaction</Th>
                 </tr>
               </thead>
               <tbody>
                 {data.map((w) => (
                   <tr key={w.id}>
-                    <Td className="text-zinc-500">{formatDateTime(w.created_at)}</Td>
+                    <Td className="text-zinc-600">{formatDateTime(w.created_at)}</Td>
                     <Td className="text-right font-medium tabular-nums">{formatUsd(w.amount)}</Td>
                     <Td>
                       <Badge tone={STATUS[w.status].tone}>{STATUS[w.status].label}</Badge>
                       {w.failure_reason && <span className="sr-only">: {w.failure_reason}</span>}
                     </Td>
-                    <Td className="hidden font-mono text-xs sm:table-cell">{shortAddress(w.to_address)}</Td>
+                    <Td className="font-mono text-xs">{shortAddress(w.to_address)}</Td>
                     <Td className="font-mono text-xs">
                       {w.transaction ? (
                         settings.explorerTxUrl ? (

@@ -9,7 +9,7 @@ import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { Field } from "@/components/ui/field";
-import { formatBps, formatDiem, formatMicrosAsCents, priceVsList } from "@/components/ui/format";
+import { formatBps, formatDiem, formatMicrosAsCents, plural, priceVsList } from "@/components/ui/format";
 import { LoadingRows } from "@/components/ui/skeleton";
 import { Table, Td, Th } from "@/components/ui/table";
 import { useSettings } from "@/components/wallet/providers";
@@ -27,6 +27,9 @@ function earningsPerDiemText(priceCents: number, feeBps: number): string {
   return `You earn ${formatMicrosAsCents(supplierMicros)} per diem after svc's ${formatBps(feeBps)} fee.`;
 }
 
+const DEFAULT_PRICE = "90";
+const DEFAULT_CAPACITY = "25";
+
 /** Post an offer: svc checks the upstream (GET /models with the key) before listing it, and shows what it found. */
 export function OfferForm() {
   const queryClient = useQueryClient();
@@ -35,9 +38,15 @@ export function OfferForm() {
   const [url, setUrl] = useState("");
   const [apiKey, setApiKey] = useState("");
   const [selected, setSelected] = useState<string[]>([]);
-  const [price, setPrice] = useState("90");
-  const [capacity, setCapacity] = useState("25");
+  const [price, setPrice] = useState(DEFAULT_PRICE);
+  const [capacity, setCapacity] = useState(DEFAULT_CAPACITY);
   const [errors, setErrors] = useState<Errors>({});
+  /** Editing a field revalidates it: its old error (and a failed check of the old values) goes away. */
+  const edit = <T,>(field: keyof CreateOfferInput, set: (value: T) => void) => (value: T) => {
+    set(value);
+    setErrors((e) => ({ ...e, [field]: undefined }));
+    if (post.isError) post.reset();
+  };
 
   const post = useMutation({
     mutationFn: () =>
@@ -46,7 +55,13 @@ export function OfferForm() {
         body: { upstream_base_url: url.trim(), upstream_api_key: apiKey.trim(), models: selected, price_cents: Number(price), daily_capacity: capacity },
       }),
     onSuccess: () => {
+      // A posted offer empties the form (a filled form invites posting it twice); the result stays shown below.
+      setUrl("");
       setApiKey("");
+      setSelected([]);
+      setPrice(DEFAULT_PRICE);
+      setCapacity(DEFAULT_CAPACITY);
+      setErrors({});
       void queryClient.invalidateQueries({ queryKey: offersKey });
     },
     onError: (error) => {
@@ -79,7 +94,7 @@ export function OfferForm() {
             type="url"
             placeholder="https://api.venice.ai/api/v1"
             value={url}
-            onChange={(e) => setUrl(e.target.value)}
+            onChange={(e) => edit("upstream_base_url", setUrl)(e.target.value)}
             error={errors.upstream_base_url}
             hint="OpenAI-compatible; svc calls {base}/models and {base}/chat/completions."
             autoComplete="off"
@@ -89,7 +104,7 @@ export function OfferForm() {
             name="upstream_api_key"
             type="password"
             value={apiKey}
-            onChange={(e) => setApiKey(e.target.value)}
+            onChange={(e) => edit("upstream_api_key", setApiKey)(e.target.value)}
             error={errors.upstream_api_key}
             hint="Stored encrypted; never shown again or shared with buyers."
             autoComplete="off"
@@ -112,11 +127,11 @@ export function OfferForm() {
                     type="checkbox"
                     className="size-4 accent-emerald-600"
                     checked={selected.includes(m.id)}
-                    onChange={(e) => setSelected((s) => (e.target.checked ? [...s, m.id] : s.filter((x) => x !== m.id)))}
+                    onChange={(e) => edit("models", setSelected)(e.target.checked ? [...selected, m.id] : selected.filter((x) => x !== m.id))}
                   />
                   <span className="min-w-0 flex-1">
                     <span className="block font-medium">{m.name}</span>
-                    <span className="block font-mono text-xs text-zinc-500">{m.id}</span>
+                    <span className="block font-mono text-xs text-zinc-600">{m.id}</span>
                   </span>
                 </label>
               ))}
@@ -135,7 +150,7 @@ export function OfferForm() {
             inputMode="numeric"
             suffix="¢ / diem"
             value={price}
-            onChange={(e) => setPrice(e.target.value.trim())}
+            onChange={(e) => edit("price_cents", setPrice)(e.target.value.trim())}
             error={errors.price_cents}
             hint={priceValid ? `${priceVsList(Number(price))}. ${earningsPerDiemText(Number(price), settings.platformFeeBps)}` : "100¢ is the list price."}
           />
@@ -145,7 +160,7 @@ export function OfferForm() {
             inputMode="decimal"
             suffix="diem"
             value={capacity}
-            onChange={(e) => setCapacity(e.target.value.trim())}
+            onChange={(e) => edit("daily_capacity", setCapacity)(e.target.value.trim())}
             error={errors.daily_capacity}
             hint="Resets at 00:00 UTC. 1 diem = $1 of list-price inference."
           />
@@ -176,7 +191,7 @@ function UpstreamCheckResult({ offer }: { offer: CheckedOfferView }) {
     <Alert tone="success" title="Upstream check passed: your offer is posted">
       <div className="mt-2 flex flex-col gap-3 text-zinc-800 dark:text-zinc-200">
         <p>
-          {offer.models.length} model{offer.models.length === 1 ? "" : "s"} at {offer.price_cents}¢ / diem, {formatDiem(offer.daily_capacity)} per day.
+          {plural(offer.models.length, "model")} at {offer.price_cents}¢ / diem, {formatDiem(offer.daily_capacity)} per day.
           {offer.on_book ? " It is on the order book now." : " It is not on the book yet."}
         </p>
         {pricing.length > 0 && (
@@ -211,7 +226,7 @@ function UpstreamCheckResult({ offer }: { offer: CheckedOfferView }) {
                 ))}
               </tbody>
             </Table>
-            <p className="mt-2 text-xs text-zinc-500">Diem per 1M tokens. svc meters capacity burn at its list price.</p>
+            <p className="mt-2 text-xs text-zinc-600">Diem per 1M tokens. svc meters capacity burn at its list price.</p>
           </div>
         )}
       </div>

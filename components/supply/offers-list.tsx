@@ -10,7 +10,8 @@ import { Card, Panel } from "@/components/ui/card";
 import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Field } from "@/components/ui/field";
-import { formatDateTime, formatDiem, formatInteger, formatUsd, microsOf, priceVsList } from "@/components/ui/format";
+import { formatDateTime, formatDiem, formatUsd, microsOf, plural, priceVsList } from "@/components/ui/format";
+import { Term } from "@/components/ui/term";
 import { QueryState } from "@/components/ui/query-state";
 import { useListMutation } from "@/components/ui/use-list-mutation";
 import { api } from "@/lib/browser/api";
@@ -37,7 +38,7 @@ export function OffersList() {
               {open.map((offer) => (
                 <OfferCard key={offer.id} offer={offer} onEdit={() => setEditing(offer)} onWithdraw={() => setWithdrawing(offer)} />
               ))}
-              {withdrawn > 0 && <p className="text-xs text-zinc-500">{withdrawn} withdrawn offer{withdrawn === 1 ? "" : "s"} kept for history.</p>}
+              {withdrawn > 0 && <p className="text-xs text-zinc-600 dark:text-zinc-400">{plural(withdrawn, "delisted offer")} kept for history.</p>}
             </div>
           );
         }}
@@ -49,7 +50,7 @@ export function OffersList() {
 }
 
 function offerStatus(offer: OfferView): { label: string; tone: "green" | "amber" | "neutral" | "red" } {
-  if (offer.status === "withdrawn") return { label: "Withdrawn", tone: "neutral" };
+  if (offer.status === "withdrawn") return { label: "Delisted", tone: "neutral" };
   if (offer.status === "paused") return { label: "Paused", tone: "neutral" };
   if (offer.health.status === "cooling_down") return { label: "Cooling down", tone: "red" };
   if (microsOf(offer.today.remaining_diem) <= 0n) return { label: "Sold out today", tone: "amber" };
@@ -85,7 +86,9 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
         <div className="flex min-w-0 flex-col gap-1.5">
           <div className="flex flex-wrap items-center gap-2">
             <span className="text-lg font-semibold tabular-nums">{offer.price_cents}¢</span>
-            <span className="text-sm text-zinc-500">/ diem · {priceVsList(offer.price_cents)}</span>
+            <span className="text-sm text-zinc-600 dark:text-zinc-400">
+              / <Term term="diem" /> · {priceVsList(offer.price_cents)}
+            </span>
             <Badge tone={status.tone}>{status.label}</Badge>
           </div>
           <div className="flex flex-wrap gap-1">
@@ -95,7 +98,7 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
               </span>
             ))}
           </div>
-          <p className="flex flex-wrap items-center gap-2 text-xs text-zinc-500">
+          <p className="flex flex-wrap items-center gap-2 text-xs text-zinc-600">
             <span className="max-w-full truncate font-mono" title={offer.upstream_base_url}>
               {offer.upstream_base_url}
             </span>
@@ -109,17 +112,18 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
           <Button variant="secondary" size="sm" loading={toggle.isPending} onClick={() => toggle.mutate()}>
             {offer.status === "paused" ? "Resume" : "Pause"}
           </Button>
-          <Button variant="ghost" size="sm" className="text-red-700 dark:text-red-300" onClick={onWithdraw}>
-            Withdraw
+          <Button variant="ghost" size="sm" className="text-red-700 dark:text-red-300" onClick={onWithdraw} aria-label={`Delist offer at ${offer.price_cents}¢`}>
+            Delist
           </Button>
         </div>
       </div>
 
       <dl className="mt-4 grid grid-cols-2 gap-x-4 gap-y-3 text-sm sm:grid-cols-4">
         <div className="col-span-2 flex flex-col gap-1.5">
-          <dt className="text-xs text-zinc-500">Capacity left today</dt>
+          <dt className="text-xs text-zinc-600 dark:text-zinc-400">Capacity left today</dt>
           <dd className="tabular-nums">
-            <strong>{formatDiem(offer.today.remaining_diem)}</strong> <span className="text-zinc-500">of {formatDiem(offer.daily_capacity)}</span>
+            <strong>{formatDiem(offer.today.remaining_diem)}</strong> <span className="text-zinc-600 dark:text-zinc-400">left of {formatDiem(offer.daily_capacity)} a day</span>
+            {used > 0n && <span className="text-zinc-600 dark:text-zinc-400"> · {formatDiem(used)} used</span>}
           </dd>
           <dd>
             <div className="h-1.5 w-full overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800" role="progressbar" aria-label="Capacity used today" aria-valuemin={0} aria-valuemax={100} aria-valuenow={usedPct}>
@@ -128,17 +132,19 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
           </dd>
         </div>
         <div className="flex flex-col gap-1">
-          <dt className="text-xs text-zinc-500">Burned today</dt>
+          <dt className="text-xs text-zinc-600 dark:text-zinc-400">
+            <Term term="burn">Burned</Term> today
+          </dt>
           <dd className="tabular-nums">{formatDiem(offer.today.burned_diem)}</dd>
         </div>
         <div className="flex flex-col gap-1">
-          <dt className="text-xs text-zinc-500">Earned</dt>
+          <dt className="text-xs text-zinc-600">Earned</dt>
           <dd className="tabular-nums">
-            {formatUsd(offer.earnings_usdc)} <span className="text-xs text-zinc-500">· {formatInteger(offer.clears)} requests</span>
+            {formatUsd(offer.earnings_usdc)} <span className="text-xs text-zinc-600 dark:text-zinc-400">· {plural(offer.clears, "request")}</span>
           </dd>
         </div>
       </dl>
-      <p className="mt-3 text-xs text-zinc-500">
+      <p className="mt-3 text-xs text-zinc-600">
         {offer.health.status === "healthy" ? (
           <>Upstream healthy{offer.health.last_success_at && <> · last served {formatDateTime(offer.health.last_success_at)}</>}</>
         ) : (
@@ -207,12 +213,12 @@ function WithdrawOfferDialog({ offer, onClose }: { offer: OfferView | null; onCl
     <Dialog
       open={offer !== null}
       onClose={close}
-      title="Withdraw this offer?"
+      title="Delist this offer?"
       description="It leaves the order book for good (pause it instead to come back later). Earnings already made stay yours."
     >
       <DialogActions error={withdraw.error} onCancel={close} cancelLabel="Keep it">
         <Button variant="danger" loading={withdraw.isPending} onClick={() => offer && withdraw.mutate(offer.id)}>
-          Withdraw offer
+          Delist offer
         </Button>
       </DialogActions>
     </Dialog>

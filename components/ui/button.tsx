@@ -7,11 +7,11 @@ type Variant = "primary" | "secondary" | "danger" | "ghost";
 type Size = "sm" | "md";
 
 const VARIANTS: Record<Variant, string> = {
-  primary: "bg-emerald-600 text-white shadow-sm hover:bg-emerald-700 focus-visible:outline-emerald-600 disabled:bg-emerald-600/50",
+  primary: "bg-emerald-700 text-white shadow-sm hover:bg-emerald-800 disabled:bg-emerald-700/50",
   secondary:
-    "border border-zinc-300 bg-white text-zinc-900 shadow-sm hover:bg-zinc-50 focus-visible:outline-zinc-500 disabled:text-zinc-400 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100 dark:hover:bg-zinc-800",
-  danger: "bg-red-600 text-white shadow-sm hover:bg-red-700 focus-visible:outline-red-600 disabled:bg-red-600/50",
-  ghost: "text-zinc-700 hover:bg-zinc-100 focus-visible:outline-zinc-500 disabled:text-zinc-400 dark:text-zinc-300 dark:hover:bg-zinc-800",
+    "border border-zinc-300 bg-white text-zinc-900 shadow-sm hover:bg-zinc-50 disabled:text-zinc-500 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100 dark:hover:bg-zinc-800",
+  danger: "bg-red-600 text-white shadow-sm hover:bg-red-700 disabled:bg-red-600/50",
+  ghost: "text-zinc-700 hover:bg-zinc-100 disabled:text-zinc-500 dark:text-zinc-300 dark:hover:bg-zinc-800",
 };
 const SIZES: Record<Size, string> = {
   sm: "h-8 gap-1.5 rounded-md px-3 text-sm",
@@ -20,7 +20,7 @@ const SIZES: Record<Size, string> = {
 
 export function buttonClass(variant: Variant = "primary", size: Size = "md", className?: string) {
   return cn(
-    "inline-flex shrink-0 items-center justify-center font-medium whitespace-nowrap transition-colors focus-visible:outline-2 focus-visible:outline-offset-2 disabled:cursor-not-allowed",
+    "inline-flex shrink-0 items-center justify-center font-medium whitespace-nowrap transition-colors disabled:cursor-not-allowed",
     VARIANTS[variant],
     SIZES[size],
     className,

@@ -36,7 +36,7 @@ export function Panel({
           <h2 id={headingId} className="text-base font-semibold">
             {title}
           </h2>
-          {description && <p className="mt-0.5 text-sm text-zinc-500 dark:text-zinc-400">{description}</p>}
+          {description && <p className="mt-0.5 text-sm text-zinc-600 dark:text-zinc-400">{description}</p>}
         </div>
         {actions && <div className="flex flex-wrap items-center gap-2">{actions}</div>}
       </header>

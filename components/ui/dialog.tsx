@@ -17,9 +17,12 @@ export function Dialog({
   description,
   children,
   className,
+  onDismiss,
 }: {
   open: boolean;
   onClose: () => void;
+  /** Escape or a click on the backdrop; defaults to onClose. A dialog that must not be lost by accident guards here. */
+  onDismiss?: () => void;
   title: string;
   description?: ReactNode;
   children: ReactNode;
@@ -29,11 +32,30 @@ export function Dialog({
   const titleId = useId();
   const descriptionId = useId();
 
+  const opener = useRef<HTMLElement | null>(null);
+
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
+    if (open && !dialog.open) {
+      opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+      dialog.showModal();
+    }
+    if (!open && dialog.open) {
+      dialog.close();
+      // The browser returns focus to the opener; when the opener is gone (a revoked key's button, a wallet
+      // picked), focus the page's heading instead of letting it fall to <body>.
+      const from = opener.current;
+      requestAnimationFrame(() => {
+        if (document.activeElement && document.activeElement !== document.body) return;
+        if (from?.isConnected) return from.focus();
+        const heading = document.querySelector<HTMLElement>("#main h1");
+        if (heading) {
+          heading.tabIndex = -1;
+          heading.focus();
+        }
+      });
+    }
   }, [open]);
 
   return (
@@ -43,10 +65,10 @@ export function Dialog({
       aria-describedby={description ? descriptionId : undefined}
       onCancel={(event) => {
         event.preventDefault();
-        onClose();
+        (onDismiss ?? onClose)();
       }}
       onClick={(event) => {
-        if (event.target === ref.current) onClose();
+        if (event.target === ref.current) (onDismiss ?? onClose)();
       }}
       className={cn(
         "m-auto w-[calc(100%-2rem)] max-w-lg rounded-xl border border-zinc-200 bg-white p-0 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-800 dark:bg-zinc-900 dark:text-zinc-100",
@@ -56,11 +78,11 @@ export function Dialog({
       {open && (
         <div className="flex max-h-[85vh] flex-col gap-4 overflow-y-auto p-5">
           <div>
-            <h2 id={titleId} className="text-lg font-semibold">
+            <h2 id={titleId} className="text-lg font-semibold break-words">
               {title}
             </h2>
             {description && (
-              <div id={descriptionId} className="mt-1 text-sm text-zinc-500 dark:text-zinc-400">
+              <div id={descriptionId} className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
                 {description}
               </div>
             )}

@@ -28,22 +28,27 @@ function formatDecimal(micros: bigint, min: number, max: number): string {
 }
 
 /**
- * "$1,234.50"; amounts under a cent keep their significant digits ("$0.000270" → "$0.00027"). `precise`
- * keeps every micro-dollar ("$24.999937"): balances move by fractions of a cent per request.
+ * The one money formatter for the screen: "$1,234.50", and never fewer digits than the amount has
+ * ("$1.234567" stays "$1.234567", "$0.00027" stays whole). Two decimals when they are exact, more only when
+ * the amount needs them, so what a button or a balance says is what moves. Rounding is only for chart axes
+ * (`approx`), where the exact value is one hover away.
  */
-export function formatUsd(value: string | bigint, { precise = false }: { precise?: boolean } = {}): string {
+export function formatUsd(value: string | bigint, { approx = false }: { approx?: boolean } = {}): string {
   const micros = microsOf(value);
   const abs = micros < 0n ? -micros : micros;
-  const body = precise || (abs !== 0n && abs < 10_000n) ? formatDecimal(micros, 2, 6) : formatDecimal(micros, 2, 2);
+  const body = approx && abs >= 10_000n ? formatDecimal(micros, 2, 2) : formatDecimal(micros, 2, 6);
   return body.startsWith("-") ? `-$${body.slice(1)}` : `$${body}`;
 }
 
-/** "25 diem", "0.00014 diem", "1,250.5 diem". */
+/** "25 diem", "0.00014 diem", "1,250.5 diem": every digit the amount has, trailing zeros dropped. */
 export function formatDiem(value: string | bigint, { unit = true }: { unit?: boolean } = {}): string {
-  const micros = microsOf(value);
-  const abs = micros < 0n ? -micros : micros;
-  const body = abs !== 0n && abs < 10_000n ? formatDecimal(micros, 0, 6) : formatDecimal(micros, 0, 2);
+  const body = formatDecimal(microsOf(value), 0, 6);
   return unit ? `${body} diem` : body;
+}
+
+/** "1 request", "2 requests": counts on screen agree with their noun. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${formatInteger(n)} ${n === 1 ? one : many}`;
 }
 
 /** Offer price: "80¢ / diem". */

@@ -38,3 +38,25 @@ export function QueryState<T>({
   }
   return <>{children(query.data)}</>;
 }
+
+type PagedQueryLike = { hasNextPage: boolean; isFetchingNextPage: boolean; isFetchNextPageError: boolean; error: unknown; fetchNextPage: () => unknown };
+
+/** The foot of a paged list: why the next page failed, and a button for the next page while there is one. */
+export function LoadMore({ query }: { query: PagedQueryLike }) {
+  return (
+    <>
+      {query.isFetchNextPageError && (
+        <p role="alert" className="text-sm text-red-700">
+          {describeError(query.error)}
+        </p>
+      )}
+      {query.hasNextPage && (
+        <div className="flex justify-center">
+          <Button variant="secondary" loading={query.isFetchingNextPage} onClick={() => query.fetchNextPage()}>
+            Load more
+          </Button>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,19 +1,19 @@
 import { useId, type ReactNode } from "react";
 import { cn } from "@/components/ui/cn";
 
-/** A labelled figure inside a <dl>; the group is named by its label, so tests find it with getByRole("group", { name }). */
+/** A labelled figure (in a grid of them); the group is named by its label, so tests find it with getByRole("group", { name }). */
 export function Stat({ label, value, unit, hint, className }: { label: string; value: ReactNode; unit?: string; hint?: ReactNode; className?: string }) {
   const id = useId();
   return (
     <div role="group" aria-labelledby={id} className={cn("min-w-0", className)}>
-      <dt id={id} className="text-xs font-medium tracking-wide text-zinc-500 uppercase dark:text-zinc-400">
+      <p id={id} className="text-xs font-medium tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
         {label}
-      </dt>
-      <dd className="mt-1 text-xl font-semibold break-words tabular-nums sm:text-2xl">
+      </p>
+      <p className="mt-1 text-xl font-semibold break-words tabular-nums sm:text-2xl">
         {value}
-        {unit && <span className="ml-1 text-sm font-medium text-zinc-500 dark:text-zinc-400">{unit}</span>}
-      </dd>
-      {hint && <dd className="mt-0.5 text-xs text-zinc-500 dark:text-zinc-400">{hint}</dd>}
+        {unit && <span className="ml-1 text-sm font-medium text-zinc-600 dark:text-zinc-400">{unit}</span>}
+      </p>
+      {hint && <div className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{hint}</div>}
     </div>
   );
 }

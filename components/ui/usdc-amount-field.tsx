@@ -15,7 +15,7 @@ type Bounds = { minMicros: bigint; maxMicros?: bigint };
 export function useUsdcAmount(initial: string, bounds: Bounds, { optional = false }: { optional?: boolean } = {}) {
   const [value, setValue] = useState(initial);
   const [touched, setTouched] = useState(false);
-  const problem = optional && value === "" ? null : usdAmountProblem(value, bounds, (micros) => formatUsd(micros, { precise: true }));
+  const problem = optional && value === "" ? null : usdAmountProblem(value, bounds, (micros) => formatUsd(micros));
   return {
     value,
     setValue,

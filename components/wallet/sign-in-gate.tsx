@@ -1,6 +1,6 @@
 "use client";
 
-import { useState, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useDisconnect } from "wagmi";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
@@ -18,6 +18,18 @@ import { describeError } from "@/lib/browser/errors";
 /** Renders its children for a signed-in wallet; otherwise walks the visitor through connect → Base → sign. */
 export function SignInGate({ children }: { children: ReactNode }) {
   const wallet = useWalletState();
+  const wasSignedOut = useRef(false);
+  // After signing in here the sign-in panel (and the focused button) is gone: focus the page's heading, so
+  // keyboard and screen-reader users land on what they signed in for instead of <body>.
+  useEffect(() => {
+    if (!wallet.signedIn) {
+      if (wallet.session.isSuccess) wasSignedOut.current = true;
+      return;
+    }
+    if (!wasSignedOut.current) return;
+    wasSignedOut.current = false;
+    focusHeading();
+  }, [wallet.signedIn, wallet.session.isSuccess]);
   if (wallet.session.isPending) return <LoadingRows label="Checking your session" rows={4} />;
   if (wallet.session.isError) {
     return (
@@ -30,12 +42,33 @@ export function SignInGate({ children }: { children: ReactNode }) {
   return <SignInPanel />;
 }
 
+/** Focuses the main heading (made focusable for the purpose) once it has rendered. */
+export function focusHeading() {
+  requestAnimationFrame(() => {
+    const heading = document.querySelector<HTMLElement>("#main h1");
+    if (!heading) return;
+    heading.tabIndex = -1;
+    heading.focus();
+  });
+}
+
 function SignInPanel() {
   const wallet = useWalletState();
   const signIn = useSignIn();
   const { disconnect } = useDisconnect();
   const [connectOpen, setConnectOpen] = useState(false);
   const step = !wallet.connected ? 1 : wallet.wrongChain ? 2 : 3;
+  const listRef = useRef<HTMLOListElement>(null);
+  const lastStep = useRef(step);
+  // Each step replaces the button that was pressed: move focus to the next step's action (Switch to Base,
+  // Sign in), or back to Connect after a disconnect, instead of letting it fall to <body>.
+  useEffect(() => {
+    if (lastStep.current === step) return;
+    lastStep.current = step;
+    const active = document.activeElement;
+    if (active && active !== document.body && listRef.current && !listRef.current.contains(active) && !active.closest("dialog")) return;
+    requestAnimationFrame(() => listRef.current?.querySelector<HTMLElement>('[aria-current="step"] button:not([disabled])')?.focus());
+  }, [step]);
 
   return (
     <Card aria-labelledby="sign-in-heading" className="mx-auto w-full max-w-xl p-5 sm:p-8">
@@ -45,7 +78,7 @@ function SignInPanel() {
       <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
         Your wallet is your svc account. Signing a message proves you own it; it costs nothing and sends no transaction.
       </p>
-      <ol className="mt-6 flex flex-col gap-4">
+      <ol ref={listRef} className="mt-6 flex flex-col gap-4">
         <Step n={1} current={step} title="Connect a wallet">
           {wallet.connected ? (
             <p className="flex flex-wrap items-center gap-2 text-sm">
@@ -98,13 +131,13 @@ function Step({ n, current, title, children }: { n: number; current: number; tit
         aria-hidden="true"
         className={cn(
           "flex size-7 shrink-0 items-center justify-center rounded-full text-sm font-semibold",
-          done ? "bg-emerald-600 text-white" : current === n ? "bg-zinc-900 text-white dark:bg-white dark:text-zinc-900" : "bg-zinc-100 text-zinc-500 dark:bg-zinc-800",
+          done ? "bg-emerald-700 text-white" : current === n ? "bg-zinc-900 text-white dark:bg-white dark:text-zinc-900" : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800",
         )}
       >
         {done ? "✓" : n}
       </span>
       <div className="flex min-w-0 flex-1 flex-col gap-2 pt-0.5">
-        <p className={cn("font-medium", current < n && "text-zinc-400")}>
+        <p className={cn("font-medium", current < n && "text-zinc-500")}>
           {title}
           {done && <span className="sr-only"> (done)</span>}
         </p>

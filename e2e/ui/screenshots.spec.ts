@@ -9,15 +9,15 @@ import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
  * (nothing overlapping, nothing unstyled). The showcase wallet is given some history first so pages are not empty.
  */
 const VIEWPORTS = [
-  { name: "desktop", width: 1280, height: 800 },
-  { name: "phone", width: 375, height: 812 },
+  { name: "desktop", width: 1440, height: 900 },
+  { name: "phone", width: 390, height: 844 },
 ] as const;
 const DIR = "test-results/screenshots";
 
 test.use({ wallet: "showcase" });
 
 test("main pages at desktop and phone widths", async ({ browser, page }) => {
-  test.setTimeout(180_000);
+  test.setTimeout(420_000);
   mkdirSync(DIR, { recursive: true });
 
   const showcase = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.showcase]);
@@ -45,16 +45,33 @@ test("main pages at desktop and phone widths", async ({ browser, page }) => {
   const visitor = await browser.newPage();
   for (const viewport of VIEWPORTS) {
     await visitor.setViewportSize({ width: viewport.width, height: viewport.height });
-    await visitor.goto("/");
+    await visitor.goto("/market");
     await expect(visitor.getByRole("table", { name: "Models" })).toBeVisible();
     await shoot(visitor, "market", viewport);
     await visitor.goto("/market/llama-3.3-70b");
     await expect(visitor.getByRole("table", { name: "Order book for llama-3.3-70b" })).toBeVisible();
+    await expect(visitor.getByRole("img", { name: /Price and volume history/ })).toBeVisible();
     await shoot(visitor, "order-book", viewport);
     await visitor.goto("/dashboard");
     await expect(visitor.getByRole("heading", { name: "Sign in with your wallet" })).toBeVisible();
     await expect(visitor.getByRole("main").getByRole("button", { name: "Connect wallet" })).toBeEnabled();
     await shoot(visitor, "sign-in", viewport);
+    await visitor.getByRole("main").getByRole("button", { name: "Connect wallet" }).click();
+    await expect(visitor.getByRole("dialog", { name: "Connect a wallet" })).toBeVisible();
+    await visitor.screenshot({ path: `${DIR}/connect-dialog-${viewport.name}.png` });
+    await visitor.keyboard.press("Escape");
+    for (const [path, name] of [
+      ["/docs", "docs"],
+      ["/docs/reference", "docs-reference"],
+    ] as const) {
+      await visitor.goto(path);
+      await expect(visitor.getByRole("heading", { level: 1 })).toBeVisible();
+      // The reference is long: its first screen is what matters here.
+      if (name === "docs-reference") await visitor.screenshot({ path: `${DIR}/${name}-${viewport.name}.png` });
+      else await shoot(visitor, name, viewport);
+    }
+    await visitor.goto("/no-such-page");
+    await shoot(visitor, "not-found", viewport);
   }
   await visitor.close();
 
@@ -66,6 +83,7 @@ test("main pages at desktop and phone widths", async ({ browser, page }) => {
     { path: "/dashboard", name: "dashboard", ready: () => page.getByRole("group", { name: "Available" }) },
     { path: "/dashboard/keys", name: "api-keys", ready: () => page.getByRole("table", { name: "API keys" }) },
     { path: "/dashboard/usage", name: "usage", ready: () => page.getByRole("table", { name: "Requests" }) },
+    { path: "/dashboard/history", name: "history", ready: () => page.getByRole("table", { name: "Money history" }) },
     { path: "/supply", name: "supply", ready: () => page.getByRole("article").first() },
     { path: "/supply/earnings", name: "earnings", ready: () => page.getByRole("group", { name: "Available to withdraw" }) },
   ];
@@ -74,6 +92,7 @@ test("main pages at desktop and phone widths", async ({ browser, page }) => {
     for (const p of pages) {
       await page.goto(p.path);
       await expect(p.ready()).toBeVisible();
+      await expect(page.getByRole("status", { name: /^Loading/ })).toHaveCount(0);
       await shoot(page, p.name, viewport);
     }
   }

@@ -33,7 +33,7 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
 
   const offer = page.getByRole("article", { name: `Offer ${price}¢ per diem, llama-3.3-70b` });
   await expect(offer).toContainText("On the book");
-  await expect(offer).toContainText("50 diem of 50 diem");
+  await expect(offer).toContainText("50 diem left of 50 diem a day");
 
   // The public order book, seen by a visitor without a wallet.
   const visitor = await browser.newPage();
@@ -58,8 +58,8 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   await expect(book.getByRole("row").filter({ hasText: `${price - 1}¢` })).toBeVisible();
 
   // Withdrawn for good: off the book, gone from the list.
-  await edited.getByRole("button", { name: "Withdraw" }).click();
-  await page.getByRole("dialog", { name: "Withdraw this offer?" }).getByRole("button", { name: "Withdraw offer" }).click();
+  await edited.getByRole("button", { name: "Delist" }).click();
+  await page.getByRole("dialog", { name: "Delist this offer?" }).getByRole("button", { name: "Delist offer" }).click();
   await expect(edited).toHaveCount(0);
   await expect(book.getByRole("row").filter({ hasText: `${price - 1}¢` })).toHaveCount(0);
   await visitor.close();

@@ -135,7 +135,7 @@ function describeWalletError(error: unknown): string {
     return "Your wallet is on another network. Switch to Base and try again.";
   }
   if (has((e) => e.name === "ProviderNotFoundError")) {
-    return "No browser wallet found. Install a wallet extension (for example MetaMask, Rabby or Coinbase Wallet) and reload.";
+    return "No wallet found in this browser. On a computer, add a wallet extension (MetaMask, Rabby, Coinbase Wallet) and reload; on a phone, open this page in your wallet app's own browser, or pick WalletConnect, Base Account or Coinbase Wallet.";
   }
   if (has((e) => /@coinbase\/wallet-sdk|Cannot find module/i.test(e.message ?? ""))) {
     return "Coinbase Wallet's connector isn't available in this build. Use the Coinbase Wallet extension or another browser wallet.";

@@ -16,4 +16,6 @@ export type ClientSettings = {
   platformDefaultMaxPriceCents: number;
   /** Block explorer transaction URL prefix; null on a local chain. */
   explorerTxUrl: string | null;
+  /** WalletConnect project id; null: no WalletConnect connector. */
+  walletConnectProjectId: string | null;
 };

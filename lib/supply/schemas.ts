@@ -21,7 +21,7 @@ const DailyCapacity = z
       return z.NEVER;
     }
     if (micros > MAX_DAILY_CAPACITY_MICRO_DIEM) {
-      ctx.addIssue({ code: "custom", message: `must be at most ${formatMicros(MAX_DAILY_CAPACITY_MICRO_DIEM)} diem per day` });
+      ctx.addIssue({ code: "custom", message: `must be at most ${(MAX_DAILY_CAPACITY_MICRO_DIEM / 1_000_000n).toLocaleString("en-US")} diem per day` });
       return z.NEVER;
     }
     return micros;

@@ -2,7 +2,9 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { OrderBook } from "@/components/market/order-book";
+import { UseThisModel } from "@/components/market/use-this-model";
 import { LocalStackNotice } from "@/components/site/local-stack-notice";
+import { deployment } from "@/lib/env";
 import { formatDiem } from "@/components/ui/format";
 import { getActiveModels, getBook } from "@/lib/market/book";
 import { getMarketStats } from "@/lib/market/stats";
@@ -34,8 +36,8 @@ export default async function ModelBookPage({ params }: Params) {
 
   return (
     <main className="mx-auto flex w-full max-w-6xl flex-col gap-6 px-4 py-8 sm:px-6 sm:py-10">
-      <nav aria-label="Breadcrumb" className="text-sm text-zinc-500">
-        <Link href="/" className="hover:text-zinc-800 hover:underline dark:hover:text-zinc-200">
+      <nav aria-label="Breadcrumb" className="text-sm text-zinc-600 dark:text-zinc-400">
+        <Link href="/market" className="hover:text-zinc-800 hover:underline dark:hover:text-zinc-200">
           Market
         </Link>{" "}
         / <span className="text-zinc-800 dark:text-zinc-200">{entry?.name ?? model}</span>
@@ -54,6 +56,7 @@ export default async function ModelBookPage({ params }: Params) {
       </header>
       <LocalStackNotice />
       <OrderBook model={model} initial={{ book, trades, stats }} />
+      {entry && <UseThisModel model={model} origin={deployment.origin} />}
     </main>
   );
 }

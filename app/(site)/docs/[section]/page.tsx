@@ -1,0 +1,24 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { DOCS_PAGES } from "@/components/docs/docs-content";
+import { DocsPageBody } from "@/components/docs/docs-page-body";
+
+export const dynamic = "force-dynamic";
+
+type Params = { params: Promise<{ section: string }> };
+
+function pageFor(section: string) {
+  return section === "quick-start" ? undefined : DOCS_PAGES.find((p) => p.id === section);
+}
+
+export async function generateMetadata({ params }: Params): Promise<Metadata> {
+  const page = pageFor((await params).section);
+  return { title: page ? `${page.title} · docs` : "Docs" };
+}
+
+// GET /docs/{section} – one section of the docs (access, top-up, tools, pricing, billing, errors, reference)
+export default async function DocsSectionPage({ params }: Params) {
+  const page = pageFor((await params).section);
+  if (!page) notFound();
+  return <DocsPageBody page={page} />;
+}

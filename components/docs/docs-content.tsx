@@ -1,0 +1,108 @@
+import "server-only";
+import type { ReactNode } from "react";
+import { AccessClasses } from "@/components/docs/access-classes";
+import { BillingAndHealthRules, ToolsAndStructuredOutputs } from "@/components/docs/agent-guides";
+import { ApiReference, operationAnchor } from "@/components/docs/api-reference";
+import { C } from "@/components/docs/code-block";
+import { errorAnchor, ErrorTable } from "@/components/docs/error-table";
+import type { DocsSearchEntry } from "@/components/docs/docs-search";
+import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/components/docs/guides";
+import { API_ROUTES } from "@/app/api-routes";
+import { deployment, env } from "@/lib/env";
+import { listModels } from "@/lib/market/models";
+import { ERROR_STATUS } from "@/lib/http/errors";
+import { getOpenApiDocument, type OpenApiDocument, type OpenApiOperation } from "@/lib/openapi/document";
+
+/** One page of the docs: /docs is the quick start, /docs/<id> each of the others. */
+export type DocsPage = {
+  id: string;
+  title: string;
+  lead?: (doc: OpenApiDocument) => ReactNode;
+  render: (ctx: { doc: OpenApiDocument; facts: DeploymentFacts }) => ReactNode;
+};
+
+export const DOCS_PAGES: DocsPage[] = [
+  { id: "quick-start", title: "Quick start", render: ({ facts }) => <QuickStart facts={facts} /> },
+  {
+    id: "access",
+    title: "Access classes",
+    lead: () => "Every route is exactly one of three classes; the two credentials are not interchangeable.",
+    render: ({ doc }) => <AccessClasses doc={doc} />,
+  },
+  {
+    id: "top-up",
+    title: "Top up with x402",
+    lead: () => "402 → sign an EIP-3009 USDC authorization → retry. Credit happens only after the transfer settled on chain.",
+    render: ({ facts }) => <TopUpGuide facts={facts} />,
+  },
+  {
+    id: "tools",
+    title: "Tools and structured outputs",
+    lead: () => "What agent frameworks send works as with OpenAI: function tools, JSON schemas, content parts.",
+    render: ({ facts }) => <ToolsAndStructuredOutputs facts={facts} />,
+  },
+  { id: "pricing", title: "Router and pricing", render: ({ facts }) => <PricingGuide facts={facts} /> },
+  {
+    id: "billing",
+    title: "Billing and offer health",
+    lead: () => "Nobody is billed for more than svc counted, and only a supplier's own faults count against its offer.",
+    render: () => <BillingAndHealthRules />,
+  },
+  {
+    id: "errors",
+    title: "Errors",
+    lead: () => (
+      <>
+        Every error is <C>{'{"error":{"message","type","code"}}'}</C> (OpenAI&apos;s shape, so SDKs classify it), sometimes with extra fields such as{" "}
+        <C>param</C>, <C>needed</C> or <C>available</C>. Branch on <C>code</C>.
+      </>
+    ),
+    render: ({ doc }) => <ErrorTable doc={doc} />,
+  },
+  {
+    id: "reference",
+    title: "API reference",
+    lead: (doc) => `${doc.info.title} ${doc.info.version}: every operation with its access class, parameters, body and answers.`,
+    render: ({ doc }) => <ApiReference doc={doc} />,
+  },
+];
+
+export function docsHref(id: string): string {
+  return id === "quick-start" ? "/docs" : `/docs/${id}`;
+}
+
+export function openApiDocument(): OpenApiDocument {
+  return getOpenApiDocument(API_ROUTES);
+}
+
+export async function deploymentFacts(): Promise<DeploymentFacts> {
+  const models = await listModels().catch(() => null);
+  return {
+    origin: deployment.origin,
+    feeBps: env.PLATFORM_FEE_BPS,
+    defaultMaxCents: env.DEFAULT_MAX_PRICE_CENTS,
+    topUpMin: env.TOPUP_MIN_USD,
+    topUpMax: env.TOPUP_MAX_USD,
+    exampleModel: models?.data.find((m) => m.best_price_cents !== null)?.id ?? models?.data[0]?.id ?? "llama-3.3-70b",
+  };
+}
+
+/** What the docs search looks through: the pages, every operation of the reference, every error code. */
+export function searchIndex(doc: OpenApiDocument): DocsSearchEntry[] {
+  const entries: DocsSearchEntry[] = DOCS_PAGES.map((p) => ({ title: p.title, href: docsHref(p.id), kind: "Page" }));
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      const operation = op as OpenApiOperation;
+      entries.push({
+        title: `${method.toUpperCase()} ${path}`,
+        detail: operation.summary,
+        href: `/docs/reference#${operationAnchor(operation)}`,
+        kind: "Endpoint",
+      });
+    }
+  }
+  for (const code of Object.keys(ERROR_STATUS)) {
+    entries.push({ title: code, detail: `HTTP ${ERROR_STATUS[code as keyof typeof ERROR_STATUS]}`, href: `/docs/errors#${errorAnchor(code)}`, kind: "Error code" });
+  }
+  return entries;
+}
