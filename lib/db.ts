@@ -1,7 +1,9 @@
 import "server-only";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
+import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
+import { watchPool } from "@/lib/ops/metrics";
 
 export { Prisma } from "@prisma/client";
 
@@ -9,7 +11,10 @@ export { Prisma } from "@prisma/client";
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
 function createPrismaClient() {
-  const adapter = new PrismaPg({ connectionString: requireDatabaseUrl(), max: 10 });
+  // Our own pool, so /metrics can report its use (svc_db_pool_connections).
+  const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 10 });
+  watchPool("prisma", pool);
+  const adapter = new PrismaPg(pool);
   return new PrismaClient({ adapter });
 }
 

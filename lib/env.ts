@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   /** The RPC the browser's wallet reads through; BASE_RPC_URL often embeds a provider key, so it is never sent
    *  to browsers in production. Default: BASE_RPC_URL in dev, Base's public endpoint in production. */
   PUBLIC_BASE_RPC_URL: z.string().url().optional(),
+  /** WalletConnect (Reown) project id: when set, the Connect dialog offers WalletConnect (phones without an extension). */
+  WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/, "must be the 32-hex-digit project id").optional(),
   RELAYER_PRIVATE_KEY: hex(32).default(DEV_RELAYER_PRIVATE_KEY),
   TREASURY_ADDRESS: hex(20).default(DEV_TREASURY_ADDRESS),
   USDC_ADDRESS: hex(20).default(BASE_USDC_ADDRESS),
@@ -71,6 +73,18 @@ const EnvSchema = z.object({
   WITHDRAWAL_MIN_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00").default("1.00"),
   /** How long a top-up's EIP-3009 authorization may stay valid (x402 maxTimeoutSeconds). */
   X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).max(3600).default(120),
+  /** Bearer key `npm run catalog -- sync <url>` sends to the upstream's /models (optional). */
+  CATALOG_SYNC_API_KEY: z.string().min(1).optional(),
+  /** Bearer token for GET /metrics (Prometheus); unset: /metrics answers 404. Required in production. */
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /** On SIGTERM: how long in-flight requests may take to finish before their holds are released and the process exits. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
+  /** This instance's name in job leases and logs (default: host name and process id). */
+  INSTANCE_ID: z.string().min(1).max(200).optional(),
+  /** Every background job's interval, overriding each job's own (tests; normally unset). */
+  JOBS_INTERVAL_MS: z.coerce.number().int().min(100).optional(),
+  /** Largest block range of one eth_getLogs call (public RPCs cap it; Base's public endpoint allows a few thousand). */
+  RPC_LOG_BLOCK_RANGE: z.coerce.number().int().min(1).max(1_000_000).default(2000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
@@ -79,6 +93,7 @@ export type Env = z.infer<typeof EnvSchema>;
 const DEV_ONLY_DEFAULTS = {
   RELAYER_PRIVATE_KEY: DEV_RELAYER_PRIVATE_KEY,
   SECRET_KEY: DEV_SECRET_KEY,
+  TREASURY_ADDRESS: DEV_TREASURY_ADDRESS,
 } as const;
 
 /** Parses an environment; exported for tests. Throws one error that lists every bad variable. */
@@ -93,15 +108,15 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
   }
   if (parsed.SVC_ENV === "production") {
+    // Every problem at once, so an operator fixes the deployment in one pass.
+    const problems: string[] = [];
     for (const [name, devValue] of Object.entries(DEV_ONLY_DEFAULTS)) {
-      if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue) {
-        throw new Error(`Invalid environment configuration:\n  ${name}: must be set in production`);
-      }
+      if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue) problems.push(`${name}: must be set in production (the default is a public dev value)`);
     }
-    if (!parsed.DATABASE_URL) throw new Error("Invalid environment configuration:\n  DATABASE_URL: required in production");
-    if (parsed.ALLOW_PRIVATE_UPSTREAMS) {
-      throw new Error("Invalid environment configuration:\n  ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
-    }
+    if (!parsed.DATABASE_URL) problems.push("DATABASE_URL: required in production");
+    if (!parsed.METRICS_TOKEN) problems.push("METRICS_TOKEN: required in production (the bearer token Prometheus sends to GET /metrics; openssl rand -hex 32)");
+    if (parsed.ALLOW_PRIVATE_UPSTREAMS) problems.push("ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
+    if (problems.length) throw new Error(`Invalid environment configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
   }
   return parsed;
 }

@@ -1,13 +1,16 @@
-/** Seed data: the model catalog (every environment) and a demo supplier's offers (local dev only). */
+/**
+ * Seed data: the default model catalog (catalog/default.json) and a demo supplier's offers (local dev only).
+ * Production seeds the catalog only when it is empty (`npm run db:deploy`, `npm run serve`); afterwards the
+ * operator manages it with `npm run catalog`.
+ */
 import type { PrismaClient } from "@prisma/client";
 import { CATALOG } from "../lib/market/catalog";
+import { importCatalog } from "../lib/market/catalog-store";
 import { encryptCredential } from "../lib/upstream/key-encryption";
 
+/** Dev and tests: the catalog becomes the default file's content (added, changed back, or reactivated). */
 export async function seedCatalog(db: PrismaClient): Promise<void> {
-  for (const model of CATALOG) {
-    const { id, ...fields } = model;
-    await db.model.upsert({ where: { id }, create: model, update: fields });
-  }
+  await importCatalog(db, CATALOG);
 }
 
 /** The demo upstream (the reference upstream) serves everything its catalog model can do. */

@@ -9,6 +9,7 @@
  * Options: --requests N (default 1000) --concurrency C (default 32) --offers N (default 2000) --clears N (default 50000)
  */
 import { parseArgs } from "node:util";
+import { seedBenchWorld } from "./bench-world";
 import { startEmbeddedDatabase } from "./embedded-db";
 import { migrateDatabase, resetTestDatabase } from "./migrate";
 import { startReferenceUpstream } from "./reference-upstream/server";
@@ -64,39 +65,10 @@ async function main() {
   });
 
   const { db } = await import("../lib/db");
-  const { seedCatalog } = await import("../prisma/seed");
-  const { createApiKey } = await import("../lib/auth/api-keys");
-  const { getOrCreateLedgerAccount } = await import("../lib/ledger/accounts");
-  const { postEntry } = await import("../lib/ledger/post-entry");
-  const { EXTERNAL_LEDGER_ACCOUNT_ID } = await import("../lib/ledger/system-accounts");
   const { encryptCredential } = await import("../lib/upstream/key-encryption");
   const { assertLedgerInvariants } = await import("../lib/ledger/invariants");
   const { POST: complete } = await import("../app/v1/chat/completions/route");
-  await seedCatalog(db);
-
-  const supplier = await db.account.create({ data: { walletAddress: "0x000000000000000000000000000000000000bEEF" } });
-  await db.offer.create({
-    data: {
-      supplierId: supplier.id,
-      upstreamBaseUrl: upstream.url,
-      upstreamKeyCiphertext: encryptCredential(upstream.apiKey),
-      priceCents: 90,
-      dailyCapacityMicroDiem: 1_000_000_000_000n,
-      models: { create: [{ modelId: "llama-3.3-70b", upstreamModel: "llama-3.3-70b" }] },
-    },
-  });
-  const buyer = await db.account.create({ data: { walletAddress: "0x000000000000000000000000000000000000cAFE" } });
-  await db.$transaction(async (tx) => {
-    const account = await getOrCreateLedgerAccount(tx, "buyer", buyer.id);
-    await postEntry(tx, {
-      kind: "topup",
-      lines: [
-        { ledgerAccountId: account.id, amountMicros: 1_000_000_000_000n },
-        { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -1_000_000_000_000n },
-      ],
-    });
-  });
-  const { key } = await createApiKey(buyer.id, {});
+  const { key } = await seedBenchWorld({ url: upstream.url, apiKey: upstream.apiKey, dailyCapacityMicroDiem: 1_000_000_000_000n });
 
   const call = (i: number) =>
     complete(

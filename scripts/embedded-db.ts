@@ -9,13 +9,17 @@ import { freePort, waitFor } from "./process-utils";
 
 export type EmbeddedDatabase = { url: string; port: number; stop: () => Promise<void> };
 
+// Connections are cheap here (one backend behind a queue), and each app process opens up to 13 (Prisma's pool of 10
+// and the hot path's 3): room for the dev server, the CLI tools and the multi-process tests' extra instances.
+const MAX_CONNECTIONS = 100;
+
 /** `dataDir` keeps data across runs (dev); omit it for a throwaway in-memory database (tests). */
 export async function startEmbeddedDatabase(opts: { dataDir?: string; port?: number } = {}): Promise<EmbeddedDatabase> {
   const port = opts.port || (await freePort());
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "scripts/pglite-server.ts", `--db=${opts.dataDir ?? "memory://"}`, `--port=${port}`, "--max-connections=20"],
+    ["--import", "tsx", "scripts/pglite-server.ts", `--db=${opts.dataDir ?? "memory://"}`, `--port=${port}`, `--max-connections=${MAX_CONNECTIONS}`],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";

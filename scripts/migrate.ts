@@ -10,7 +10,7 @@ export async function migrateDatabase(url: string): Promise<void> {
   });
 }
 
-/** Drops and recreates the public schema. Refuses anything but a database whose name says it is for tests or benchmarks. */
+/** Drops and recreates the public schema (creating the database when it does not exist yet). Refuses anything but a database whose name says it is for tests or benchmarks. */
 export async function resetTestDatabase(url: string): Promise<void> {
   const name = new URL(url).pathname.slice(1);
   if (!/test|bench/i.test(name)) {
@@ -18,9 +18,29 @@ export async function resetTestDatabase(url: string): Promise<void> {
   }
   const { default: pg } = await import("pg");
   const client = new pg.Client({ connectionString: url });
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    if ((error as { code?: string }).code !== "3D000") throw error; // anything but "database does not exist"
+    await createDatabase(url, name);
+    return;
+  }
   try {
     await client.query("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public;");
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates the database `name` through the server's `postgres` database (the server's default admin database). */
+async function createDatabase(url: string, name: string): Promise<void> {
+  const { default: pg } = await import("pg");
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
   } finally {
     await client.end();
   }

@@ -1,23 +1,28 @@
 /**
- * The app's HTTP server: Next.js behind lib/http/front-door.ts (`npm start`; `npm run dev` and the e2e stack start
- * it with --dev or against a test build). Next's own `next start` cannot see the socket peer or refuse TRACE, which
- * the front door does. Usage: tsx scripts/server.ts [--dev] [--port 3000] [--hostname 0.0.0.0]
+ * The app's HTTP server: Next.js behind lib/http/front-door.ts (`npm start`, `npm run serve`; `npm run dev` and the
+ * e2e stack start it with --dev or against a test build). Next's own `next start` cannot see the socket peer or
+ * refuse TRACE, which the front door does. Usage: tsx scripts/server.ts [--dev] [--port 3000] [--hostname 0.0.0.0]
+ *
+ * SIGTERM (or SIGINT) drains it (lib/ops/shutdown.ts): no new requests, the ones in flight finish until
+ * SHUTDOWN_GRACE_MS, the holds of those still unfinished are released and they are answered 503, then it exits.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { db } from "../lib/db";
 import { env, publicRpcUrl, deployment } from "../lib/env";
 import { frontDoor, loadMethodTable } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
+import { drainServer } from "../lib/ops/shutdown";
+import { releaseHold } from "../lib/router/holds";
 import { LISTEN_PORT } from "../lib/upstream/ssrf";
 
-const { values } = parseArgs({
-  options: { dev: { type: "boolean", default: false }, port: { type: "string", default: "3000" }, hostname: { type: "string" } },
-});
-const dev = values.dev;
-const port = Number(values.port);
+export const SERVER_OPTIONS = { dev: { type: "boolean", default: false }, port: { type: "string", default: "3000" }, hostname: { type: "string" } } as const;
 
-async function main() {
+export async function startServer(values: { dev?: boolean; port?: string; hostname?: string }) {
+  const dev = values.dev ?? false;
+  const port = Number(values.port ?? "3000");
   // Next reads NODE_ENV itself (`next start` and `next dev` set it); it must be set before Next loads.
   Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? (dev ? "development" : "production") });
   const { default: next } = await import("next");
@@ -45,16 +50,25 @@ async function main() {
     rejectTable(error);
   });
 
-  const stop = () => {
-    server.close();
-    server.closeAllConnections();
-    void app.close().finally(() => process.exit(0));
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: draining (up to ${env.SHUTDOWN_GRACE_MS} ms for requests in flight)`);
+    void drainServer(server, { graceMs: dev ? Math.min(env.SHUTDOWN_GRACE_MS, 2_000) : env.SHUTDOWN_GRACE_MS, releaseHold: (id) => releaseHold(id) })
+      .then((report) => console.log(`stopped: ${report.finished} finished, ${report.refused} refused, ${report.releasedHolds} holds released`))
+      .catch((error: unknown) => console.error("shutdown failed", error))
+      .finally(() => void Promise.allSettled([app.close(), db.$disconnect()]).finally(() => process.exit(0)));
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  return server;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { values } = parseArgs({ options: SERVER_OPTIONS });
+  startServer(values).catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -63,10 +63,10 @@ export function readQuery(req: Request): Record<string, string> {
 /**
  * Parses input with a zod schema, turning the first problems into one readable 400. Every body and query goes
  * through here, so what no field may hold is refused here once, whatever the route's schema says: a NUL character
- * in any string (PostgreSQL text cannot store one), and an integer amount outside the 64-bit columns money lives in.
+ * in any string (PostgreSQL text cannot store one) or an unpaired surrogate (not text at all), and an integer amount outside the 64-bit columns money lives in.
  */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where: "body" | "query"): z.infer<S> {
-  assertNoNulCharacters(input, where);
+  assertStorableText(input, where);
   const result = schema.safeParse(input);
   if (result.success) {
     assertWithinStorableRange(result.data, where);
@@ -120,12 +120,21 @@ function* walk(root: unknown): Generator<Visit> {
   }
 }
 
-function assertNoNulCharacters(input: unknown, where: "body" | "query") {
+/** A UTF-16 surrogate without its pair: not a character, and UTF-8 (what PostgreSQL and the upstreams read) has no way to say it. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function assertStorableText(input: unknown, where: "body" | "query") {
   for (const { value, path } of walk(input)) {
     const key = path.at(-1);
-    if ((typeof value === "string" && value.includes("\u0000")) || key?.includes("\u0000")) {
+    const texts = typeof value === "string" ? [value, key] : [key];
+    const problem = texts.some((t) => t?.includes("\u0000"))
+      ? "must not contain a NUL character (\\u0000)"
+      : texts.some((t) => t !== undefined && LONE_SURROGATE.test(t))
+        ? "must not contain an unpaired UTF-16 surrogate (\\ud800-\\udfff)"
+        : null;
+    if (problem) {
       const param = path.map((p) => p.replaceAll("\u0000", "\\0")).join(".");
-      throw new AppError("invalid_request", `Invalid ${where === "body" ? "request body" : "query"}: ${param || where}: must not contain a NUL character (\\u0000).`, {
+      throw new AppError("invalid_request", `Invalid ${where === "body" ? "request body" : "query"}: ${param || where}: ${problem}.`, {
         details: { param: param || null },
       });
     }

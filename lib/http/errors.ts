@@ -40,6 +40,10 @@ export const ERROR_STATUS = {
   cross_site_request: 403,
   not_found: 404,
   model_not_found: 404,
+  // A model the operator retired (npm run catalog -- retire): it existed, it is gone for good.
+  model_retired: 410,
+  // This instance is draining on SIGTERM (lib/ops/shutdown.ts); another instance serves the retry.
+  shutting_down: 503,
   method_not_allowed: 405,
   conflict: 409,
   authorization_already_used: 409,

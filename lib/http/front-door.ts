@@ -9,12 +9,20 @@
  *   shape, for every route the OpenAPI description lists: Next answers an empty 405 without `Allow`, and crashes
  *   with a 500 (a stack trace in dev) on TRACE, which its Request objects cannot represent.
  * - It sets the security headers of production answers (lib/http/security-headers.ts), pages and assets included.
+ *
+ * And the operator's part of every request: it serves GET /metrics (lib/ops/metrics.ts), opens the request's
+ * context (lib/ops/request-context.ts), writes one JSON access-log line and the request metrics when the answer is
+ * finished, and refuses new requests with 503 `shutting_down` while the instance drains (lib/ops/shutdown.ts).
  */
 import "server-only";
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
 import { AppError, errorBody } from "@/lib/http/errors";
+import { log } from "@/lib/log";
+import { observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
+import { newRequestContext, runInRequestContext, type RequestContext } from "@/lib/ops/request-context";
+import { isShuttingDown, refuseShuttingDown, trackRequest } from "@/lib/ops/shutdown";
 
 /** What Next.js route handlers can serve at all (next/dist/server/web/http.js). */
 const NEXT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"]);
@@ -22,6 +30,7 @@ const NEXT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE",
 const DESCRIPTION_PATH = "/openapi.json";
 /** How long a request waits for the method table while the server starts (then Next's own answer stands). */
 const TABLE_WAIT_MS = 30_000;
+const METRICS_PATH = "/metrics";
 
 type Route = { segments: string[]; catchAll: boolean; methods: Set<string>; staticSegments: number };
 
@@ -76,6 +85,21 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
     for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
     const method = (req.method ?? "GET").toUpperCase();
     const pathname = pathnameOf(req);
+    if (pathname === METRICS_PATH && (method === "GET" || method === "HEAD")) {
+      return void serveMetrics(req, res).catch((error: unknown) => {
+        log.error("metrics failed", { error });
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    }
+    if (isShuttingDown()) return refuseShuttingDown(res);
+    const context = newRequestContext();
+    trackRequest(res, context);
+    observeFinished(res, context, method, pathname);
+    runInRequestContext(context, () => serve(req, res, method, pathname));
+  };
+
+  function serve(req: IncomingMessage, res: ServerResponse, method: string, pathname: string) {
     if (pathname === DESCRIPTION_PATH && (method === "GET" || method === "HEAD")) return app(req, res);
     void waitForTable()
       .then((loaded) => {
@@ -88,7 +112,36 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });
+  }
+}
+
+/** Framework assets are neither logged nor counted (they would drown the API's lines). */
+const QUIET_PREFIXES = ["/_next/", "/favicon"];
+
+/** One access-log line and the request metrics, once the answer is finished (never secrets: no headers, no query). */
+function observeFinished(res: ServerResponse, context: RequestContext, method: string, pathname: string) {
+  if (QUIET_PREFIXES.some((prefix) => pathname.startsWith(prefix))) return;
+  const started = performance.now();
+  let logged = false;
+  const done = () => {
+    if (logged) return;
+    logged = true;
+    const seconds = (performance.now() - started) / 1000;
+    const status = res.writableFinished ? res.statusCode : 499;
+    observeRequest({ pathname, method, status, seconds, code: status >= 400 ? context.errorCode : undefined });
+    log.info("request", {
+      request_id: context.requestId ?? res.getHeader("x-request-id"),
+      method,
+      route: routeLabel(pathname),
+      status,
+      ms: Math.round(seconds * 1000),
+      ...(context.accountId && { account_id: context.accountId }),
+      ...(context.offerId && { offer_id: context.offerId }),
+      ...(status === 499 && { aborted: true }),
+    });
   };
+  res.once("finish", done);
+  res.once("close", done);
 }
 
 function appendSocketPeer(req: IncomingMessage) {

@@ -2,7 +2,7 @@ import "server-only";
 import { randomBytes } from "node:crypto";
 import type { z } from "zod";
 import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/request-credentials";
-import { getApiKeyOrThrow, type ApiKeyContext } from "@/lib/auth/api-key-auth";
+import { getApiKeyForCompletion, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
@@ -11,6 +11,7 @@ import { clientIp } from "@/lib/http/client-ip";
 import { countFailedAuthentication, enforceRateLimits, postAuthRules, preAuthRules, tighter } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
 import { log } from "@/lib/log";
+import { currentRequestContext, newRequestContext, runInRequestContext } from "@/lib/ops/request-context";
 import type { OperationDocs } from "@/lib/openapi/operation";
 
 export type AuthMode = "public" | "session" | "bearer";
@@ -66,8 +67,12 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
 ): RouteHandler {
   const limited = options.rateLimit !== undefined ? options.rateLimit !== false : options.auth !== "public";
   const handle = async (req: Request, next?: NextRouteContext): Promise<Response> => {
+    // The front door opened this request's context; a handler called directly (tests) gets its own.
+    const context = currentRequestContext();
+    if (!context) return runInRequestContext(newRequestContext(), () => handle(req, next));
     const incomingId = req.headers.get("x-request-id");
     const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomBytes(12).toString("hex")}`;
+    context.requestId = requestId;
     let response: Response;
     let rateHeaders: Record<string, string> = {};
     const ip = clientIp(req, env.TRUST_PROXY_HOPS);
@@ -86,10 +91,12 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
         : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
       const params = flattenParams((await next?.params) ?? {});
+      context.accountId = "session" in auth ? auth.session?.accountId : "apiKey" in auth ? auth.apiKey?.accountId : undefined;
       const ctx = { req, body, query, params, requestId, ip, ...auth } as RouteContext<A, B, Q>;
       response = await handler(ctx);
     } catch (error) {
       response = errorResponse(error, requestId, req);
+      context.errorCode = error instanceof AppError ? error.code : "internal_error";
     }
     for (const [name, value] of Object.entries(rateHeaders)) if (!response.headers.has(name)) response.headers.set(name, value);
     response.headers.set("x-request-id", requestId);
@@ -110,7 +117,8 @@ async function authenticate(mode: AuthMode, req: Request) {
         "The inference endpoint takes an API key, not a browser session: send Authorization: Bearer svc_... without the svc_session cookie.",
       );
     }
-    return { apiKey: await getApiKeyOrThrow(authorization.bearer) };
+    // Bearer routes reserve through a statement that re-authenticates the key (see getApiKeyForCompletion).
+    return { apiKey: await getApiKeyForCompletion(authorization.bearer) };
   }
   if (authorization.present) {
     throw new AppError(

@@ -49,12 +49,22 @@ export async function getActiveModelOrThrow(modelId: string): Promise<CatalogEnt
   const model =
     (await getActiveModels()).get(modelId) ??
     (await db.model.findFirst({ where: { id: modelId, active: true }, omit: { active: true } }));
-  if (!model) {
-    throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/models for the models on this market.`, {
+  if (!model) return refuseInactiveModel(modelId);
+  return model;
+}
+
+/** Throws the buyer's error for a model that is not (or no longer) served: 410 model_retired or 404 model_not_found. */
+export async function refuseInactiveModel(modelId: string): Promise<never> {
+  const retired = await db.model.findFirst({ where: { id: modelId, active: false }, select: { retiredAt: true } });
+  if (retired) {
+    const when = retired.retiredAt ? ` on ${retired.retiredAt.toISOString().slice(0, 10)}` : "";
+    throw new AppError("model_retired", `Model "${modelId}" was retired${when} and is no longer served; see GET /v1/models for the models on this market.`, {
       details: { param: "model" },
     });
   }
-  return model;
+  throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/models for the models on this market.`, {
+    details: { param: "model" },
+  });
 }
 
 /** Clears over the dispute window, and those whose claimed usage was disputed (see lib/router/metering.ts). */

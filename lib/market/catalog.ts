@@ -1,8 +1,13 @@
 /**
- * The marketplace's model catalog: what buyers can name in `model`, and the list price that
- * meters capacity burn (micro-diem per 1M tokens; 1 diem = $1 of list-price inference).
- * Upserted at startup by `npm run dev` and the test setup (see prisma/seed.ts).
+ * The marketplace's model catalog as files describe it: what buyers can name in `model`, and the list price that
+ * meters capacity burn (micro-diem per 1M tokens; 1 diem = $1 of list-price inference). The catalog itself lives
+ * in the database (models, with its price history in model_prices) and is managed with `npm run catalog`
+ * (lib/market/catalog-store.ts); `catalog/default.json` is what a fresh install starts with.
  */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { parseMicros } from "@/lib/money";
+
 export type CatalogModel = {
   id: string;
   name: string;
@@ -16,9 +21,61 @@ export type CatalogModel = {
   supportsVision: boolean;
 };
 
-export const CATALOG: readonly CatalogModel[] = [
-  { id: "llama-3.3-70b", name: "Llama 3.3 70B", inputMicroDiemPerMTok: 700_000n, outputMicroDiemPerMTok: 2_800_000n, contextTokens: 131_072, maxOutputTokens: 8_192, supportsTools: true, supportsJsonSchema: true, supportsVision: false },
-  { id: "qwen3-235b", name: "Qwen3 235B", inputMicroDiemPerMTok: 900_000n, outputMicroDiemPerMTok: 4_500_000n, contextTokens: 131_072, maxOutputTokens: 8_192, supportsTools: true, supportsJsonSchema: true, supportsVision: false },
-  { id: "mistral-31-24b", name: "Mistral 3.1 24B", inputMicroDiemPerMTok: 500_000n, outputMicroDiemPerMTok: 2_000_000n, contextTokens: 131_072, maxOutputTokens: 8_192, supportsTools: true, supportsJsonSchema: true, supportsVision: true },
-  { id: "venice-uncensored", name: "Venice Uncensored", inputMicroDiemPerMTok: 500_000n, outputMicroDiemPerMTok: 2_000_000n, contextTokens: 32_768, maxOutputTokens: 4_096, supportsTools: false, supportsJsonSchema: true, supportsVision: false },
-];
+const ListPriceText = z
+  .string()
+  .refine((text) => parseMicros(text) !== null, "must be a decimal string with at most 6 places, e.g. \"0.70\"");
+
+/** One model in a catalog file (snake_case, prices as decimal strings, like the wire). */
+export const CatalogFileModel = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, "letters, digits and . _ : / - (at most 128)"),
+  name: z.string().min(1).max(200),
+  input_diem_per_mtok: ListPriceText,
+  output_diem_per_mtok: ListPriceText,
+  context_length: z.number().int().min(1).max(100_000_000),
+  max_output_tokens: z.number().int().min(1).max(100_000_000),
+  features: z.array(z.enum(["tools", "json_schema", "vision"])).default([]),
+});
+
+export const CatalogFile = z.strictObject({
+  description: z.string().optional(),
+  models: z.array(CatalogFileModel).refine((models) => new Set(models.map((m) => m.id)).size === models.length, "model ids must be unique"),
+});
+
+export function fromFileModel(m: z.infer<typeof CatalogFileModel>): CatalogModel {
+  return {
+    id: m.id,
+    name: m.name,
+    inputMicroDiemPerMTok: parseMicros(m.input_diem_per_mtok)!,
+    outputMicroDiemPerMTok: parseMicros(m.output_diem_per_mtok)!,
+    contextTokens: m.context_length,
+    maxOutputTokens: m.max_output_tokens,
+    supportsTools: m.features.includes("tools"),
+    supportsJsonSchema: m.features.includes("json_schema"),
+    supportsVision: m.features.includes("vision"),
+  };
+}
+
+/** Reads and validates a catalog file; throws one error naming every problem. */
+export function parseCatalogFile(text: string, source = "catalog file"): CatalogModel[] {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${source}: not JSON (${(error as Error).message})`);
+  }
+  const parsed = CatalogFile.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".") || "(file)"}: ${i.message}`);
+    throw new Error(`${source} is not a valid catalog:\n${lines.join("\n")}`);
+  }
+  return parsed.data.models.map(fromFileModel);
+}
+
+export function readCatalogFile(path: string | URL): CatalogModel[] {
+  return parseCatalogFile(readFileSync(path, "utf8"), String(path));
+}
+
+export const DEFAULT_CATALOG_FILE = new URL("../../catalog/default.json", import.meta.url);
+
+/** The default catalog (catalog/default.json): what a fresh install, `npm run dev` and the tests start with. */
+export const CATALOG: readonly CatalogModel[] = readCatalogFile(DEFAULT_CATALOG_FILE);

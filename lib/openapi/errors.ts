@@ -38,6 +38,8 @@ export const ERROR_DESCRIPTIONS = {
   cross_site_request: "A session mutation came from another site (Origin / Sec-Fetch-Site).",
   not_found: "No such route, or no such object among yours.",
   model_not_found: "Unknown model; GET /v1/models lists them.",
+  shutting_down: "This instance is shutting down; nothing was charged. Retry (another instance serves it).",
+  model_retired: "The model was retired by the operator and is no longer served; GET /v1/models lists the current ones.",
   method_not_allowed: "The route does not take this method.",
   conflict: "The object's state forbids the change (e.g. a withdrawn offer).",
   authorization_already_used: "This payment authorization was already submitted; sign a new one.",

@@ -1,13 +1,18 @@
 import "server-only";
+import { env } from "@/lib/env";
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";
 import { reconcileWithdrawals } from "@/lib/payments/withdrawals";
 
-/** Every background job of a server instance; safe to run on every instance (each job is idempotent). */
+/**
+ * Every background job of a server instance. Each is idempotent, and each tick runs on one instance of the fleet
+ * only (a lease in job_leases), so N instances do the work of one. JOBS_INTERVAL_MS overrides every interval (tests).
+ */
 export function startServerJobs(): void {
-  registerJob("payment-reconcile", 30_000, () => reconcilePayments());
-  registerJob("withdrawal-reconcile", 60_000, () => reconcileWithdrawals());
-  registerJob("hold-sweeper", 15_000, () => sweepExpiredHolds());
+  const every = (ms: number) => env.JOBS_INTERVAL_MS ?? ms;
+  registerJob("payment-reconcile", every(30_000), () => reconcilePayments(), { leased: true });
+  registerJob("withdrawal-reconcile", every(60_000), () => reconcileWithdrawals(), { leased: true });
+  registerJob("hold-sweeper", every(15_000), () => sweepExpiredHolds(), { leased: true });
   startBackgroundJobs();
 }

@@ -4,6 +4,7 @@ import { isAddressEqual, parseAbiItem, parseEventLogs, type Address, type Hash, 
 import { publicClient } from "@/lib/chain/client";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
+import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { creditSettledPayment, markPaymentFailed } from "@/lib/payments/credit";
 import { describeChainError } from "@/lib/payments/relayer";
@@ -18,6 +19,11 @@ export const PAYMENT_RECONCILE_GRACE_MS = 60_000;
 const LATE_SETTLEMENT_WINDOW_SECONDS = 600n;
 const BASE_BLOCK_SECONDS = 2;
 const LOG_LOOKBACK_MARGIN_BLOCKS = 300n;
+/** Pages of logs one run reads per payment; the next run carries on from the stored cursor. */
+const MAX_LOG_PAGES_PER_RUN = 25;
+
+/** How reconciliation reads logs: eth_getLogs over at most `range` blocks per call, `pages` calls per payment and run. */
+type LogPaging = { range: bigint; pages: number };
 
 const authorizationCanceled = parseAbiItem("event AuthorizationCanceled(address indexed authorizer, bytes32 indexed nonce)");
 const authorizationUsed = parseAbiItem("event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)");
@@ -30,8 +36,11 @@ export type PaymentReconcileReport = { examined: number; credited: number; faile
  * credited exactly once (the credit's conditional update makes reruns and races no-ops); one still unused when
  * the chain passes its validBefore can never settle and is marked failed. Anything else waits for the next run.
  */
-export async function reconcilePayments(options: { graceMs?: number; now?: Date; limit?: number } = {}): Promise<PaymentReconcileReport> {
+export async function reconcilePayments(
+  options: { graceMs?: number; now?: Date; limit?: number; logBlockRange?: number; maxLogPages?: number } = {},
+): Promise<PaymentReconcileReport> {
   const now = options.now ?? new Date();
+  const paging: LogPaging = { range: BigInt(options.logBlockRange ?? env.RPC_LOG_BLOCK_RANGE), pages: options.maxLogPages ?? MAX_LOG_PAGES_PER_RUN };
   const nowSeconds = BigInt(Math.floor(now.getTime() / 1000));
   const candidates = await db.payment.findMany({
     where: {
@@ -49,7 +58,7 @@ export async function reconcilePayments(options: { graceMs?: number; now?: Date;
   const latest = await publicClient.getBlock({ blockTag: "latest" });
   for (const payment of candidates) {
     try {
-      const outcome = await resolvePayment(payment, latest.number, latest.timestamp, nowSeconds);
+      const outcome = await resolvePayment(payment, latest.number, latest.timestamp, nowSeconds, paging);
       report[outcome]++;
     } catch (error) {
       report.unresolved++;
@@ -65,6 +74,7 @@ async function resolvePayment(
   latestBlock: bigint,
   chainTime: bigint,
   nowSeconds: bigint,
+  paging: LogPaging,
 ): Promise<"credited" | "failed" | "unresolved"> {
   const payer = payment.payer as Address;
   const nonce = payment.authorizationNonce as Hex;
@@ -76,16 +86,16 @@ async function resolvePayment(
   });
 
   if (used) {
-    const txHash = await findSettlement(payment, latestBlock, nowSeconds);
-    if (txHash) {
-      const credited = await creditSettledPayment(payment.id, txHash, [payment.status]);
-      if (credited) log.info("credited a payment found settled on chain", { paymentId: payment.id, txHash, previous: payment.status });
+    const found = await findSettlement(payment, latestBlock, nowSeconds, paging);
+    if (found.txHash) {
+      const credited = await creditSettledPayment(payment.id, found.txHash, [payment.status]);
+      if (credited) log.info("credited a payment found settled on chain", { paymentId: payment.id, txHash: found.txHash, previous: payment.status });
       return credited ? "credited" : "unresolved";
     }
-    if (payment.status === "pending" && (await wasCanceled(payment, latestBlock, nowSeconds))) {
+    if (payment.status === "pending" && found.canceled) {
       return (await markPaymentFailed(payment.id, "the payer canceled the authorization")) ? "failed" : "unresolved";
     }
-    log.warn("authorization used on chain but no matching transfer found", { paymentId: payment.id });
+    if (found.complete) log.warn("authorization used on chain but no matching transfer found", { paymentId: payment.id });
     return "unresolved";
   }
 
@@ -96,36 +106,38 @@ async function resolvePayment(
   return "unresolved";
 }
 
-/** The transaction that executed this authorization as the exact transfer asked for, if there is one. */
-async function findSettlement(payment: Payment, latestBlock: bigint, nowSeconds: bigint): Promise<Hash | null> {
+type Found = { txHash: Hash | null; canceled: boolean; complete: boolean };
+
+/**
+ * The transaction that executed this authorization as the exact transfer asked for, if there is one, and whether
+ * the payer canceled it. Someone else may have submitted the signed authorization, so its AuthorizationUsed and
+ * AuthorizationCanceled events are searched, in pages of at most `paging.range` blocks (public RPCs cap a getLogs
+ * range), from where the last run stopped (payments.logs_scanned_to) up to the latest block.
+ */
+async function findSettlement(payment: Payment, latestBlock: bigint, nowSeconds: bigint, paging: LogPaging): Promise<Found> {
   if (payment.txHash) {
     const receipt = await publicClient.getTransactionReceipt({ hash: payment.txHash as Hash }).catch(() => null);
-    if (receipt && isSettlementOf(receipt, payment)) return receipt.transactionHash;
+    if (receipt && isSettlementOf(receipt, payment)) return { txHash: receipt.transactionHash, canceled: false, complete: true };
   }
-  // Someone else may have submitted the signed authorization: look for its AuthorizationUsed event.
-  const logs = await publicClient.getLogs({
-    address: payment.asset as Address,
-    event: authorizationUsed,
-    args: { authorizer: payment.payer as Address, nonce: payment.authorizationNonce as Hex },
-    fromBlock: lookbackFrom(payment, latestBlock, nowSeconds),
-    toBlock: latestBlock,
-  });
-  for (const entry of logs) {
-    const receipt = await publicClient.getTransactionReceipt({ hash: entry.transactionHash });
-    if (isSettlementOf(receipt, payment)) return receipt.transactionHash;
+  const lookback = lookbackFrom(payment, latestBlock, nowSeconds);
+  let from = payment.logsScannedTo !== null && payment.logsScannedTo + 1n > lookback ? payment.logsScannedTo + 1n : lookback;
+  const args = { authorizer: payment.payer as Address, nonce: payment.authorizationNonce as Hex };
+  let canceled = false;
+  for (let page = 0; page < paging.pages && from <= latestBlock; page++) {
+    const to = from + paging.range - 1n < latestBlock ? from + paging.range - 1n : latestBlock;
+    const [usedLogs, canceledLogs] = await Promise.all([
+      publicClient.getLogs({ address: payment.asset as Address, event: authorizationUsed, args, fromBlock: from, toBlock: to }),
+      publicClient.getLogs({ address: payment.asset as Address, event: authorizationCanceled, args, fromBlock: from, toBlock: to }),
+    ]);
+    for (const entry of usedLogs) {
+      const receipt = await publicClient.getTransactionReceipt({ hash: entry.transactionHash });
+      if (isSettlementOf(receipt, payment)) return { txHash: receipt.transactionHash, canceled: false, complete: true };
+    }
+    canceled ||= canceledLogs.length > 0;
+    await db.payment.update({ where: { id: payment.id }, data: { logsScannedTo: to } });
+    from = to + 1n;
   }
-  return null;
-}
-
-async function wasCanceled(payment: Payment, latestBlock: bigint, nowSeconds: bigint): Promise<boolean> {
-  const logs = await publicClient.getLogs({
-    address: payment.asset as Address,
-    event: authorizationCanceled,
-    args: { authorizer: payment.payer as Address, nonce: payment.authorizationNonce as Hex },
-    fromBlock: lookbackFrom(payment, latestBlock, nowSeconds),
-    toBlock: latestBlock,
-  });
-  return logs.length > 0;
+  return { txHash: null, canceled, complete: from > latestBlock };
 }
 
 /** A successful receipt with this authorization's AuthorizationUsed and its Transfer(payer → payTo, amount). */

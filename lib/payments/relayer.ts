@@ -1,4 +1,5 @@
 import "server-only";
+import pg from "pg";
 import {
   BaseError,
   HttpRequestError,
@@ -11,12 +12,17 @@ import {
   type TransactionReceipt,
 } from "viem";
 import { publicClient, relayerAccount, relayerClient } from "@/lib/chain/client";
+import { requireDatabaseUrl } from "@/lib/env";
+import { log } from "@/lib/log";
+import { metrics } from "@/lib/ops/metrics";
 import { faults } from "@/lib/payments/faults";
 
 /** Receipt waits stay well inside a request's lifetime; a slower chain leaves the work to reconciliation. */
 export const RECEIPT_TIMEOUT_MS = 30_000;
 const RECEIPT_POLL_MS = 250;
 const NONCE_RETRIES = 5;
+/** A nonce row ahead of the chain that has not moved for this long counted transactions the chain does not have. */
+const STALE_NONCE_SECONDS = 30;
 
 /**
  * A relayer transaction that did not go out. `broadcast: "not_sent"` means the node answered with a refusal (or it
@@ -43,11 +49,55 @@ export type SignedTransaction = { hash: Hash; from: Address; nonce: number };
 
 let queue: Promise<unknown> = Promise.resolve();
 
-// One relayer transaction at a time per process, so two sends never pick the same nonce.
+// One relayer transaction at a time per process (the row lock below orders the processes among themselves).
 function serialize<T>(fn: () => Promise<T>): Promise<T> {
   const run = queue.then(fn, fn);
   queue = run.catch(() => undefined);
   return run;
+}
+
+/**
+ * The relayer's nonce sequence, shared by every instance through PostgreSQL: a session advisory lock keyed by the
+ * relayer's address is held on a connection of its own from picking the nonce until the node has the transaction,
+ * so two instances never sign with the same nonce. The nonce is the larger of the relayer_nonces row's and the
+ * chain's pending count (a transaction sent from elsewhere moves the chain ahead); the row moves past it only once
+ * the node has the transaction, so a refusal or a lost connection leaves the nonce for the next send (which then
+ * replaces a transaction that never arrived, the proof reconciliation of withdrawals waits for). A crash ends the
+ * session and so releases the lock.
+ *
+ * A lock, not a transaction: `onSigned` commits the hash on the app's pool BEFORE the broadcast, and the embedded
+ * database (one backend, scripts/pglite-server.ts) gives the backend to a connection for its whole transaction, so
+ * an open transaction here would make that write wait for it.
+ */
+async function withRelayerNonce<T>(fn: (nonce: number, sent: () => void) => Promise<T>): Promise<T> {
+  const address = relayerAccount.address.toLowerCase();
+  const lockKey = `svc.relayer_nonce:${address}`;
+  const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [lockKey]);
+    await client.query("INSERT INTO relayer_nonces (address, next_nonce) VALUES ($1, 0) ON CONFLICT (address) DO NOTHING", [address]);
+    const { rows } = await client.query<{ next_nonce: string; stale: boolean }>(
+      "SELECT next_nonce, updated_at < now() - make_interval(secs => $2) AS stale FROM relayer_nonces WHERE address = $1",
+      [address, STALE_NONCE_SECONDS],
+    );
+    const [row] = rows;
+    const pending = await publicClient.getTransactionCount({ address: relayerAccount.address, blockTag: "pending" });
+    // Ahead of the chain: another instance's transaction the node has not shown yet (use the row), unless the row
+    // has not moved for a while, when what it counted was dropped (or the chain is not the one it counted on):
+    // then the chain is right, or every later transaction would wait behind a nonce gap forever.
+    const ahead = Number(row.next_nonce) > pending;
+    if (ahead && row.stale) log.warn("relayer nonce row ahead of the chain and stale; using the chain's count", { row: Number(row.next_nonce), pending });
+    const nonce = ahead && !row.stale ? Number(row.next_nonce) : pending;
+    let used = false;
+    const result = await fn(nonce, () => (used = true));
+    if (used) await client.query("UPDATE relayer_nonces SET next_nonce = $2, updated_at = now() WHERE address = $1", [address, nonce + 1]);
+    return result;
+  } finally {
+    // Ending the session releases the lock anyway; the embedded database's one session outlives this connection.
+    await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockKey]).catch(() => undefined);
+    await client.end().catch(() => undefined);
+  }
 }
 
 /**
@@ -63,29 +113,36 @@ export async function sendRelayerTransaction(
 ): Promise<Hash> {
   return serialize(async () => {
     for (let attempt = 1; ; attempt++) {
-      let serializedTransaction: Hex;
-      let nonce: number;
-      try {
-        const request = await relayerClient.prepareTransactionRequest({ account: relayerAccount, to: call.to, data: call.data });
-        nonce = request.nonce;
-        serializedTransaction = await relayerClient.signTransaction(request);
-      } catch (error) {
-        // Includes gas estimation: a transfer that would revert is refused here, before costing gas.
-        throw new RelayerSendError(describeChainError(error), "not_sent", { cause: error });
-      }
-      const hash = keccak256(serializedTransaction);
-      await hooks.onSigned?.(hash, { hash, from: relayerAccount.address, nonce });
-      try {
-        await faults.beforeBroadcast?.(serializedTransaction);
-        await publicClient.sendRawTransaction({ serializedTransaction });
-        return hash;
-      } catch (error) {
-        if (isAlreadyKnown(error) || (isNonceConflict(error) && (await isKnown(hash)))) return hash;
-        // Another process using the same key took the nonce (tests run files in parallel) and ours is not known:
-        // that nonce now belongs to another transaction, so this one can never be mined. Sign again.
-        if (isNonceConflict(error) && attempt < NONCE_RETRIES) continue;
-        throw new RelayerSendError(describeChainError(error), isTransportError(error) ? "unknown" : "not_sent", { cause: error, signed: true });
-      }
+      const outcome = await withRelayerNonce(async (nonce, sent): Promise<{ hash: Hash } | { retry: true }> => {
+        let serializedTransaction: Hex;
+        try {
+          const request = await relayerClient.prepareTransactionRequest({ account: relayerAccount, to: call.to, data: call.data, nonce });
+          serializedTransaction = await relayerClient.signTransaction(request);
+        } catch (error) {
+          // Includes gas estimation: a transfer that would revert is refused here, before costing gas.
+          throw new RelayerSendError(describeChainError(error), "not_sent", { cause: error });
+        }
+        const hash = keccak256(serializedTransaction);
+        await hooks.onSigned?.(hash, { hash, from: relayerAccount.address, nonce });
+        try {
+          await faults.beforeBroadcast?.(serializedTransaction);
+          await publicClient.sendRawTransaction({ serializedTransaction });
+          sent();
+          metrics.relayerTransactions.inc();
+          return { hash };
+        } catch (error) {
+          if (isAlreadyKnown(error) || (isNonceConflict(error) && (await isKnown(hash)))) {
+            sent();
+            return { hash };
+          }
+          // A sender outside this sequence (the same key used elsewhere) took the nonce and ours is not known: that
+          // nonce now belongs to another transaction, so this one can never be mined. Sign again.
+          if (isNonceConflict(error) && attempt < NONCE_RETRIES) return { retry: true };
+          throw new RelayerSendError(describeChainError(error), isTransportError(error) ? "unknown" : "not_sent", { cause: error, signed: true });
+        }
+      });
+      if ("hash" in outcome) return outcome.hash;
+      metrics.relayerResigned.inc();
     }
   });
 }

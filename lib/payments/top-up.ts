@@ -1,4 +1,5 @@
 import "server-only";
+import { metrics } from "@/lib/ops/metrics";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { getAddress, type Address, type Hash } from "viem";
 import { db } from "@/lib/db";
@@ -63,6 +64,24 @@ export async function topUpWithPayment(
   amountMicros: bigint,
   header: string,
   now = new Date(),
+): Promise<TopUpResult> {
+  return takeTopUp(account, amountMicros, header, now).then(
+    (result) => {
+      metrics.topUps.inc({ outcome: "credited" });
+      return result;
+    },
+    (error: unknown) => {
+      metrics.topUps.inc({ outcome: error instanceof AppError ? error.code : "error" });
+      throw error;
+    },
+  );
+}
+
+async function takeTopUp(
+  account: { accountId: string; walletAddress: string },
+  amountMicros: bigint,
+  header: string,
+  now: Date,
 ): Promise<TopUpResult> {
   const payer = getAddress(account.walletAddress);
   try {

@@ -1,4 +1,5 @@
 import "server-only";
+import { metrics } from "@/lib/ops/metrics";
 import type { Withdrawal } from "@prisma/client";
 import { encodeFunctionData, getAddress, type Address, type Hash } from "viem";
 import { publicClient } from "@/lib/chain/client";
@@ -117,6 +118,7 @@ async function markSent(withdrawalId: string, txHash: string): Promise<boolean> 
     where: { id: withdrawalId, status: "pending" },
     data: { status: "sent", txHash, completedAt: new Date() },
   });
+  if (updated.count === 1) metrics.withdrawals.inc({ outcome: "sent" });
   return updated.count === 1;
 }
 
@@ -128,6 +130,7 @@ async function reverseWithdrawal(withdrawal: Withdrawal, reason: string): Promis
       data: { status: "failed", failureReason: reason.slice(0, 500), completedAt: new Date() },
     });
     if (updated.count !== 1) return false;
+    metrics.withdrawals.inc({ outcome: "reversed" });
     const earnings = await findLedgerAccount(tx, "supplier", withdrawal.accountId);
     if (!earnings) throw new Error(`withdrawal ${withdrawal.id} has no earnings account to restore`);
     await postEntry(tx, {

@@ -1,15 +1,14 @@
 import "server-only";
-import type { ApiKeyContext } from "@/lib/auth/api-key-auth";
+import { assertApiKeyLive, forgetApiKey, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { randomBase62 } from "@/lib/auth/tokens";
 import { getBalance } from "@/lib/ledger/accounts";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
-import { getActiveModelOrThrow, getDepthByModel, type CatalogEntry } from "@/lib/market/book";
+import { getActiveModelOrThrow, getDepthByModel, refuseInactiveModel, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
 import { requiredFeatures, type Features } from "@/lib/router/features";
-import { clearCompletion, releaseHold, reserveCompletion, type Reservation, type Upstream } from "@/lib/router/holds";
-import { resolveMaxPriceCents } from "@/lib/router/max-price";
+import { clearCompletion, releaseHold, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
 import { allowedClaim, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
@@ -20,12 +19,10 @@ import {
   type UpstreamAnswer,
 } from "@/lib/router/upstream-answer";
 import type { ChatCompletionResponse } from "@/lib/router/response";
-import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
+import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 import { decryptCredential } from "@/lib/upstream/key-encryption";
 
-/** A hold outlives the upstream deadline by this much before the sweeper may release it. */
-const HOLD_GRACE_MS = 60_000;
 /** Upstream answers that our validated request provoked: they never count against the supplier. */
 const REQUEST_REJECTED_STATUSES = new Set([400, 413, 422]);
 
@@ -63,13 +60,13 @@ export async function completeChat(input: {
     });
   }
   const model = await getActiveModelOrThrow(body.model);
-  const maxPriceCents = resolveMaxPriceCents(input.requestedMaxPriceCents, apiKey);
   const features = requiredFeatures(body);
   const forwarded = serializeForwardedFields(body);
   const meter = new PromptMeter(body, model.contextTokens);
   try {
     const now = clock();
-    const { sizing, reservation } = await reserve({ meter, body, model, apiKey, maxPriceCents, features, now });
+    const { sizing, reservation } = await reserve({ meter, body, model, apiKey, requestedMaxPriceCents: input.requestedMaxPriceCents, features, now });
+    const { maxPriceCents } = reservation;
     meter.start();
 
     const { holdId, offerId, priceCents } = reservation;
@@ -77,8 +74,8 @@ export async function completeChat(input: {
 
     const completionId = `chatcmpl-${randomBase62(24)}`;
     const { usage, clear } = await billAndClear({ meter, holdId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, now: clock });
+    // The offer's success (health) was recorded by the clear's own statement.
     if (usage.disputed) log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
-    void reportUpstreamSuccess(offerId).catch((error: unknown) => log.warn("health report failed", { offerId, error }));
 
     return {
       completion: responseBody({ completionId, created: Math.floor(now.getTime() / 1000), model: model.id, answer: upstream.answer, usage }),
@@ -111,7 +108,6 @@ async function billAndClear(input: {
       usageDisputed: usage.disputed,
       latencyMs: input.upstream.latencyMs,
       burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, input.model),
-      now: input.now(),
     });
     return { usage, clear };
   } catch (error) {
@@ -140,35 +136,34 @@ function serializeForwardedFields(body: ChatCompletionRequest): string {
   return json;
 }
 
-type ReservedOk = Extract<Reservation, { status: "ok" }>;
+type ReservedOk = Extract<KeyedReservation, { status: "ok" }>;
 
 /**
- * Reserves on the cheapest eligible offer. The prompt is reserved at its byte bound when that decides (nothing
- * counted before forwarding); otherwise, or when that reservation fails, it is counted and reserved exactly,
- * unless even the least the request can cost exceeds the buyer's balance (then 402 at once: an unfunded key
- * costs us no counting).
+ * Reserves on the cheapest eligible offer, in one statement that also authenticates the key (from its row, not
+ * from any cache), resolves the max price and reads the model's prices. The prompt is reserved at its byte bound
+ * when that decides (nothing counted before forwarding); otherwise, or when that reservation fails, it is counted
+ * and reserved exactly, unless even the least the request can cost exceeds the buyer's balance (then 402 at
+ * once: an unfunded key costs us no counting).
  */
 async function reserve(input: {
   meter: PromptMeter;
   body: ChatCompletionRequest;
   model: CatalogEntry;
   apiKey: ApiKeyContext;
-  maxPriceCents: number;
+  requestedMaxPriceCents: number | null;
   features: Features;
   now: Date;
 }): Promise<{ sizing: PromptSizing; reservation: ReservedOk }> {
-  const { meter, body, model, apiKey, maxPriceCents, features, now } = input;
+  const { meter, body, model, apiKey, features, now } = input;
   const requestedOutput = body.max_completion_tokens ?? body.max_tokens;
   const attempt = (sizing: PromptSizing) =>
-    reserveCompletion({
-      accountId: apiKey.accountId,
-      apiKeyId: apiKey.apiKeyId,
+    reserveWithKey({
+      keyHash: apiKey.keyHash,
       modelId: model.id,
-      maxPriceCents,
-      burnMicroDiem: burnMicroDiem(sizing.reservedPromptTokens, sizing.maxOutputTokens, model),
+      requestedMaxPriceCents: input.requestedMaxPriceCents,
+      promptTokens: sizing.reservedPromptTokens,
+      outputTokens: sizing.maxOutputTokens,
       features,
-      now,
-      expiresAt: new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS),
     });
 
   // The least this request can cost: its smallest possible prompt and one output token at the cheapest price on the book.
@@ -179,25 +174,47 @@ async function reserve(input: {
   const countOrRefuse = async () => {
     const floor = await floorMicros();
     const available = await availableBalance(apiKey.accountId);
-    if (floor > available) throw insufficientBalance({ amountMicros: floor, priceCents: null }, available);
+    if (floor > available) {
+      // Refused before any reservation statement has checked the key (it may come from the cache).
+      await assertApiKeyLive(apiKey.keyHash);
+      throw insufficientBalance({ amountMicros: floor, priceCents: null }, available);
+    }
     return sizeByCount(meter, model, requestedOutput);
   };
 
   let sizing = sizeByBounds(meter, model, requestedOutput) ?? (await countOrRefuse());
   let reservation = await attempt(sizing);
-  if (reservation.status !== "ok" && !sizing.counted) {
+  if (reservation.status !== "ok" && !sizing.counted && isRetryable(reservation)) {
     sizing = await countOrRefuse();
     reservation = await attempt(sizing);
   }
-  if (reservation.status === "no_offer") {
-    throw await noOfferError({ modelId: model.id, maxPriceCents, burnMicroDiem: burnMicroDiem(sizing.reservedPromptTokens, sizing.maxOutputTokens, model), features, now });
+  switch (reservation.status) {
+    case "ok":
+      return { sizing, reservation };
+    case "invalid_api_key":
+      forgetApiKey(apiKey.keyHash);
+      throw new AppError("invalid_api_key", "This API key is unknown, revoked or expired.");
+    case "model_not_found":
+      // Retired (or removed) since the cached catalog was read: the statement reads models.active itself.
+      return refuseInactiveModel(model.id);
+    case "max_price_above_key_cap":
+      throw new AppError(
+        "max_price_above_key_cap",
+        `X-Svc-Max-Cents: ${input.requestedMaxPriceCents} is above this API key's cap of ${reservation.keyMaxPriceCents} cents per diem.`,
+        { details: { key_max_price_cents: reservation.keyMaxPriceCents } },
+      );
+    case "no_offer":
+      throw await noOfferError({ modelId: model.id, maxPriceCents: reservation.maxPriceCents, burnMicroDiem: reservation.burnMicroDiem, features, now });
+    case "insufficient_balance":
+      throw insufficientBalance(reservation, await availableBalance(reservation.accountId));
+    case "spend_limit_exceeded":
+      throw spendLimitExceeded(reservation.spendLimitMicros, reservation.amountMicros);
   }
-  if (reservation.status !== "ok") {
-    throw reservation.status === "insufficient_balance"
-      ? insufficientBalance(reservation, await availableBalance(apiKey.accountId))
-      : spendLimitExceeded(apiKey, reservation.amountMicros);
-  }
-  return { sizing, reservation };
+}
+
+/** Failures a smaller (exactly counted) reservation may avoid. */
+function isRetryable(r: KeyedReservation): boolean {
+  return r.status === "no_offer" || r.status === "insufficient_balance" || r.status === "spend_limit_exceeded";
 }
 
 type Forwarded = { answer: UpstreamAnswer; latencyMs: number };
@@ -217,7 +234,7 @@ async function forwardOnce(input: {
   try {
     const res = await postChatCompletion({
       baseUrl: input.upstream.baseUrl,
-      apiKey: decryptCredential(input.upstream.keyCiphertext),
+      apiKey: upstreamKey(input.upstream.keyCiphertext),
       body: envelope + input.forwarded.slice(1),
       timeoutMs: env.UPSTREAM_TIMEOUT_MS,
     });
@@ -246,6 +263,21 @@ async function forwardOnce(input: {
     `The supplier's upstream failed (${failure}); nothing was charged and the request was not retried. Retrying may route to another offer.`,
     { details: { upstream_failure: failure } },
   );
+}
+
+/**
+ * Decrypted upstream keys by ciphertext: decrypting is done once per key and process. Nothing to invalidate: the
+ * ciphertext comes fresh from the offer's row with every reservation, and an edited key is a new ciphertext.
+ */
+const decrypted = new Map<string, string>();
+function upstreamKey(ciphertext: string): string {
+  let key = decrypted.get(ciphertext);
+  if (key === undefined) {
+    key = decryptCredential(ciphertext);
+    if (decrypted.size >= 1000) decrypted.delete(decrypted.keys().next().value!);
+    decrypted.set(ciphertext, key);
+  }
+  return key;
 }
 
 function requestRejected(status: number, json: unknown) {
@@ -293,10 +325,10 @@ function insufficientBalance(r: { amountMicros: bigint; priceCents: number | nul
   );
 }
 
-function spendLimitExceeded(apiKey: ApiKeyContext, amountMicros: bigint) {
+function spendLimitExceeded(spendLimitMicros: bigint | null, amountMicros: bigint) {
   return new AppError(
     "spend_limit_exceeded",
-    `This API key's spend limit (${formatMicros(apiKey.spendLimitMicros ?? 0n)} USDC) cannot cover this request's worst case of ${formatMicros(amountMicros)} USDC. Raise the limit or use another key.`,
-    { details: { limit: "key_spend_limit", spend_limit: formatMicros(apiKey.spendLimitMicros ?? 0n), needed: formatMicros(amountMicros) } },
+    `This API key's spend limit (${formatMicros(spendLimitMicros ?? 0n)} USDC) cannot cover this request's worst case of ${formatMicros(amountMicros)} USDC. Raise the limit or use another key.`,
+    { details: { limit: "key_spend_limit", spend_limit: formatMicros(spendLimitMicros ?? 0n), needed: formatMicros(amountMicros) } },
   );
 }

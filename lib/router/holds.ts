@@ -1,11 +1,19 @@
 import "server-only";
+import { randomInt } from "node:crypto";
 import { db } from "@/lib/db";
+import { preparedQuery } from "@/lib/db-pool";
 import { env } from "@/lib/env";
+import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
 import type { Features } from "@/lib/router/features";
+import { GroupCommit } from "@/lib/router/group-commit";
 
 /**
- * Thin wrappers over the hot-path SQL functions (prisma/migrations/*_completion_hot_path): each is one
- * round trip and one transaction, which is what keeps the completion path exact under concurrency.
+ * Thin wrappers over the hot-path SQL functions: each is one round trip and one transaction, which is what keeps
+ * the completion path exact under concurrency. The route's path (reserveWithKey, clearCompletion) goes over `pg`
+ * directly (lib/db-pool.ts) through group commit (lib/router/group-commit.ts): the completions that arrive while
+ * the previous batch is in flight share the next statement (svc_reserve_batch / svc_clear_batch, in
+ * prisma/migrations/20261124000000_hot_path_batched), each row with its own outcome. reserveCompletion (the
+ * single-row function with ids instead of a key hash) stays for the sweeper's tests and tools.
  */
 
 export type Upstream = { baseUrl: string; keyCiphertext: string; model: string };
@@ -42,6 +50,7 @@ export async function reserveCompletion(input: {
     SELECT * FROM svc_reserve_completion(${input.accountId}::uuid, ${input.apiKeyId}::uuid, ${input.modelId},
       ${input.maxPriceCents}::int, ${input.burnMicroDiem}::bigint, ${input.now}::timestamptz, ${input.expiresAt}::timestamptz,
       ${tools}, ${json_schema}, ${vision})`;
+  onReserved({ status: row.status, holdId: row.hold_id, offerId: row.offer_id });
   if (row.status === "no_offer") return { status: "no_offer" };
   const common = { offerId: row.offer_id!, priceCents: row.price_cents!, amountMicros: BigInt(row.amount_micros!) };
   if (row.status === "ok") {
@@ -53,7 +62,7 @@ export async function reserveCompletion(input: {
 
 export type ClearResult = { chargeMicros: bigint; burnMicroDiem: bigint; priceCents: number; balanceMicros: bigint };
 
-export async function clearCompletion(input: {
+export type ClearInput = {
   holdId: string;
   completionId: string;
   promptTokens: number;
@@ -63,26 +72,187 @@ export async function clearCompletion(input: {
   claimed: { promptTokens: number; completionTokens: number } | null;
   usageDisputed: boolean;
   latencyMs: number;
+  /** Used only for holds reserved before holds carried their prices; otherwise the hold's prices meter the tokens. */
   burnMicroDiem: bigint;
-  now: Date;
-}): Promise<ClearResult> {
-  const [row] = await db.$queryRaw<{ charge_micros: bigint; burn_micro_diem: bigint; price_cents: number; balance_micros: bigint }[]>`
-    SELECT * FROM svc_clear_completion(${input.holdId}::uuid, ${input.completionId}, ${input.promptTokens}::int,
-      ${input.completionTokens}::int, ${input.usageEstimated}, ${input.latencyMs}::int, ${input.burnMicroDiem}::bigint,
-      ${env.PLATFORM_FEE_BPS}::int, ${input.now}::timestamptz, ${input.claimed?.promptTokens ?? null}::int,
-      ${input.claimed?.completionTokens ?? null}::int, ${input.usageDisputed})`;
-  return {
-    chargeMicros: BigInt(row.charge_micros),
-    burnMicroDiem: BigInt(row.burn_micro_diem),
-    priceCents: Number(row.price_cents),
-    balanceMicros: BigInt(row.balance_micros),
+  now?: Date;
+};
+
+/**
+ * Clears one completion and records the offer's success, in one statement shared with the clears that arrive
+ * while the previous batch is in flight (svc_clear_batch). The burn is metered at the prices the hold snapshotted.
+ */
+export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
+  const row = await clears().submit(input);
+  if (row.status !== "ok") throw new Error(`hold ${input.holdId} is not active`);
+  onCleared(input.holdId, BigInt(row.charge_micros!));
+  return { chargeMicros: BigInt(row.charge_micros!), burnMicroDiem: BigInt(row.burn_micro_diem!), priceCents: Number(row.price_cents), balanceMicros: BigInt(row.balance_micros!) };
+}
+
+type ClearRow = { ord: number; status: string; charge_micros: string | null; burn_micro_diem: string | null; price_cents: number | null; balance_micros: string | null };
+
+function clears(): GroupCommit<ClearInput, ClearRow> {
+  return (batchers.clear ??= new GroupCommit(runClearBatch, { maxBatch: 256, maxInFlight: 1, isolatable: refusedByDatabase }));
+}
+
+async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
+  const col = <T>(f: (i: ClearInput) => T) => items.map(f);
+  const rows = await withRetry(() =>
+    preparedQuery<ClearRow>({ name: "svc_clear_batch", text: CLEAR_SQL, values: [
+      col((i) => i.holdId),
+      col((i) => i.completionId),
+      col((i) => i.promptTokens),
+      col((i) => i.completionTokens),
+      col((i) => i.usageEstimated),
+      col((i) => i.latencyMs),
+      col((i) => i.burnMicroDiem.toString()),
+      col((i) => i.claimed?.promptTokens ?? null),
+      col((i) => i.claimed?.completionTokens ?? null),
+      col((i) => i.usageDisputed),
+      env.PLATFORM_FEE_BPS,
+      items[0].now ?? new Date(),
+      randomInt(PLATFORM_SHARDS),
+    ] }),
+  );
+  return byOrd(rows.rows, items.length);
+}
+
+const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::int[], $4::int[], $5::boolean[], $6::int[],
+  $7::bigint[], $8::int[], $9::int[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
+
+/** The platform's fee is spread over this many sub-accounts (one per clear batch, at random): no single hot row. */
+const PLATFORM_SHARDS = 16;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The reservation as the route makes it: key authentication, the max price, the model's prices and the hold, in
+// one statement per batch (svc_reserve_batch).
+
+export type KeyedReservationInput = {
+  keyHash: string;
+  modelId: string;
+  /** The request's own max price (X-Svc-Max-Cents), if any; the statement resolves the rest from fresh rows. */
+  requestedMaxPriceCents: number | null;
+  promptTokens: number;
+  outputTokens: number;
+  features: Features;
+};
+
+type KeyFacts = { apiKeyId: string; accountId: string; keyMaxPriceCents: number | null; spendLimitMicros: bigint | null };
+
+export type KeyedReservation =
+  | { status: "invalid_api_key" | "model_not_found" }
+  | ({ status: "max_price_above_key_cap" } & KeyFacts)
+  | ({ status: "no_offer"; maxPriceCents: number; burnMicroDiem: bigint } & KeyFacts)
+  | ({ status: "insufficient_balance" | "spend_limit_exceeded"; maxPriceCents: number; burnMicroDiem: bigint; offerId: string; priceCents: number; amountMicros: bigint } & KeyFacts)
+  | ({ status: "ok"; maxPriceCents: number; burnMicroDiem: bigint; holdId: string; offerId: string; priceCents: number; amountMicros: bigint; upstream: Upstream } & KeyFacts);
+
+type ReserveBatchRow = {
+  ord: number;
+  status: string;
+  api_key_id: string | null;
+  account_id: string | null;
+  key_max_price_cents: number | null;
+  spend_limit_micros: string | null;
+  max_price_cents: number | null;
+  burn_micro_diem: string | null;
+  hold_id: string | null;
+  offer_id: string | null;
+  price_cents: number | null;
+  amount_micros: string | null;
+  upstream_base_url: string | null;
+  upstream_key_ciphertext: string | null;
+  upstream_model: string | null;
+};
+
+export async function reserveWithKey(input: KeyedReservationInput): Promise<KeyedReservation> {
+  const row = await reservations().submit(input);
+  onReserved({ status: row.status, holdId: row.hold_id, offerId: row.offer_id });
+  if (row.status === "invalid_api_key" || row.status === "model_not_found") return { status: row.status };
+  const key: KeyFacts = {
+    apiKeyId: row.api_key_id!,
+    accountId: row.account_id!,
+    keyMaxPriceCents: row.key_max_price_cents,
+    spendLimitMicros: row.spend_limit_micros === null ? null : BigInt(row.spend_limit_micros),
   };
+  if (row.status === "max_price_above_key_cap") return { status: row.status, ...key };
+  const priced = { ...key, maxPriceCents: row.max_price_cents!, burnMicroDiem: BigInt(row.burn_micro_diem!) };
+  if (row.status === "no_offer") return { status: "no_offer", ...priced };
+  const offer = { offerId: row.offer_id!, priceCents: row.price_cents!, amountMicros: BigInt(row.amount_micros!) };
+  if (row.status === "ok") {
+    const upstream = { baseUrl: row.upstream_base_url!, keyCiphertext: row.upstream_key_ciphertext!, model: row.upstream_model! };
+    return { status: "ok", ...priced, ...offer, holdId: row.hold_id!, upstream };
+  }
+  return { status: row.status as "insufficient_balance" | "spend_limit_exceeded", ...priced, ...offer };
+}
+
+function reservations(): GroupCommit<KeyedReservationInput, ReserveBatchRow> {
+  return (batchers.reserve ??= new GroupCommit(runReserveBatch, { maxBatch: 256, maxInFlight: 1, isolatable: refusedByDatabase }));
+}
+
+async function runReserveBatch(items: KeyedReservationInput[]): Promise<ReserveBatchRow[]> {
+  const col = <T>(f: (i: KeyedReservationInput) => T) => items.map(f);
+  const now = new Date();
+  const rows = await withRetry(() =>
+    preparedQuery<ReserveBatchRow>({ name: "svc_reserve_batch", text: RESERVE_SQL, values: [
+      col((i) => i.keyHash),
+      col((i) => i.modelId),
+      col((i) => i.requestedMaxPriceCents),
+      col((i) => i.promptTokens),
+      col((i) => i.outputTokens),
+      col((i) => i.features.tools),
+      col((i) => i.features.json_schema),
+      col((i) => i.features.vision),
+      env.DEFAULT_MAX_PRICE_CENTS,
+      now,
+      new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS),
+    ] }),
+  );
+  return byOrd(rows.rows, items.length);
+}
+
+// Both statements are named, so each pooled connection parses and plans them once (PostgreSQL caches the
+// functions' inner plans per connection too).
+const RESERVE_SQL = `SELECT * FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
+  $7::boolean[], $8::boolean[], $9::int, $10::timestamptz, $11::timestamptz)`;
+
+/** A hold outlives the upstream deadline by this much before the sweeper may release it. */
+export const HOLD_GRACE_MS = 60_000;
+
+const batchers = globalThis as unknown as { reserve?: GroupCommit<KeyedReservationInput, ReserveBatchRow>; clear?: GroupCommit<ClearInput, ClearRow> };
+
+/** PostgreSQL answered with an error (a SQLSTATE): the statement, and so the whole batch, was rolled back. */
+function refusedByDatabase(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code);
+}
+
+function byOrd<R extends { ord: number }>(rows: R[], n: number): R[] {
+  const out = new Array<R>(n);
+  for (const r of rows) out[r.ord - 1] = r;
+  for (let i = 0; i < n; i++) if (!out[i]) throw new Error(`batch row ${i + 1} has no outcome`);
+  return out;
+}
+
+/**
+ * A batch is one statement, so a deadlock (two instances' batches locking shared rows in different orders) or a
+ * serialization failure aborts all of it and leaves nothing behind: it is safe to run again.
+ */
+async function withRetry<T>(run: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (attempt >= attempts || (code !== "40P01" && code !== "40001")) throw error;
+      await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
+    }
+  }
 }
 
 /** Releases an active hold; false when it was already cleared or released (idempotent). */
 export async function releaseHold(holdId: string, now = new Date()): Promise<boolean> {
   const [row] = await db.$queryRaw<{ released: boolean }[]>`
     SELECT svc_release_hold(${holdId}::uuid, ${now}::timestamptz) AS released`;
+  onReleased(holdId);
   return row.released;
 }
 

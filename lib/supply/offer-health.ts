@@ -1,4 +1,5 @@
 import "server-only";
+import { metrics } from "@/lib/ops/metrics";
 import type { OfferHealthView } from "@/lib/supply/schemas";
 import { db } from "@/lib/db";
 
@@ -35,6 +36,7 @@ export async function reportUpstreamFailure(
   reason: string,
   now: Date = new Date(),
 ): Promise<{ consecutiveFailures: number; unhealthyUntil: Date } | null> {
+  metrics.upstreamFailures.inc({ offer: offerId });
   const cleanReason = reason.replace(/[\r\n\t]+/g, " ").trim().slice(0, MAX_REASON_CHARS) || "upstream failure";
   // In SET, consecutive_failures is the old value n−1, so the cooldown is 30 s × 2^(n−1); the exponent is
   // capped before power() so a long streak cannot overflow.

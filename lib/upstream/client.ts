@@ -1,4 +1,6 @@
 import "server-only";
+import { metrics } from "@/lib/ops/metrics";
+import { currentRequestContext } from "@/lib/ops/request-context";
 import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
@@ -57,7 +59,9 @@ function agentFor(protocol: "http:" | "https:", policy: UpstreamPolicy): http.Ag
   const key = `${protocol}${policy.allowPrivate}`;
   let agent = agents.get(key);
   if (!agent) {
-    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, timeout: 60_000 };
+    // As many idle sockets kept as may be open: with fewer, every request beyond them under load opened (and
+    // closed) a new connection to the upstream.
+    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64, timeout: 60_000 };
     agent = protocol === "https:" ? new https.Agent(options) : new http.Agent(options);
     agents.set(key, agent);
   }
@@ -212,7 +216,15 @@ export async function postChatCompletion(args: {
 }): Promise<UpstreamResponse> {
   const { baseUrl, apiKey, body, ...options } = args;
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  return request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, text, { ...options, headers: { [HOP_HEADER]: "1" } });
+  // The buyer's request id goes upstream too, so a supplier's logs and ours name the same request.
+  const context = currentRequestContext();
+  const headers = { [HOP_HEADER]: "1", ...(context?.requestId && { "x-request-id": context.requestId }) };
+  const started = performance.now();
+  try {
+    return await request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, text, { ...options, headers });
+  } finally {
+    metrics.upstreamLatency.observe({ offer: context?.offerId ?? "unknown" }, (performance.now() - started) / 1000);
+  }
 }
 
 /** List price as published by the upstream, diem (= USD for Venice) per 1M tokens, in micro-diem. */

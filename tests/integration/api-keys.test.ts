@@ -57,6 +57,7 @@ describe("POST /v1/account/api-keys", () => {
     const resolved = await getApiKeyOrThrow(body.key);
     expect(resolved).toEqual({
       apiKeyId: body.id,
+      keyHash: sha256Hex(body.key),
       accountId: buyer.id,
       maxPriceCents: 150,
       spendLimitMicros: 25_500_000n,

@@ -81,6 +81,17 @@ describe("token counting cannot freeze the server", () => {
     expect(stallMs).toBeLessThan(1_000);
   });
 
+  it("tells a key revoked since this process cached it nothing, not even its balance, on the early 402 path", async () => {
+    const { model } = await market();
+    const buyer = await seedBuyer(0n);
+    const big = { model: model.id, messages: [{ role: "user", content: cjk(130_000) }] };
+    expect((await callCompletions(buyer.key, big)).status).toBe(402); // the key is now cached as live
+    await db.apiKey.update({ where: { id: buyer.apiKeyId }, data: { revokedAt: new Date() } });
+    const res = await callCompletions(buyer.key, big);
+    expect(res.status).toBe(401);
+    expect((await readError(res)).code).toBe("invalid_api_key");
+  });
+
   it("refuses 1 MB of text for a 32k-token model by its size, before counting", async () => {
     const { model } = await market();
     const buyer = await seedBuyer(ONE_USDC);

@@ -11,7 +11,7 @@ import { POST as postOfferRoute } from "@/app/v1/supply/offers/route";
 import { db } from "@/lib/db";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
-import { callCompletions, seedBuyer } from "../helpers/router-factories";
+import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
 
 const NUL = "\u0000";
 
@@ -54,6 +54,27 @@ describe("a NUL character in any string input", () => {
     const res = await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { [`na${NUL}me`]: "x" }, { cookie: account.cookie }));
     expect(res.status).toBe(400);
     expect((await readError(res)).code).toBe("invalid_request");
+  });
+});
+
+describe("an unpaired UTF-16 surrogate in any string input", () => {
+  // JSON can spell one ("\\ud800"), UTF-8 cannot: the database (the embedded one refused it with a 500) and the
+  // upstreams would each get something else. A pair (an emoji) is text like any other.
+  it("is a 400 in an API key's name or a chat message, nothing stored or charged; a surrogate pair is fine", async () => {
+    const account = await seedSignedInAccount();
+    for (const name of ["\ud800", "a\udc00b", "x\ud83d"]) {
+      const res = await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { name }, { cookie: account.cookie }));
+      await expect400(res, "invalid_request", "name");
+    }
+    expect(await db.apiKey.count({ where: { accountId: account.id } })).toBe(0);
+    const ok = await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { name: "💥 key" }, { cookie: account.cookie }));
+    expect(ok.status).toBe(201);
+
+    const buyer = await seedBuyer(10_000_000n);
+    const refused = await callCompletions(buyer.key, { model: "llama-3.3-70b", messages: [{ role: "user", content: "half a \ud83d" }] });
+    expect(refused.status).toBe(400);
+    expect((await readError(refused)).message).toMatch(/surrogate/);
+    expect(await buyerBalance(buyer.id)).toEqual({ balance: 10_000_000n, held: 0n });
   });
 });
 

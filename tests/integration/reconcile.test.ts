@@ -150,6 +150,44 @@ describe("a payment that never settled", () => {
   });
 });
 
+describe("reconciliation on a chain whose RPC caps getLogs ranges", () => {
+  it("reads logs in bounded block ranges, remembers where it stopped, and finds a settlement many blocks back", async () => {
+    const payer = await fundedPayer(FUNDER, 3n * USDC);
+    const me = await seedSignedInAccount(payer);
+    const { v2 } = await readChallenge(me.cookie, "3.00");
+    const header = await signPaymentV2(payer, v2.accepts[0]);
+    faults.topUpBeforeSettle = async () => {
+      throw new Error("the relayer's RPC is down");
+    };
+    const res = await postTopUp(me.cookie, "3.00", { "payment-signature": header });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    delete faults.topUpBeforeSettle;
+    const payment = await db.payment.findFirstOrThrow({ where: { accountId: me.id } });
+    expect(payment.status).not.toBe("settled");
+
+    // Someone else settles it, and the chain moves on: the settlement is now far behind the newest block.
+    const hash = await submitAuthorization(header);
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    await testClient.mine({ blocks: 120 });
+
+    const cursors: bigint[] = [];
+    for (let run = 0; run < 500; run++) {
+      await reconcilePayments({ graceMs: 0, logBlockRange: 10, maxLogPages: 3 });
+      const row = await db.payment.findUniqueOrThrow({ where: { id: payment.id } });
+      if (row.status === "settled") break;
+      cursors.push(row.logsScannedTo!);
+    }
+    const settled = await db.payment.findUniqueOrThrow({ where: { id: payment.id } });
+    expect(settled).toMatchObject({ status: "settled", txHash: hash });
+    expect((await getBalance("buyer", me.id)).totalMicros).toBe(3n * USDC);
+    // Every run read at most 3 pages of 10 blocks past the previous run's cursor, and never re-read them.
+    expect(cursors.length).toBeGreaterThan(0);
+    for (let i = 1; i < cursors.length; i++) expect(cursors[i] - cursors[i - 1]).toBeLessThanOrEqual(30n);
+    for (let i = 1; i < cursors.length; i++) expect(cursors[i]).toBeGreaterThan(cursors[i - 1]);
+    expect(cursors.at(-1)!).toBeLessThan(receipt.blockNumber);
+  });
+});
+
 async function submitAuthorization(header: string): Promise<Hash> {
   const { payload } = decodePaymentSignatureHeader(header) as unknown as {
     payload: { signature: Hex; authorization: { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex } };

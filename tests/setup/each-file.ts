@@ -1,6 +1,7 @@
 import { afterAll, afterEach } from "vitest";
 import { assertLedgerInvariants } from "@/lib/ledger/invariants";
 import { db } from "@/lib/db";
+import { closePgPool } from "@/lib/db-pool";
 
 // No request, crash or retry may create or destroy money: the ledger invariants hold after every test.
 afterEach(async () => {
@@ -9,4 +10,5 @@ afterEach(async () => {
 
 afterAll(async () => {
   await db.$disconnect();
+  await closePgPool();
 });

@@ -35,6 +35,8 @@ export default async function setup(_project: TestProject) {
     LOG_LEVEL: env.LOG_LEVEL ?? "silent",
     // Short enough that the upstream-timeout tests finish quickly, long enough for 200 parallel reservations.
     UPSTREAM_TIMEOUT_MS: "6000",
+    // GET /metrics is served to this bearer token only (tests/integration/metrics.test.ts).
+    METRICS_TOKEN: env.METRICS_TOKEN ?? "test-metrics-token-0123456789",
     // Every test request comes from one "IP", and a test's account may write often; the rate-limit tests set their own limits.
     RATE_LIMIT_PER_IP_PER_MINUTE: "1000000",
     RATE_LIMIT_WRITES_PER_IP_PER_MINUTE: "1000000",

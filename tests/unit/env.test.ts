@@ -28,9 +28,26 @@ describe("configuration", () => {
   it("refuses production with the public dev keys or without a database", () => {
     const production = { SVC_ENV: "production", DATABASE_URL: "postgresql://db.internal/svc", SVC_ORIGIN: "https://svc.example" };
     expect(() => parseEnv(production)).toThrow(/RELAYER_PRIVATE_KEY: must be set in production/);
-    const keys = { RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`, SECRET_KEY: "22".repeat(32) };
+    const keys = {
+      RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+      SECRET_KEY: "22".repeat(32),
+      TREASURY_ADDRESS: `0x${"33".repeat(20)}`,
+      METRICS_TOKEN: "m".repeat(32),
+    };
     expect(parseEnv({ ...production, ...keys }).SVC_ENV).toBe("production");
     expect(() => parseEnv({ ...production, ...keys, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
     expect(() => parseEnv({ ...production, ...keys, ALLOW_PRIVATE_UPSTREAMS: "true" })).toThrow(/ALLOW_PRIVATE_UPSTREAMS/);
+  });
+
+  it("lists every missing secret and dev key of a production deployment in one error", () => {
+    let message = "";
+    try {
+      parseEnv({ SVC_ENV: "production", ALLOW_PRIVATE_UPSTREAMS: "true" });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    for (const name of ["RELAYER_PRIVATE_KEY", "SECRET_KEY", "TREASURY_ADDRESS", "DATABASE_URL", "METRICS_TOKEN", "ALLOW_PRIVATE_UPSTREAMS"]) {
+      expect(message).toContain(`  ${name}:`);
+    }
   });
 });

@@ -35,6 +35,7 @@ export const POST = route(
         "context_length_exceeded",
         "max_price_above_key_cap",
         "model_not_found",
+        "model_retired",
         "insufficient_balance",
         "spend_limit_exceeded",
         "upstream_error",

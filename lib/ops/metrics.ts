@@ -1,0 +1,167 @@
+import "server-only";
+import { timingSafeEqual, createHash } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Pool } from "pg";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { env } from "@/lib/env";
+import { holdsInFlight } from "@/lib/ops/request-context";
+
+/**
+ * Prometheus metrics (prom-client), served by the front door at GET /metrics to a bearer of METRICS_TOKEN.
+ * One registry per process, on globalThis: Next's server bundle and the process hosting it each load this module,
+ * and both must count into the same series. Route labels are path templates (ids replaced), never raw paths.
+ */
+function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  const metric = { registers: [registry] };
+  return {
+    registry,
+    requests: new Counter({ name: "svc_http_requests_total", help: "HTTP requests answered, by route, method and status", labelNames: ["route", "method", "status"], ...metric }),
+    latency: new Histogram({
+      name: "svc_http_request_duration_seconds",
+      help: "Time to answer, by route and method",
+      labelNames: ["route", "method"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      ...metric,
+    }),
+    errors: new Counter({ name: "svc_errors_total", help: "Error answers by status and code (402 and 503 included)", labelNames: ["status", "code"], ...metric }),
+    completions: new Counter({ name: "svc_completions_total", help: "Chat completions answered, by status", labelNames: ["status"], ...metric }),
+    reservations: new Counter({ name: "svc_reservations_total", help: "Completion reservations, by outcome", labelNames: ["outcome"], ...metric }),
+    clears: new Counter({ name: "svc_clears_total", help: "Completions cleared (buyer charged, supplier paid)", ...metric }),
+    clearedMicros: new Counter({ name: "svc_cleared_usdc_micros_total", help: "Micro-USDC charged by clears", ...metric }),
+    upstreamLatency: new Histogram({
+      name: "svc_upstream_request_duration_seconds",
+      help: "Upstream chat completion latency, by offer",
+      labelNames: ["offer"],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      ...metric,
+    }),
+    upstreamFailures: new Counter({ name: "svc_upstream_failures_total", help: "Upstream failures counted against an offer's health", labelNames: ["offer"], ...metric }),
+    topUps: new Counter({ name: "svc_topups_total", help: "x402 top-ups by outcome", labelNames: ["outcome"], ...metric }),
+    withdrawals: new Counter({ name: "svc_withdrawals_total", help: "Supplier withdrawals by outcome", labelNames: ["outcome"], ...metric }),
+    relayerTransactions: new Counter({ name: "svc_relayer_transactions_total", help: "Relayer transactions broadcast", ...metric }),
+    relayerResigned: new Counter({ name: "svc_relayer_resigned_total", help: "Relayer transactions signed again because their nonce was taken", ...metric }),
+    jobRuns: new Counter({ name: "svc_job_runs_total", help: "Background job runs on this instance (the fleet runs each tick once)", labelNames: ["job", "outcome"], ...metric }),
+    jobLastSuccess: new Gauge({ name: "svc_job_last_success_timestamp_seconds", help: "When a job last finished without error on this instance", labelNames: ["job"], ...metric }),
+    ledgerOk: new Gauge({ name: "svc_ledger_invariants_ok", help: "1 when the last ledger invariant check passed, 0 when it found violations or could not run", ...metric }),
+    holds: new Gauge({
+      name: "svc_holds_in_flight",
+      help: "Completion holds this instance took and has not cleared or released",
+      registers: [registry],
+      collect() {
+        this.set(holdsInFlight().length);
+      },
+    }),
+    relayerEth: new Gauge({ name: "svc_relayer_balance_eth", help: "The relayer's ETH on Base (it pays the gas of settlements and withdrawals)", ...metric }),
+    treasuryAllowance: new Gauge({ name: "svc_treasury_allowance_usdc", help: "USDC the treasury lets the relayer pay out as withdrawals (its approve)", ...metric }),
+    treasuryUsdc: new Gauge({ name: "svc_treasury_balance_usdc", help: "USDC the treasury holds", ...metric }),
+    chainReadOk: new Gauge({ name: "svc_chain_read_ok", help: "1 when the chain figures above were read at the last scrape, 0 when the RPC failed", ...metric }),
+    pendingPayments: new Gauge({ name: "svc_payments_pending", help: "Top-ups recorded but neither credited nor failed, by age", labelNames: ["age"], ...metric }),
+    pendingWithdrawals: new Gauge({ name: "svc_withdrawals_pending", help: "Withdrawals debited but not yet confirmed sent or reversed, by age", labelNames: ["age"], ...metric }),
+    dbPool: new Gauge({ name: "svc_db_pool_connections", help: "Database pool connections by pool (prisma: everything but the hot path; hot_path: reservations and clears) and state", labelNames: ["pool", "state"], ...metric }),
+    pools: new Map<string, Pool>(),
+  };
+}
+
+type Metrics = ReturnType<typeof createMetrics>;
+const KEY = Symbol.for("svc.metrics");
+export const metrics: Metrics = ((globalThis as { [KEY]?: Metrics })[KEY] ??= createMetrics());
+
+/** Reports a pg pool's use under `name` (lib/db.ts registers Prisma's pool, lib/db-pool.ts the hot path's). */
+export function watchPool(name: string, pool: Pool): void {
+  metrics.pools.set(name, pool);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path as a low-cardinality label: ids and other variable segments become {id}. */
+export function routeLabel(pathname: string): string {
+  return (
+    pathname
+      .split("/")
+      .map((segment) => (UUID.test(segment) || /^\d+$/.test(segment) || /^(chatcmpl|req|key|wd)[-_]/.test(segment) ? "{id}" : segment))
+      .join("/")
+      .slice(0, 120) || "/"
+  );
+}
+
+export function observeRequest(input: { pathname: string; method: string; status: number; seconds: number; code?: string }): void {
+  const route = routeLabel(input.pathname);
+  metrics.requests.inc({ route, method: input.method, status: String(input.status) });
+  metrics.latency.observe({ route, method: input.method }, input.seconds);
+  if (input.code) metrics.errors.inc({ status: String(input.status), code: input.code });
+  if (route === "/v1/chat/completions" && input.method === "POST") metrics.completions.inc({ status: String(input.status) });
+}
+
+function tokenMatches(header: string | undefined): boolean {
+  const token = env.METRICS_TOKEN;
+  const given = /^Bearer (.+)$/i.exec(header ?? "")?.[1];
+  if (!token || !given) return false;
+  // Compare digests: equal lengths, and no timing hint about the token.
+  return timingSafeEqual(createHash("sha256").update(given).digest(), createHash("sha256").update(token).digest());
+}
+
+/**
+ * GET /metrics for Prometheus: 404 when METRICS_TOKEN is unset (metrics off), 401 without the right bearer token.
+ * Served by the front door, outside Next and the OpenAPI description: it is the operator's, not the API's.
+ */
+export async function serveMetrics(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const send = (status: number, body: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers });
+    res.end(req.method === "HEAD" ? undefined : body);
+  };
+  if (!env.METRICS_TOKEN) return send(404, "metrics are off: set METRICS_TOKEN\n");
+  if (!tokenMatches(req.headers.authorization)) return send(401, "unauthorized\n", { "www-authenticate": 'Bearer realm="metrics"' });
+  for (const [name, pool] of metrics.pools) {
+    metrics.dbPool.set({ pool: name, state: "total" }, pool.totalCount);
+    metrics.dbPool.set({ pool: name, state: "idle" }, pool.idleCount);
+    metrics.dbPool.set({ pool: name, state: "waiting" }, pool.waitingCount);
+  }
+  await Promise.all([refreshLedgerGauge(), refreshChainGauges(), refreshBacklogGauges()]);
+  send(200, await metrics.registry.metrics(), { "content-type": metrics.registry.contentType });
+}
+
+async function refreshLedgerGauge() {
+  const { getLedgerHealth } = await import("@/lib/ledger/ledger-health");
+  const health = await getLedgerHealth();
+  metrics.ledgerOk.set(health.ok ? 1 : 0);
+}
+
+// Chain reads cost RPC calls: at most one round per CHAIN_READ_MS, whatever the scrape rate.
+const CHAIN_READ_MS = 30_000;
+let chainReadAt = 0;
+
+async function refreshChainGauges() {
+  if (Date.now() - chainReadAt < CHAIN_READ_MS) return;
+  chainReadAt = Date.now();
+  const [{ publicClient, relayerAccount }, { usdcAbi }] = await Promise.all([import("@/lib/chain/client"), import("@/lib/chain/usdc-abi")]);
+  const usdc = env.USDC_ADDRESS as `0x${string}`;
+  const treasury = env.TREASURY_ADDRESS as `0x${string}`;
+  try {
+    const [eth, allowance, held] = await Promise.all([
+      publicClient.getBalance({ address: relayerAccount.address }),
+      publicClient.readContract({ address: usdc, abi: usdcAbi, functionName: "allowance", args: [treasury, relayerAccount.address] }),
+      publicClient.readContract({ address: usdc, abi: usdcAbi, functionName: "balanceOf", args: [treasury] }),
+    ]);
+    metrics.relayerEth.set(Number(eth) / 1e18);
+    // An unlimited approve is 2^256-1: report it as +Inf rather than a float that means nothing.
+    metrics.treasuryAllowance.set(allowance > 10n ** 30n ? Infinity : Number(allowance) / 1e6);
+    metrics.treasuryUsdc.set(Number(held) / 1e6);
+    metrics.chainReadOk.set(1);
+  } catch {
+    metrics.chainReadOk.set(0);
+  }
+}
+
+async function refreshBacklogGauges() {
+  const { db } = await import("@/lib/db");
+  const rows = await db.$queryRaw<{ kind: string; age: string; n: bigint }[]>`
+    SELECT 'payment' AS kind, CASE WHEN created_at < now() - interval '10 minutes' THEN 'over_10m' ELSE 'under_10m' END AS age, count(*) AS n
+      FROM payments WHERE status = 'pending' GROUP BY 1, 2
+    UNION ALL
+    SELECT 'withdrawal', CASE WHEN created_at < now() - interval '10 minutes' THEN 'over_10m' ELSE 'under_10m' END, count(*)
+      FROM withdrawals WHERE status = 'pending' GROUP BY 1, 2`;
+  for (const gauge of [metrics.pendingPayments, metrics.pendingWithdrawals]) for (const age of ["under_10m", "over_10m"]) gauge.set({ age }, 0);
+  for (const row of rows) (row.kind === "payment" ? metrics.pendingPayments : metrics.pendingWithdrawals).set({ age: row.age }, Number(row.n));
+}

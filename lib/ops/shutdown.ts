@@ -1,0 +1,97 @@
+import "server-only";
+import type { Server, ServerResponse } from "node:http";
+import { setTimeout as delay } from "node:timers/promises";
+import { AppError, errorBody } from "@/lib/http/errors";
+import { log } from "@/lib/log";
+import { holdsInFlight, type RequestContext } from "@/lib/ops/request-context";
+
+/**
+ * Graceful shutdown (scripts/server.ts on SIGTERM/SIGINT): stop accepting, let the requests in flight finish until
+ * SHUTDOWN_GRACE_MS, then release the holds of those still unfinished and answer them 503 `shutting_down` (nothing
+ * was charged: a released hold can no longer clear), then exit. Background jobs stop taking ticks at once.
+ * The state is on globalThis: the front door (host process) and the jobs (Next's bundle) each load this module.
+ */
+type Lifecycle = { draining: boolean; inFlight: Map<ServerResponse, RequestContext> };
+const KEY = Symbol.for("svc.lifecycle");
+const lifecycle: Lifecycle = ((globalThis as { [KEY]?: Lifecycle })[KEY] ??= { draining: false, inFlight: new Map() });
+
+export function isShuttingDown(): boolean {
+  return lifecycle.draining;
+}
+
+/** The front door registers every request it hands to the app, until its answer is finished or the socket closes. */
+export function trackRequest(res: ServerResponse, context: RequestContext): void {
+  lifecycle.inFlight.set(res, context);
+  const done = () => lifecycle.inFlight.delete(res);
+  res.once("finish", done);
+  res.once("close", done);
+}
+
+export function requestsInFlight(): number {
+  return lifecycle.inFlight.size;
+}
+
+/** The answer to a request that arrives (on a kept-alive connection) or is still unanswered while shutting down. */
+export function refuseShuttingDown(res: ServerResponse, requestId?: string): void {
+  if (res.headersSent) return;
+  const error = new AppError("shutting_down", "This instance is shutting down; nothing was charged. Retry: another instance will serve it.");
+  const body = JSON.stringify(errorBody(error));
+  res.writeHead(error.status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    connection: "close",
+    "retry-after": "1",
+    "cache-control": "no-store",
+    ...(requestId && { "x-request-id": requestId }),
+  });
+  res.end(body);
+}
+
+export type DrainReport = { finished: number; refused: number; releasedHolds: number; ms: number };
+
+export async function drainServer(
+  server: Server,
+  options: { graceMs: number; releaseHold: (holdId: string) => Promise<boolean> },
+): Promise<DrainReport> {
+  const started = Date.now();
+  lifecycle.draining = true;
+  const initially = lifecycle.inFlight.size;
+  server.close();
+  server.closeIdleConnections();
+  log.info("shutting down: draining", { in_flight: initially, grace_ms: options.graceMs });
+
+  const deadline = started + options.graceMs;
+  while (lifecycle.inFlight.size > 0 && Date.now() < deadline) {
+    await delay(25);
+    server.closeIdleConnections();
+  }
+
+  let refused = 0;
+  let releasedHolds = 0;
+  const settling: Promise<void>[] = [];
+  for (const [res, context] of [...lifecycle.inFlight]) {
+    settling.push(
+      (async () => {
+        // A hold that can no longer be released was cleared just now: that request is answering 200; let it.
+        let cleared = false;
+        for (const holdId of [...context.holds]) {
+          if (await options.releaseHold(holdId).catch(() => false)) releasedHolds++;
+          else cleared = true;
+        }
+        if (!cleared && !res.headersSent) {
+          refused++;
+          refuseShuttingDown(res, context.requestId);
+        }
+      })(),
+    );
+  }
+  await Promise.all(settling);
+  const last = Date.now() + 2_000;
+  while (lifecycle.inFlight.size > 0 && Date.now() < last) await delay(25);
+  // Anything reserved since (a request that was between reading and reserving) is released too.
+  for (const holdId of holdsInFlight()) if (await options.releaseHold(holdId).catch(() => false)) releasedHolds++;
+  server.closeAllConnections();
+  const report = { finished: initially - refused, refused, releasedHolds, ms: Date.now() - started };
+  log.info("shut down", report);
+  return report;
+}

@@ -1,0 +1,273 @@
+/**
+ * `npm run bench:http`: svc's completion path over real HTTP against a bare forwarder, figures printed, never asserted.
+ *
+ * Starts, each in its own process: the reference upstream, a bare forwarder (node:http that reads the body, fetches
+ * the same upstream once and answers) and the app (`npm start`'s path: scripts/server.ts on the existing production
+ * build; this script builds nothing, run `npm run build` first). Drives all three with the same load generator
+ * (`wrk` when on PATH, else autocannon) and the same body (max_tokens 32) at concurrency 1 and 64, prints rps, p50
+ * and p99 per target and svc/forwarder, then checks the ledger invariants and prints clears against 200s.
+ *
+ * DATABASE_URL must name a PostgreSQL database whose name contains "bench" or "test" (it is wiped).
+ * Options: --duration S (per run, default 10) --warmup S (default 2) --concurrency 1,64
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { seedBenchWorld } from "./bench-world";
+import { migrateDatabase, resetTestDatabase } from "./migrate";
+import { freePort, waitFor } from "./process-utils";
+
+const { values: opts } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    warmup: { type: "string", default: "2" },
+    concurrency: { type: "string", default: "1,64" },
+    /** Write a V8 CPU profile of the app (and its tsx launcher) into this directory. */
+    profile: { type: "string" },
+    /** The load generator: wrk (default when on PATH) or autocannon. */
+    tool: { type: "string" },
+    /** Only the targets whose name contains this (e.g. "svc"). */
+    only: { type: "string" },
+  },
+});
+const DURATION_S = Number(opts.duration);
+const WARMUP_S = Number(opts.warmup);
+const CONCURRENCIES = opts.concurrency.split(",").map(Number);
+
+// eslint-disable-next-line no-restricted-properties -- a launcher: it configures the processes it starts
+const env = process.env;
+const children: ChildProcess[] = [];
+
+type Target = { name: string; url: string; method: "GET" | "POST"; headers: Record<string, string>; body?: string };
+type Figures = { rps: number; p50Ms: number; p99Ms: number; requests: number; non2xx: number; errors: number };
+
+const FORWARDER = `
+const http = require("node:http");
+const [port, upstream, key] = process.argv.slice(1);
+http.createServer((req, res) => {
+  const chunks = [];
+  req.on("data", (c) => chunks.push(c));
+  req.on("end", async () => {
+    try {
+      const r = await fetch(upstream + "/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + key }, body: Buffer.concat(chunks) });
+      const body = Buffer.from(await r.arrayBuffer());
+      res.writeHead(r.status, { "content-type": "application/json", "content-length": body.length }).end(body);
+    } catch { res.writeHead(502).end(); }
+  });
+}).listen(Number(port), "127.0.0.1");
+`;
+
+/** Each child's stderr goes to a file (wrk's abandoned connections make the app log aborted requests). */
+function start(name: string, command: string, args: string[], childEnv: NodeJS.ProcessEnv): ChildProcess {
+  const logFile = join(workDir, `${name.replace(/\W+/g, "_")}.log`);
+  const child = spawn(command, args, { env: childEnv, stdio: ["ignore", "ignore", openSync(logFile, "w")] });
+  child.once("exit", (code, signal) => {
+    if (!stopping) console.error(`[bench:http] ${name} exited (${code ?? signal}); its stderr: ${logFile}`);
+  });
+  children.push(child);
+  return child;
+}
+
+let stopping = false;
+const workDir = mkdtempSync(join(tmpdir(), "svc-bench-http-"));
+async function stopAll() {
+  stopping = true;
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once("exit", () => resolve());
+          child.kill("SIGTERM");
+          setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+        }),
+    ),
+  );
+}
+
+function hasWrk(): boolean {
+  if (opts.tool) return opts.tool === "wrk";
+  return spawnSync("wrk", ["--version"], { stdio: "ignore" }).error === undefined;
+}
+
+/** wrk with a Lua script carrying the method, headers and body; --latency gives the percentiles. */
+function runWrk(target: Target, connections: number, seconds: number): Figures {
+  const lua = join(workDir, `${target.name.replace(/\W+/g, "_")}.lua`);
+  const lines = [`wrk.method = ${JSON.stringify(target.method)}`];
+  for (const [k, v] of Object.entries(target.headers)) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  if (target.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(target.body)}`);
+  writeFileSync(lua, lines.join("\n") + "\n");
+  const threads = Math.min(2, connections);
+  // A long timeout: a slow answer is a latency, not a socket error (and it is cleared either way).
+  const out = spawnSync("wrk", ["-t", String(threads), "-c", String(connections), "-d", `${seconds}s`, "--timeout", "30s", "--latency", "-s", lua, target.url], {
+    encoding: "utf8",
+  });
+  if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr}`);
+  return parseWrk(out.stdout);
+}
+
+function toMs(value: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
+  if (!m) return NaN;
+  const n = Number(m[1]);
+  return m[2] === "us" ? n / 1000 : m[2] === "ms" ? n : m[2] === "s" ? n * 1000 : n * 60_000;
+}
+
+function parseWrk(text: string): Figures {
+  const pick = (re: RegExp) => re.exec(text)?.[1];
+  const requests = Number(pick(/(\d+) requests in/) ?? 0);
+  const non2xx = Number(pick(/Non-2xx or 3xx responses: (\d+)/) ?? 0);
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
+  const errors = socketErrors ? socketErrors.slice(1).reduce((a, b) => a + Number(b), 0) : 0;
+  return {
+    rps: Number(pick(/Requests\/sec:\s+([\d.]+)/) ?? 0),
+    p50Ms: toMs(pick(/\s50%\s+(\S+)/) ?? ""),
+    p99Ms: toMs(pick(/\s99%\s+(\S+)/) ?? ""),
+    requests,
+    non2xx,
+    errors,
+  };
+}
+
+/** autocannon (a devDependency) when wrk is not installed. */
+async function runAutocannon(target: Target, connections: number, seconds: number): Promise<Figures> {
+  const { default: autocannon } = (await import("autocannon" as string)) as { default: (o: object) => Promise<AutocannonResult> };
+  const r = await autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections, duration: seconds });
+  return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors };
+}
+type AutocannonResult = { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+
+async function load(target: Target, connections: number, seconds: number): Promise<Figures> {
+  return hasWrk() ? runWrk(target, connections, seconds) : runAutocannon(target, connections, seconds);
+}
+
+async function main() {
+  const url = env.DATABASE_URL;
+  if (!url || !/bench|test/.test(new URL(url).pathname)) {
+    throw new Error("Set DATABASE_URL to a PostgreSQL database whose name contains 'bench' or 'test' (it is wiped).");
+  }
+  await resetTestDatabase(url);
+  await migrateDatabase(url);
+
+  const tsx = ["node_modules/tsx/dist/cli.mjs"];
+  const upstreamPort = await freePort();
+  const upstreamKey = "bench-upstream-key";
+  start("reference upstream", process.execPath, [...tsx, "scripts/reference-upstream/main.ts", "--port", String(upstreamPort), "--api-key", upstreamKey], env);
+  const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
+  await waitFor("the reference upstream", 30_000, async () => (await fetch(`${upstreamUrl}/models`).catch(() => null)) !== null);
+
+  const forwarderPort = await freePort();
+  start("bare forwarder", process.execPath, ["-e", FORWARDER, String(forwarderPort), upstreamUrl, upstreamKey], env);
+
+  Object.assign(env, { ALLOW_PRIVATE_UPSTREAMS: "true", LOG_LEVEL: "error" });
+  const { db } = await import("../lib/db");
+  const { checkLedgerInvariants } = await import("../lib/ledger/invariants");
+  const { key } = await seedBenchWorld({ url: upstreamUrl, apiKey: upstreamKey, dailyCapacityMicroDiem: 1_000_000_000_000_000n });
+
+  const appPort = await freePort();
+  // With --profile the app runs in this node directly (tsx as a loader) so that --cpu-prof applies to it.
+  const launcher = opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${opts.profile}`, "--import", "tsx"] : tsx;
+  start("app (scripts/server.ts)", process.execPath, [...launcher, "--import", "./scripts/server-modules.mjs", "scripts/server.ts", "--port", String(appPort), "--hostname", "127.0.0.1"], {
+    ...env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    SVC_ENV: "test",
+    SVC_ORIGIN: `http://127.0.0.1:${appPort}`,
+    RATE_LIMIT_PER_KEY_PER_MINUTE: "100000000",
+    RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
+  });
+  const appUrl = `http://127.0.0.1:${appPort}`;
+  // Not /healthz: it also probes the chain, which this bench does not start.
+  await waitFor("the app to answer GET /v1/models (did you run `npm run build`?)", 120_000, async () => (await fetch(`${appUrl}/v1/models`).catch(() => null))?.status === 200);
+
+  const messages = [{ role: "user", content: "Say something short about benchmarks." }];
+  const json = { "content-type": "application/json" };
+  const targets: Target[] = [
+    {
+      name: "reference upstream directly",
+      url: `${upstreamUrl}/chat/completions`,
+      method: "POST",
+      headers: { ...json, authorization: `Bearer ${upstreamKey}` },
+      body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+    },
+    { name: "bare forwarder", url: `http://127.0.0.1:${forwarderPort}/`, method: "POST", headers: json, body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }) },
+    {
+      name: "svc POST /v1/chat/completions",
+      url: `${appUrl}/v1/chat/completions`,
+      method: "POST",
+      headers: { ...json, authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+    },
+    { name: "svc GET /v1/models (for scale)", url: `${appUrl}/v1/models`, method: "GET", headers: {} },
+  ];
+  for (const t of targets.slice(0, 3)) {
+    const res = await fetch(t.url, { method: t.method, headers: t.headers, body: t.body });
+    if (res.status !== 200) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
+  }
+
+  const tool = hasWrk() ? "wrk" : "autocannon";
+  const [load1] = (await import("node:os")).loadavg();
+  console.log(`\nsvc bench:http — ${tool}, ${DURATION_S} s per run after ${WARMUP_S} s warm-up, node ${process.version}, load average before: ${load1.toFixed(2)}\n`);
+  const results = new Map<string, Figures>();
+  let svc200 = 1; // the probe above
+  const svcRuns: { c: number; from: Date; to: Date }[] = [];
+  for (const target of targets) {
+    if (opts.only && !target.name.includes(opts.only)) continue;
+    for (const c of CONCURRENCIES) {
+      if (target.method === "GET" && c === 1) continue;
+      if (WARMUP_S > 0) await load(target, c, WARMUP_S).then((f) => target.name.startsWith("svc POST") && (svc200 += f.requests - f.non2xx));
+      const runStart = new Date();
+      const f = await load(target, c, DURATION_S);
+      if (target.name.startsWith("svc POST")) {
+        svc200 += f.requests - f.non2xx;
+        svcRuns.push({ c, from: runStart, to: new Date() });
+      }
+      results.set(`${target.name}@${c}`, f);
+      console.log(
+        `${target.name.padEnd(34)} c=${String(c).padStart(2)}  ${f.rps.toFixed(0).padStart(6)} rps  p50 ${f.p50Ms.toFixed(2).padStart(7)} ms  p99 ${f.p99Ms.toFixed(2).padStart(7)} ms` +
+          (f.non2xx || f.errors ? `  (${f.non2xx} non-2xx, ${f.errors} socket errors)` : ""),
+      );
+    }
+  }
+  console.log("");
+  for (const c of CONCURRENCIES) {
+    const svc = results.get(`svc POST /v1/chat/completions@${c}`);
+    const fwd = results.get(`bare forwarder@${c}`);
+    if (!svc || !fwd) continue;
+    console.log(`c=${c}: svc/forwarder ${(svc.rps / fwd.rps).toFixed(3)}x rps; p50 svc - forwarder ${(svc.p50Ms - fwd.p50Ms).toFixed(2)} ms`);
+  }
+
+  // Requests wrk abandoned at the end of a run may still be answered and cleared: let them finish first.
+  await new Promise((r) => setTimeout(r, 2000));
+  const [{ clears }] = await db.$queryRaw<{ clears: bigint }[]>`SELECT COUNT(*) AS clears FROM clears`;
+  const [{ active }] = await db.$queryRaw<{ active: bigint }[]>`SELECT COUNT(*) AS active FROM holds WHERE status = 'active'`;
+  // Group commit at work: every row of one batch statement carries the statement's timestamp, so distinct timestamps
+  // count the statements (at least: two batches in the same millisecond count as one).
+  for (const run of svcRuns) {
+    const [r] = await db.$queryRaw<{ holds: bigint; reserve_batches: bigint }[]>`
+      SELECT COUNT(*) AS holds, COUNT(DISTINCT created_at) AS reserve_batches FROM holds WHERE created_at BETWEEN ${run.from} AND ${run.to}`;
+    const [k] = await db.$queryRaw<{ clears: bigint; clear_batches: bigint }[]>`
+      SELECT COUNT(*) AS clears, COUNT(DISTINCT created_at) AS clear_batches FROM clears WHERE created_at BETWEEN ${run.from} AND ${run.to}`;
+    const mean = (n: bigint, d: bigint) => (d > 0n ? (Number(n) / Number(d)).toFixed(1) : "-");
+    console.log(
+      `c=${run.c}: ${r.holds} reservations in ${r.reserve_batches} statements (${mean(r.holds, r.reserve_batches)} per statement), ` +
+        `${k.clears} clears in ${k.clear_batches} statements (${mean(k.clears, k.clear_batches)} per statement)`,
+    );
+  }
+  const report = await checkLedgerInvariants();
+  console.log(
+    `\nclears ${clears} vs 200s counted by ${tool} ${svc200} ` +
+      `(a run's last in-flight requests are cleared but not counted, so clears may exceed by up to the concurrency); active holds ${active}`,
+  );
+  console.log(report.ok ? "ledger invariants: hold" : `ledger invariants VIOLATED:\n- ${report.violations.join("\n- ")}`);
+  await db.$disconnect();
+}
+
+main()
+  .catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  })
+  .finally(() => stopAll());
