@@ -12,6 +12,7 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { db } from "../lib/db";
 import { env, publicRpcUrl, deployment } from "../lib/env";
+import { POST as createChatCompletion } from "../app/v1/chat/completions/route";
 import { frontDoor, loadMethodTable } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
 import { drainServer } from "../lib/ops/shutdown";
@@ -37,7 +38,10 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
     rejectTable = reject;
   });
   const headers = securityHeaders({ production: env.SVC_ENV === "production", secure: deployment.secure, publicRpcUrl });
-  const server = createServer(frontDoor((req, res) => void handle(req, res), { methods, headers }));
+  // In production the completion route is served by the front door itself, the same handler without Next's
+  // per-request cost; in dev Next serves it too, so an edit to the route reloads as every other route does.
+  const direct = dev ? undefined : { "POST /v1/chat/completions": createChatCompletion };
+  const server = createServer(frontDoor((req, res) => void handle(req, res), { methods, headers, direct }));
   await new Promise<void>((resolve) => server.listen(port, values.hostname, resolve));
   const { port: listening } = server.address() as AddressInfo;
   // The SSRF check refuses upstreams that are this server (lib/upstream/ssrf.ts).

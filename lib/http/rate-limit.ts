@@ -59,17 +59,20 @@ export function createRedisStore(url: string): RateLimitStore {
   };
 }
 
-let store: RateLimitStore | undefined;
+/**
+ * One store per process, on globalThis: the completion route runs in the process hosting Next (the front door's
+ * direct route) and every other route in Next's server bundle, each with its own copy of this module, and a
+ * client's per-IP window must count both.
+ */
+const STORE = Symbol.for("svc.rate-limit-store");
 function defaultStore(): RateLimitStore {
-  if (!store) {
-    store =
-      env.RATE_LIMIT_STORE === "redis"
-        ? createRedisStore(env.REDIS_URL!)
-        : env.RATE_LIMIT_STORE === "postgres"
-          ? createPostgresStore()
-          : createMemoryStore();
-  }
-  return store;
+  const holder = globalThis as { [STORE]?: RateLimitStore };
+  return (holder[STORE] ??=
+    env.RATE_LIMIT_STORE === "redis"
+      ? createRedisStore(env.REDIS_URL!)
+      : env.RATE_LIMIT_STORE === "postgres"
+        ? createPostgresStore()
+        : createMemoryStore());
 }
 
 export type RateLimitRule = { name: string; key: string; limit: number };

@@ -8,7 +8,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { API_ROUTES } from "@/app/api-routes";
+import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
 import { frontDoor, loadMethodTable } from "@/lib/http/front-door";
+import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import { listOperations, type Operation } from "@/lib/openapi/operation";
 
 type CompiledRoute = { spec: Operation; pattern: RegExp; names: string[]; rank: number };
@@ -42,10 +44,10 @@ export async function startRouteServer(options: { headers?: Record<string, strin
     const url = new URL(incoming.url ?? "/", `http://${incoming.headers.host ?? "127.0.0.1"}`);
     requests.push(`${incoming.method} ${url.pathname}`);
     const matching = routes.map((r) => ({ r, m: r.pattern.exec(url.pathname) })).filter((x) => x.m !== null);
-    if (matching.length === 0) return writeResponse(outgoing, new Response("not found", { status: 404 }));
+    if (matching.length === 0) return writeWebResponse(outgoing, new Response("not found", { status: 404 }));
     const bestRank = matching[0].r.rank;
     const found = matching.find((x) => x.r.rank === bestRank && x.r.spec.method === incoming.method);
-    if (!found) return writeResponse(outgoing, new Response(null, { status: 405 }));
+    if (!found) return writeWebResponse(outgoing, new Response(null, { status: 405 }));
 
     const params: Record<string, string | string[]> = {};
     try {
@@ -55,16 +57,11 @@ export async function startRouteServer(options: { headers?: Record<string, strin
       });
     } catch {
       // Next answers a path with a malformed %-escape with a bare 400 before any route runs.
-      return writeResponse(outgoing, new Response(null, { status: 400 }));
+      return writeWebResponse(outgoing, new Response(null, { status: 400 }));
     }
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(incoming.headers)) {
-      if (value === undefined) continue;
-      for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
-    }
-    const body = incoming.method === "GET" || incoming.method === "HEAD" ? undefined : await readBody(incoming);
-    const req = new Request(url, { method: incoming.method, headers, body });
-    writeResponse(outgoing, await found.r.spec.handler(req, { params: Promise.resolve(params) }));
+    const body = incoming.method === "GET" || incoming.method === "HEAD" ? undefined : await readNodeBody(incoming);
+    const req = toWebRequest(incoming, body);
+    await writeWebResponse(outgoing, await found.r.spec.handler(req, { params: Promise.resolve(params) }));
   }
 
   const sockets = new Set<Socket>();
@@ -76,7 +73,17 @@ export async function startRouteServer(options: { headers?: Record<string, strin
       outgoing.end(`route server: ${(error as Error).stack ?? String(error)}`);
     });
   };
-  const server = createServer(frontDoor(app, { methods, headers: options.headers }));
+  // As in production (scripts/server.ts), the front door serves the completion route itself.
+  const direct = {
+    "POST /v1/chat/completions": Object.assign(
+      (req: Request) => {
+        requests.push(`POST ${new URL(req.url).pathname}`);
+        return chatCompletions(req);
+      },
+      { meta: chatCompletions.meta },
+    ),
+  };
+  const server = createServer(frontDoor(app, { methods, headers: options.headers, direct }));
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -95,20 +102,4 @@ export async function startRouteServer(options: { headers?: Record<string, strin
         server.close(() => resolve());
       }),
   };
-}
-
-async function readBody(incoming: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of incoming) chunks.push(chunk as Buffer);
-  return new Uint8Array(Buffer.concat(chunks));
-}
-
-async function writeResponse(outgoing: ServerResponse, res: Response) {
-  outgoing.statusCode = res.status;
-  res.headers.forEach((value, name) => {
-    if (name !== "set-cookie") outgoing.setHeader(name, value);
-  });
-  const cookies = res.headers.getSetCookie();
-  if (cookies.length > 0) outgoing.setHeader("set-cookie", cookies);
-  outgoing.end(Buffer.from(await res.arrayBuffer()));
 }

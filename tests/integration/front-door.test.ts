@@ -3,16 +3,21 @@
  * in front of Next: client IPs from X-Forwarded-For read from the right past TRUST_PROXY_HOPS, 405 with Allow for
  * every method a route does not serve (TRACE included), and the production security headers.
  */
-import { request } from "node:http";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { POST as createChatCompletion } from "@/app/v1/chat/completions/route";
+import { createApiKey } from "@/lib/auth/api-keys";
+import { frontDoor, methodTableFromOpenApi } from "@/lib/http/front-door";
 import { securityHeaders } from "@/lib/http/security-headers";
 import { publicRpcUrl } from "@/lib/env";
+import { seedSignedInAccount } from "../helpers/factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 
 type Answer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
 
 /** node:http rather than fetch: fetch refuses to send TRACE at all. */
-function send(url: string, method: string, headers: Record<string, string> = {}): Promise<Answer> {
+function send(url: string, method: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -20,7 +25,7 @@ function send(url: string, method: string, headers: Record<string, string> = {})
       res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
     });
     req.on("error", reject);
-    req.end();
+    req.end(body);
   });
 }
 
@@ -108,5 +113,48 @@ describe("security headers", () => {
   it("leave HSTS out over http and everything out outside production", () => {
     expect(securityHeaders({ production: true, secure: false, publicRpcUrl })["strict-transport-security"]).toBeUndefined();
     expect(securityHeaders({ production: false, secure: true, publicRpcUrl })).toEqual({});
+  });
+});
+
+// Last in the file: its requests count in 127.0.0.1's per-IP window, which the limit tests above start empty.
+describe("the completion route served by the front door itself (no Next in front of it)", () => {
+  it("answers exactly POST /v1/chat/completions with the route's own handler; everything else still reaches the app", async () => {
+    const reachedApp: string[] = [];
+    const methods = Promise.resolve(methodTableFromOpenApi({ paths: { "/v1/chat/completions": { post: {} } } }));
+    const app = (req: { method?: string; url?: string }, res: { statusCode: number; end: (body: string) => void }) => {
+      reachedApp.push(`${req.method} ${req.url}`);
+      res.statusCode = 299;
+      res.end("app");
+    };
+    const server: Server = createServer(frontDoor(app as never, { methods, direct: { "POST /v1/chat/completions": createChatCompletion } }));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const buyer = await seedSignedInAccount();
+      const { key } = await createApiKey(buyer.id, { name: "front door" });
+      const json = { "content-type": "application/json", authorization: `Bearer ${key}` };
+
+      // The route's own answers, in the API's error shape, with its request id.
+      const unauthenticated = await send(`${url}/v1/chat/completions`, "POST", { "content-type": "application/json" }, "{}");
+      expect(unauthenticated.status).toBe(401);
+      expect(JSON.parse(unauthenticated.body).error.code).toBe("missing_credentials");
+      expect(unauthenticated.headers["x-request-id"]).toMatch(/^req_/);
+      const streaming = await send(`${url}/v1/chat/completions`, "POST", json, JSON.stringify({ model: "m", messages: [], stream: true }));
+      expect(JSON.parse(streaming.body).error.code).toBe("stream_not_supported");
+      // The body limit holds when the front door reads the body, for a chunked one too (no Content-Length to refuse by).
+      const huge = Buffer.alloc(3_000_000, 0x20);
+      const tooLarge = await send(`${url}/v1/chat/completions`, "POST", { ...json, "transfer-encoding": "chunked" }, huge);
+      expect(tooLarge.status).toBe(413);
+      expect(JSON.parse(tooLarge.body).error.code).toBe("payload_too_large");
+      expect(reachedApp).toEqual([]);
+
+      // Other methods get the table's 405; another spelling of the path and other paths go to the app.
+      expect((await send(`${url}/v1/chat/completions`, "GET")).status).toBe(405);
+      expect((await send(`${url}/v1/chat/completions/`, "POST", json, "{}")).status).toBe(299);
+      expect((await send(`${url}/v1/models`, "GET")).status).toBe(299);
+      expect(reachedApp).toEqual(["POST /v1/chat/completions/", "GET /v1/models"]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
