@@ -36,8 +36,9 @@
 -- lock an UPDATE takes itself, so foreign-key checks elsewhere are blocked no more than before) and updates only
 -- rows that CTE returned: it returns them one at a time in order, each locked before it is returned, so the
 -- statement never holds a later row while waiting for an earlier one, whatever join order the planner picks.
--- A supplier's first ledger account is inserted before the supplier accounts are locked; a concurrent insert of
--- the same account only makes it wait for that transaction, which holds none of this batch's holds.
+-- A supplier's first ledger account is inserted before any supplier account is locked: a concurrent insert of the
+-- same account makes this batch wait for that transaction, which by then needs nothing this batch holds (another
+-- clear batch went through the earlier tables before inserting, and the later ones are not locked here yet).
 --
 -- The batch's rows live in parallel arrays between statements (plpgsql has no table variables, and a temporary
 -- table would write the catalog on every call); one SELECT aggregates all of them, so they line up.
