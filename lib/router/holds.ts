@@ -12,7 +12,8 @@ import { GroupCommit } from "@/lib/router/group-commit";
  * the completion path exact under concurrency. The route's path (reserveWithKey, clearCompletion) goes over `pg`
  * directly (lib/db-pool.ts) through group commit (lib/router/group-commit.ts): the completions that arrive while
  * the previous batch is in flight share the next statement (svc_reserve_batch / svc_clear_batch, in
- * prisma/migrations/20261124000000_hot_path_batched), each row with its own outcome. reserveCompletion (the
+ * prisma/migrations/20261124000000_hot_path_batched; svc_clear_batch's set-based body, a fixed number of statements
+ * per batch, in 20261125000000_clear_set_based), each row with its own outcome. reserveCompletion (the
  * single-row function with ids instead of a key hash) stays for the sweeper's tests and tools.
  */
 
@@ -80,6 +81,7 @@ export type ClearInput = {
 /**
  * Clears one completion and records the offer's success, in one statement shared with the clears that arrive
  * while the previous batch is in flight (svc_clear_batch). The burn is metered at the prices the hold snapshotted.
+ * balanceMicros is the buyer's balance after the whole batch (its other clears in the same batch included).
  */
 export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
   const row = await clears().submit(input);

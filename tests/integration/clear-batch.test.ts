@@ -1,0 +1,294 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { sha256Hex } from "@/lib/auth/tokens";
+import { db } from "@/lib/db";
+import { pgPool } from "@/lib/db-pool";
+import { requireDatabaseUrl } from "@/lib/env";
+import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
+import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
+import { NO_FEATURES } from "@/lib/router/features";
+import { reserveWithKey } from "@/lib/router/holds";
+import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { buyerBalance, seedBuyer } from "../helpers/router-factories";
+
+/**
+ * svc_clear_batch called directly with many items in ONE statement (prisma/migrations/20261125000000_clear_set_based):
+ * the items that share an offer day, a balance or a key are summed onto it once, and each item still gets its own
+ * outcome, completion, clear and balanced journal entry.
+ */
+
+const FEE_BPS = 1000;
+const SHARD = 5;
+const SHARD_ACCOUNT = "00000000-0000-4000-8000-000000000105"; // svc_platform_shard(5)
+const PRICES = { inputMicroDiemPerMTok: 700_000n, outputMicroDiemPerMTok: 2_800_000n };
+
+type Item = {
+  holdId: string;
+  completionId?: string;
+  promptTokens: number;
+  completionTokens: number;
+  burnMicroDiem?: bigint;
+  usageDisputed?: boolean;
+};
+type Row = { ord: number; status: string; charge_micros: string | null; burn_micro_diem: string | null; price_cents: number | null; balance_micros: string | null };
+
+const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::int[], $4::int[], $5::boolean[], $6::int[],
+  $7::bigint[], $8::int[], $9::int[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
+
+function clearValues(items: Item[], now: Date) {
+  return [
+    items.map((i) => i.holdId),
+    items.map((i) => i.completionId ?? `chatcmpl-test-${randomUUID()}`),
+    items.map((i) => i.promptTokens),
+    items.map((i) => i.completionTokens),
+    items.map(() => false),
+    items.map(() => 42),
+    items.map((i) => (i.burnMicroDiem ?? 0n).toString()),
+    items.map((i) => i.promptTokens),
+    items.map((i) => i.completionTokens),
+    items.map((i) => i.usageDisputed ?? false),
+    FEE_BPS,
+    now,
+    SHARD,
+  ];
+}
+
+async function clearBatch(items: Item[], now = new Date(), client: pg.Pool | pg.Client = pgPool()): Promise<Row[]> {
+  const { rows } = await client.query<Row>(CLEAR_SQL, clearValues(items, now));
+  return rows.sort((a, b) => a.ord - b.ord);
+}
+
+async function reserve(key: string, modelId: string) {
+  const r = await reserveWithKey({ keyHash: sha256Hex(key), modelId, requestedMaxPriceCents: 200, promptTokens: 100, outputTokens: 200, features: NO_FEATURES });
+  if (r.status !== "ok") throw new Error(`reservation failed: ${r.status}`);
+  return r;
+}
+
+/** Two offers (one model each, so a reservation lands where the test wants), two buyers. */
+async function seedMarket() {
+  const [modelA, modelB] = [await seedPrivateModel(PRICES), await seedPrivateModel(PRICES)];
+  const offerA = await seedOffer({ models: [modelA.id], priceCents: 120, dailyCapacityMicroDiem: 1_000_000_000n });
+  const offerB = await seedOffer({ models: [modelB.id], priceCents: 100, dailyCapacityMicroDiem: 1_000_000_000n });
+  const [x, y] = [await seedBuyer(1_000_000n), await seedBuyer(1_000_000n)];
+  return { modelA, modelB, offerA, offerB, x, y };
+}
+
+async function offerDay(offerId: string) {
+  const d = await db.offerDay.findFirstOrThrow({ where: { offerId } });
+  return { held: d.heldMicroDiem, burned: d.burnedMicroDiem, clears: d.clears, disputed: d.disputedClears };
+}
+
+describe("svc_clear_batch with many items in one statement", () => {
+  it("clears each active hold once, sums what items share, and posts one balanced entry per clear", async () => {
+    const { modelA, modelB, offerA, offerB, x, y } = await seedMarket();
+    // Offer A's supplier has earned before (its account exists); offer B's supplier is paid here for the first time.
+    const supplierA = await db.$transaction((tx) => getOrCreateLedgerAccount(tx, "supplier", offerA.supplierId));
+
+    const h1 = await reserve(x.key, modelA.id); // X, key X, offer A
+    const h2 = await reserve(x.key, modelA.id); // X, key X, offer A
+    const h3 = await reserve(x.key, modelB.id); // X, key X, offer B
+    const h4 = await reserve(y.key, modelA.id); // Y, key Y, offer A
+    const h5 = await reserve(y.key, modelA.id); // Y, key Y, offer A: cleared before the batch
+    const h6 = await reserve(y.key, modelB.id); // Y, key Y, offer B
+    // A hold reserved before holds carried prices is metered by the caller's burn.
+    await db.hold.update({ where: { id: h3.holdId }, data: { inputMicroDiemPerMTok: null, outputMicroDiemPerMTok: null } });
+    // Every hold reserved 100 prompt + 200 output tokens: 630 micro-diem, i.e. 756 micro-USDC at 120 cents, 630 at 100.
+    expect([h1, h2, h3, h4, h5, h6].map((h) => [h.burnMicroDiem, h.amountMicros])).toEqual([
+      [630n, 756n], [630n, 756n], [630n, 630n], [630n, 756n], [630n, 756n], [630n, 630n],
+    ]);
+
+    const [first] = await clearBatch([{ holdId: h5.holdId, promptTokens: 100, completionTokens: 200 }]);
+    expect(first).toMatchObject({ status: "ok", charge_micros: "756", burn_micro_diem: "630", price_cents: 120 });
+    const before = { x: await buyerBalance(x.id), y: await buyerBalance(y.id), dayA: await offerDay(offerA.id) };
+    expect(before.x).toEqual({ balance: 1_000_000n, held: 756n * 2n + 630n });
+    expect(before.y).toEqual({ balance: 1_000_000n - 756n, held: 756n + 630n });
+    // Offer A failed twice since (its upstream is back, the unhealthy window is over).
+    await db.offer.update({ where: { id: offerA.id }, data: { consecutiveFailures: 2, unhealthyUntil: new Date(Date.now() - 1000) } });
+
+    const now = new Date();
+    const items: Item[] = [
+      { holdId: h1.holdId, promptTokens: 50, completionTokens: 100 }, // burn 315
+      { holdId: h4.holdId, promptTokens: 100, completionTokens: 1000, usageDisputed: true }, // burn 2870, capped at 630
+      { holdId: h2.holdId, promptTokens: 10, completionTokens: 20 }, // burn 63
+      { holdId: h5.holdId, promptTokens: 10, completionTokens: 20 }, // already cleared
+      { holdId: h1.holdId, promptTokens: 10, completionTokens: 20 }, // h1 again in the same batch
+      { holdId: h3.holdId, promptTokens: 0, completionTokens: 0, burnMicroDiem: 400n }, // no snapshotted prices: burn 400
+      { holdId: h6.holdId, promptTokens: 1, completionTokens: 0 }, // burn 1: a 1 micro-USDC charge, all fee
+      { holdId: randomUUID(), promptTokens: 10, completionTokens: 20 }, // no such hold
+    ];
+    const rows = await clearBatch(items, now);
+
+    // Expected figures, by lib/money (the TypeScript twin of the SQL arithmetic).
+    const metered = (item: Item, hold: { burnMicroDiem: bigint; amountMicros: bigint; priceCents: number }, snapshot = true) => {
+      const raw = snapshot ? burnMicroDiem(item.promptTokens, item.completionTokens, PRICES) : item.burnMicroDiem!;
+      const burn = raw < hold.burnMicroDiem ? raw : hold.burnMicroDiem;
+      const c = chargeMicros(burn, hold.priceCents);
+      const charge = c < hold.amountMicros ? c : hold.amountMicros;
+      return { burn, charge, ...splitCharge(charge, FEE_BPS) };
+    };
+    const e1 = metered(items[0], h1);
+    const e4 = metered(items[1], h4);
+    const e2 = metered(items[2], h2);
+    const e3 = metered(items[5], h3, false);
+    const e6 = metered(items[6], h6);
+    expect([e1, e4, e2, e3, e6].map((e) => [e.burn, e.charge, e.supplierMicros, e.feeMicros])).toEqual([
+      [315n, 378n, 340n, 38n],
+      [630n, 756n, 680n, 76n],
+      [63n, 76n, 68n, 8n],
+      [400n, 400n, 360n, 40n],
+      [1n, 1n, 0n, 1n],
+    ]);
+
+    const xAfter = 1_000_000n - e1.charge - e2.charge - e3.charge;
+    const yAfter = 1_000_000n - 756n - e4.charge - e6.charge;
+    const ok = (e: { burn: bigint; charge: bigint }, price: number, balance: bigint) => ({
+      status: "ok", charge_micros: String(e.charge), burn_micro_diem: String(e.burn), price_cents: price, balance_micros: String(balance),
+    });
+    const notActive = { status: "not_active", charge_micros: null, burn_micro_diem: null, price_cents: null, balance_micros: null };
+    expect(rows).toEqual([
+      { ord: 1, ...ok(e1, 120, xAfter) },
+      { ord: 2, ...ok(e4, 120, yAfter) },
+      { ord: 3, ...ok(e2, 120, xAfter) },
+      { ord: 4, ...notActive },
+      { ord: 5, ...notActive },
+      { ord: 6, ...ok(e3, 100, xAfter) },
+      { ord: 7, ...ok(e6, 100, yAfter) },
+      { ord: 8, ...notActive },
+    ]);
+
+    // Balances: each buyer paid its clears, and nothing is held any more.
+    expect(await buyerBalance(x.id)).toEqual({ balance: xAfter, held: 0n });
+    expect(await buyerBalance(y.id)).toEqual({ balance: yAfter, held: 0n });
+    // Keys: what each spent is exactly what it was charged (the first clear of h5 included).
+    const spent = async (id: string) => (await db.apiKey.findUniqueOrThrow({ where: { id } })).spentMicros;
+    expect(await spent(x.apiKeyId)).toBe(e1.charge + e2.charge + e3.charge);
+    expect(await spent(y.apiKeyId)).toBe(756n + e4.charge + e6.charge);
+    // Offer days: burned what was metered, released what was reserved, counted the clears and the dispute.
+    expect(await offerDay(offerA.id)).toEqual({
+      held: 0n, burned: before.dayA.burned + e1.burn + e4.burn + e2.burn, clears: before.dayA.clears + 3, disputed: 1,
+    });
+    expect(await offerDay(offerB.id)).toEqual({ held: 0n, burned: e3.burn + e6.burn, clears: 2, disputed: 0 });
+    // Suppliers: A's existing account earned its shares; B's account was created on first use (its 1-micro clear
+    // earned it nothing, so that entry has no supplier line).
+    expect((await db.ledgerAccount.findUniqueOrThrow({ where: { id: supplierA.id } })).balanceMicros).toBe(680n + e1.supplierMicros + e4.supplierMicros + e2.supplierMicros);
+    const supplierB = await db.ledgerAccount.findUniqueOrThrow({ where: { kind_ownerId: { kind: "supplier", ownerId: offerB.supplierId } } });
+    expect(supplierB.balanceMicros).toBe(e3.supplierMicros + e6.supplierMicros);
+
+    // Holds: the five cleared now, settled at the batch's time.
+    const holds = await db.hold.findMany({ where: { id: { in: [h1, h2, h3, h4, h6].map((h) => h.holdId) } } });
+    expect(holds.map((h) => [h.status, h.settledAt?.getTime()])).toEqual(holds.map(() => ["cleared", now.getTime()]));
+
+    // Records: one completion, one clear and one entry per cleared item, each entry's lines balanced and exactly
+    // buyer -charge, supplier +share, platform shard +fee, zero amounts left out.
+    const completions = await db.completion.findMany({
+      where: { holdId: { in: [h1, h2, h3, h4, h6].map((h) => h.holdId) } },
+      include: { clear: { include: { journalEntry: { include: { lines: true } } } } },
+    });
+    expect(completions).toHaveLength(5);
+    const byHold = new Map(completions.map((c) => [c.holdId, c]));
+    const buyerX = (await db.ledgerAccount.findUniqueOrThrow({ where: { kind_ownerId: { kind: "buyer", ownerId: x.id } } })).id;
+    const buyerY = (await db.ledgerAccount.findUniqueOrThrow({ where: { kind_ownerId: { kind: "buyer", ownerId: y.id } } })).id;
+    const expected: [string, ReturnType<typeof metered>, string, string, number][] = [
+      [h1.holdId, e1, buyerX, supplierA.id, 0],
+      [h4.holdId, e4, buyerY, supplierA.id, 1],
+      [h2.holdId, e2, buyerX, supplierA.id, 2],
+      [h3.holdId, e3, buyerX, supplierB.id, 5],
+      [h6.holdId, e6, buyerY, supplierB.id, 6],
+    ];
+    for (const [holdId, e, buyer, supplier, index] of expected) {
+      const c = byHold.get(holdId)!;
+      expect(c).toMatchObject({ promptTokens: items[index].promptTokens, completionTokens: items[index].completionTokens, usageDisputed: items[index].usageDisputed ?? false, latencyMs: 42 });
+      expect(c.clear).toMatchObject({ burnMicroDiem: e.burn, chargeMicros: e.charge, supplierMicros: e.supplierMicros, feeMicros: e.feeMicros });
+      const entry = c.clear!.journalEntry!;
+      expect(entry.kind).toBe("clear");
+      expect(entry.lines.reduce((s, l) => s + l.amountMicros, 0n)).toBe(0n);
+      const lines = entry.lines.map((l) => [l.ledgerAccountId, l.amountMicros]);
+      const want = [[buyer, -e.charge], [supplier, e.supplierMicros], [SHARD_ACCOUNT, e.feeMicros]].filter(([, amount]) => amount !== 0n);
+      expect(lines.sort()).toEqual(want.sort());
+    }
+
+    // Health: the served offers' failure streak is over.
+    expect(await db.offer.findUniqueOrThrow({ where: { id: offerA.id } })).toMatchObject({ consecutiveFailures: 0, unhealthyUntil: null, lastSuccessAt: now });
+  });
+
+  it("a batch with no active hold answers not_active for each and changes nothing", async () => {
+    const { modelA, x } = await seedMarket();
+    const h = await reserve(x.key, modelA.id);
+    await clearBatch([{ holdId: h.holdId, promptTokens: 10, completionTokens: 10 }]);
+    const balance = await buyerBalance(x.id);
+
+    const rows = await clearBatch([
+      { holdId: h.holdId, promptTokens: 10, completionTokens: 10 },
+      { holdId: randomUUID(), promptTokens: 10, completionTokens: 10 },
+    ]);
+    expect(rows.map((r) => [r.ord, r.status, r.charge_micros, r.balance_micros])).toEqual([[1, "not_active", null, null], [2, "not_active", null, null]]);
+    expect(await buyerBalance(x.id)).toEqual(balance);
+    expect((await db.hold.findUniqueOrThrow({ where: { id: h.holdId } })).status).toBe("cleared");
+    expect(await db.completion.count({ where: { accountId: x.id } })).toBe(1);
+  });
+
+  it("a failing item rolls the whole batch back (the caller then runs each item alone)", async () => {
+    const { modelA, x } = await seedMarket();
+    const [h1, h2] = [await reserve(x.key, modelA.id), await reserve(x.key, modelA.id)];
+    const taken = `chatcmpl-test-${randomUUID()}`;
+    await clearBatch([{ holdId: h1.holdId, completionId: taken, promptTokens: 10, completionTokens: 10 }]);
+    const before = await buyerBalance(x.id);
+
+    // A completion id already used: the whole statement fails, h2's clear included.
+    await expect(clearBatch([{ holdId: h2.holdId, completionId: taken, promptTokens: 10, completionTokens: 10 }])).rejects.toMatchObject({ code: "23505" });
+    expect(await buyerBalance(x.id)).toEqual(before);
+    expect((await db.hold.findUniqueOrThrow({ where: { id: h2.holdId } })).status).toBe("active");
+    expect(await clearBatch([{ holdId: h2.holdId, promptTokens: 10, completionTokens: 10 }])).toMatchObject([{ status: "ok" }]);
+  });
+});
+
+// The embedded database is one backend session for every connection: there is no second transaction to wait for.
+// eslint-disable-next-line no-restricted-properties -- set by the test setup when the suite runs on the embedded database
+describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("concurrent clear batches", () => {
+  /** Waits until the backend `pid` is blocked on a lock. */
+  async function waitingOnLock(pid: number) {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await pgPool().query<{ w: string | null }>("SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1", [pid]);
+      if (rows[0]?.w === "Lock") return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`backend ${pid} never waited on a lock`);
+  }
+
+  it("take the rows of each table in one order, so they wait for each other instead of deadlocking", async () => {
+    // Two offers, in id order lo < hi, two buyers X and Y. Batch 1 clears (lo, Y) and (hi, X); batch 2 clears (hi, Y).
+    // Clearing item by item, batch 1 would hold Y's balance while waiting for the day of hi, which batch 2 holds
+    // while waiting for Y's balance: a deadlock. Taking all offer days before any balance, batch 1 holds the day of
+    // hi before it needs Y's key, and batch 2 simply waits.
+    const { modelA, modelB, offerA, offerB, x, y } = await seedMarket();
+    const [lo, hi] = offerA.id < offerB.id ? [modelA, modelB] : [modelB, modelA];
+    const loY = await reserve(y.key, lo.id);
+    const hiX = await reserve(x.key, hi.id);
+    const hiY = await reserve(y.key, hi.id);
+
+    const url = requireDatabaseUrl();
+    const [blocker, one, two] = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })];
+    await Promise.all([blocker.connect(), one.connect(), two.connect()]);
+    try {
+      const pid = async (c: pg.Client) => (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid;
+      const [pidOne, pidTwo] = [await pid(one), await pid(two)];
+      // The blocker holds Y's key, so batch 1 stops there with everything it locks before keys.
+      await blocker.query("BEGIN");
+      await blocker.query("SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE", [y.apiKeyId]);
+      const batch1 = clearBatch([{ holdId: loY.holdId, promptTokens: 10, completionTokens: 10 }, { holdId: hiX.holdId, promptTokens: 10, completionTokens: 10 }], new Date(), one);
+      await waitingOnLock(pidOne);
+      const batch2 = clearBatch([{ holdId: hiY.holdId, promptTokens: 10, completionTokens: 10 }], new Date(), two);
+      await waitingOnLock(pidTwo);
+      await blocker.query("COMMIT");
+
+      const [r1, r2] = await Promise.all([batch1, batch2]); // a deadlock would reject one of them (40P01)
+      expect([...r1, ...r2].map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
+      expect(await buyerBalance(y.id)).toMatchObject({ held: 0n });
+      expect(await buyerBalance(x.id)).toMatchObject({ held: 0n });
+    } finally {
+      await blocker.query("ROLLBACK").catch(() => undefined);
+      await Promise.all([blocker.end(), one.end(), two.end()]);
+    }
+  });
+});
