@@ -21,7 +21,6 @@ import "server-only";
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
-import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import type { RouteHandler } from "@/lib/http/route";
@@ -158,9 +157,9 @@ function observeFinished(res: ServerResponse, context: RequestContext, method: s
   res.once("close", done);
 }
 
-/** Runs a route handler on Node's request and response (the body is read here, up to the JSON body limit). */
+/** Runs a route handler on Node's request and response (the body is read here, up to the route's body limit). */
 function serveDirect(handler: RouteHandler, req: IncomingMessage, res: ServerResponse) {
-  readNodeBody(req, env.MAX_BODY_BYTES)
+  readNodeBody(req, handler.meta.maxBodyBytes)
     .then((body) => handler(toWebRequest(req, body)))
     .then((answer) => writeWebResponse(res, answer))
     .catch((error: unknown) => {

@@ -50,7 +50,15 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
 type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
 
 /** What a route enforces, attached to its handler so descriptions (lib/openapi) read it from the route itself. */
-export type RouteMeta = { auth: AuthMode; body?: z.ZodType; query?: z.ZodType; rateLimit: boolean; docs: OperationDocs };
+export type RouteMeta = {
+  auth: AuthMode;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  /** The JSON body limit this route reads with (the configured one unless the route overrides it). */
+  maxBodyBytes: number;
+  rateLimit: boolean;
+  docs: OperationDocs;
+};
 
 export type RouteHandler = ((req: Request, next?: NextRouteContext) => Promise<Response>) & { readonly meta: RouteMeta };
 
@@ -66,6 +74,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
   handler: (ctx: RouteContext<A, B, Q>) => Promise<Response> | Response,
 ): RouteHandler {
   const limited = options.rateLimit !== undefined ? options.rateLimit !== false : options.auth !== "public";
+  const maxBodyBytes = options.maxBodyBytes ?? env.MAX_BODY_BYTES;
   const handle = async (req: Request, next?: NextRouteContext): Promise<Response> => {
     // The front door opened this request's context; a handler called directly (tests) gets its own.
     const context = currentRequestContext();
@@ -87,7 +96,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
         rateHeaders = tighter(rateHeaders, await enforceRateLimits(postAuthRules(who)));
       }
       const body = options.body
-        ? parseInput(options.body, await readJsonBody(req, options.maxBodyBytes ?? env.MAX_BODY_BYTES), "body")
+        ? parseInput(options.body, await readJsonBody(req, maxBodyBytes), "body")
         : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
       const params = flattenParams((await next?.params) ?? {});
@@ -102,7 +111,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     response.headers.set("x-request-id", requestId);
     return response;
   };
-  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, rateLimit: limited, docs: options.docs };
+  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, maxBodyBytes, rateLimit: limited, docs: options.docs };
   return Object.assign(handle, { meta });
 }
 
