@@ -2,6 +2,16 @@ import "server-only";
 import type { z } from "zod";
 import { AppError, ERROR_STATUS, type AppErrorCode } from "@/lib/http/errors";
 
+/**
+ * Bodies a server read before making the Request (lib/http/node-adapter.ts): the Request then carries none, and
+ * readJsonBody takes these bytes instead of a stream, with the same limit and checks.
+ */
+const readBodies = new WeakMap<Request, Uint8Array>();
+
+export function attachReadBody(req: Request, body: Uint8Array): void {
+  readBodies.set(req, body);
+}
+
 /** Reads a JSON body with a byte limit, rejecting a wrong content type or malformed JSON with a clear 400. */
 export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
   const contentType = req.headers.get("content-type") ?? "";
@@ -28,6 +38,11 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** The body as text, or null when it is not valid UTF-8 (never replaced by U+FFFD: what we forward is what we read). */
 async function readTextWithLimit(req: Request, maxBytes: number): Promise<string | null> {
+  const read = readBodies.get(req);
+  if (read) {
+    if (read.byteLength > maxBytes) throw tooLarge(maxBytes);
+    return decodeUtf8(read);
+  }
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -42,8 +57,12 @@ async function readTextWithLimit(req: Request, maxBytes: number): Promise<string
     }
     chunks.push(value);
   }
+  return decodeUtf8(Buffer.concat(chunks));
+}
+
+function decodeUtf8(bytes: Uint8Array): string | null {
   try {
-    return utf8.decode(Buffer.concat(chunks));
+    return utf8.decode(bytes);
   } catch {
     return null;
   }

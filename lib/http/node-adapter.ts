@@ -4,6 +4,8 @@
  */
 import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { attachReadBody } from "@/lib/http/body";
+import { jsonBodyText } from "@/lib/http/responses";
 
 /**
  * The request body, buffered up to `limitBytes + 1` bytes: a longer body is read to its end (so the connection
@@ -22,7 +24,10 @@ export async function readNodeBody(incoming: IncomingMessage, limitBytes = Numbe
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-/** A web Request for a route handler: the same method, URL, headers and (already read) body. */
+/**
+ * A web Request for a route handler: the same method, URL and headers; the body, already read, is attached for
+ * readJsonBody (lib/http/body.ts) rather than turned back into a stream.
+ */
 export function toWebRequest(incoming: IncomingMessage, body: Uint8Array | undefined): Request {
   // The parsed headers, not rawHeaders: Node joins repeated ones as each header's grammar wants (cookies with "; "),
   // and the front door has appended the socket peer to X-Forwarded-For there.
@@ -32,7 +37,9 @@ export function toWebRequest(incoming: IncomingMessage, body: Uint8Array | undef
     if (Array.isArray(value)) for (const v of value) headers.append(name, v);
     else headers.append(name, value);
   }
-  return new Request(urlOf(incoming), { method: incoming.method, headers, body: body as BodyInit | undefined });
+  const req = new Request(urlOf(incoming), { method: incoming.method, headers });
+  if (body) attachReadBody(req, body);
+  return req;
 }
 
 /** The request's URL on its Host; a Host that makes no URL is replaced (the path is what the handlers read). */
@@ -44,7 +51,7 @@ function urlOf(incoming: IncomingMessage): URL {
   }
 }
 
-/** Writes a web Response to Node's response, Set-Cookie headers one by one. */
+/** Writes a web Response to Node's response, Set-Cookie headers one by one; a JSON body is written as made. */
 export async function writeWebResponse(outgoing: ServerResponse, res: Response): Promise<void> {
   outgoing.statusCode = res.status;
   res.headers.forEach((value, name) => {
@@ -52,5 +59,7 @@ export async function writeWebResponse(outgoing: ServerResponse, res: Response):
   });
   const cookies = res.headers.getSetCookie();
   if (cookies.length > 0) outgoing.setHeader("set-cookie", cookies);
+  const text = jsonBodyText(res);
+  if (text !== undefined) return void outgoing.end(text);
   outgoing.end(res.body ? Buffer.from(await res.arrayBuffer()) : undefined);
 }

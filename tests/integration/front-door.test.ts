@@ -146,6 +146,10 @@ describe("the completion route served by the front door itself (no Next in front
       const tooLarge = await send(`${url}/v1/chat/completions`, "POST", { ...json, "transfer-encoding": "chunked" }, huge);
       expect(tooLarge.status).toBe(413);
       expect(JSON.parse(tooLarge.body).error.code).toBe("payload_too_large");
+      // The body the front door read is the one the route checks: bytes that are not UTF-8 are refused, not replaced.
+      const notUtf8 = await send(`${url}/v1/chat/completions`, "POST", json, Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]));
+      expect(notUtf8.status).toBe(400);
+      expect(JSON.parse(notUtf8.body).error.code).toBe("invalid_json");
       expect(reachedApp).toEqual([]);
 
       // Other methods get the table's 405; another spelling of the path and other paths go to the app.
