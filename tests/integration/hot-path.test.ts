@@ -57,16 +57,21 @@ async function fireAcrossProcesses(n: number, key: string, modelId: string) {
   return counts;
 }
 
+/** An offer at 100¢ on the slow upstream (each completion stays in flight while the others reserve). */
+function seedSlowOffer(modelId: string, dailyCapacityMicroDiem = 1_000_000_000n) {
+  return seedOffer({
+    models: [{ id: modelId, upstreamModel: "llama-3.3-70b" }],
+    priceCents: 100,
+    dailyCapacityMicroDiem,
+    upstreamBaseUrl: slow.url,
+    upstreamApiKey: slow.apiKey,
+  });
+}
+
 describe("two app processes reserving against the same limits at once", () => {
   it("a balance covering 30 worst cases: exactly 30 answered, 90 get 402, across both processes", async () => {
     const model = await seedPrivateModel();
-    const offer = await seedOffer({
-      models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
-      priceCents: 100,
-      dailyCapacityMicroDiem: 1_000_000_000n,
-      upstreamBaseUrl: slow.url,
-      upstreamApiKey: slow.apiKey,
-    });
+    const offer = await seedSlowOffer(model.id);
     const { charge } = worstCase(model, 100);
     const buyer = await seedBuyer(charge * 30n);
 
@@ -80,13 +85,7 @@ describe("two app processes reserving against the same limits at once", () => {
 
   it("a key spend limit covering 30 worst cases: exactly 30 answered, 90 get 402 spend_limit_exceeded", async () => {
     const model = await seedPrivateModel();
-    await seedOffer({
-      models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
-      priceCents: 100,
-      dailyCapacityMicroDiem: 1_000_000_000n,
-      upstreamBaseUrl: slow.url,
-      upstreamApiKey: slow.apiKey,
-    });
+    await seedSlowOffer(model.id);
     const { charge } = worstCase(model, 100);
     const buyer = await seedBuyer(1_000_000_000n, { spend_limit: charge * 30n });
 
@@ -100,13 +99,7 @@ describe("two app processes reserving against the same limits at once", () => {
   it("an offer whose capacity covers 30 worst cases: exactly 30 answered, 90 get 503 no_capacity", async () => {
     const model = await seedPrivateModel();
     const { burn } = worstCase(model, 100);
-    const offer = await seedOffer({
-      models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
-      priceCents: 100,
-      dailyCapacityMicroDiem: burn * 30n,
-      upstreamBaseUrl: slow.url,
-      upstreamApiKey: slow.apiKey,
-    });
+    const offer = await seedSlowOffer(model.id, burn * 30n);
     const buyer = await seedBuyer(1_000_000_000n);
 
     expect(await fireAcrossProcesses(120, buyer.key, model.id)).toEqual({ "200": 30, "503 no_capacity": 90 });
@@ -119,7 +112,7 @@ describe("two app processes reserving against the same limits at once", () => {
 
   it("a key revoked while another process has it cached is refused at once by both, and reserves nothing", async () => {
     const model = await seedPrivateModel();
-    await seedOffer({ models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }], priceCents: 100, dailyCapacityMicroDiem: 1_000_000_000n, upstreamBaseUrl: slow.url, upstreamApiKey: slow.apiKey });
+    await seedSlowOffer(model.id);
     const buyer = await seedBuyer(1_000_000_000n);
     // Both processes have now seen the key live (and cached it).
     expect(await fireAcrossProcesses(2, buyer.key, model.id)).toEqual({ "200": 2 });
@@ -133,7 +126,7 @@ describe("two app processes reserving against the same limits at once", () => {
 describe("the clear", () => {
   it("meters with the list prices the hold snapshotted, not the catalog's prices at clearing time", async () => {
     const model = await seedPrivateModel();
-    await seedOffer({ models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }], priceCents: 100, dailyCapacityMicroDiem: 1_000_000_000n, upstreamBaseUrl: slow.url, upstreamApiKey: slow.apiKey });
+    await seedSlowOffer(model.id);
     const buyer = await seedBuyer(1_000_000_000n);
 
     const pending = callCompletions(buyer.key, { model: model.id, messages, max_tokens: MAX_TOKENS });
