@@ -49,6 +49,7 @@ export class PromptMeter {
   private readonly material: PromptMaterial;
   private readonly abort = new AbortController();
   private counting?: Promise<number>;
+  private counted = false;
 
   constructor(
     request: CountableRequest,
@@ -60,7 +61,9 @@ export class PromptMeter {
 
   /** Our count, or a number ≥ the context length when the prompt does not fit. */
   count(): Promise<number> {
-    this.counting ??= countMaterialTokens(this.material, { limit: this.contextTokens, signal: this.abort.signal });
+    this.counting ??= countMaterialTokens(this.material, { limit: this.contextTokens, signal: this.abort.signal }).finally(() => {
+      this.counted = true;
+    });
     return this.counting;
   }
 
@@ -69,8 +72,9 @@ export class PromptMeter {
     this.count().catch(() => undefined);
   }
 
+  /** Stops a count still running (aborting builds an AbortError with its stack: not done for every request). */
   cancel(): void {
-    this.abort.abort();
+    if (this.counting && !this.counted) this.abort.abort();
   }
 }
 
