@@ -292,3 +292,20 @@ describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("concurrent clear batc
     }
   });
 });
+
+describe("the hot path's plans", () => {
+  // Each connection plans these functions' statements once and keeps the plans; planned while the tables were nearly
+  // empty (a fresh deploy, a new instance), they were sequential scans of holds, balances, keys and offer days for
+  // as long as the connection lived (prisma/migrations/20261126000000_hot_path_index_plans). A CREATE OR REPLACE
+  // that forgets to restate the setting brings that back.
+  it("price sequential scans out of the reservation, the clear and the release, whatever the tables' statistics", async () => {
+    const rows = await db.$queryRaw<{ name: string; config: string[] | null }[]>`
+      SELECT proname::text AS name, proconfig AS config FROM pg_proc
+      WHERE proname IN ('svc_reserve_batch', 'svc_clear_batch', 'svc_release_hold') ORDER BY proname`;
+    expect(rows.map((r) => [r.name, r.config?.includes("enable_seqscan=off") ?? false])).toEqual([
+      ["svc_clear_batch", true],
+      ["svc_release_hold", true],
+      ["svc_reserve_batch", true],
+    ]);
+  });
+});
