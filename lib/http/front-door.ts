@@ -18,9 +18,9 @@
  * finished, and refuses new requests with 503 `shutting_down` while the instance drains (lib/ops/shutdown.ts).
  */
 import "server-only";
-import { randomBytes } from "node:crypto";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
+import { randomHexId } from "@/lib/auth/tokens";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import type { RouteHandler } from "@/lib/http/route";
@@ -195,7 +195,7 @@ function refuseMethod(res: ServerResponse, method: string, pathname: string, all
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(body),
     allow: allowed.join(", "),
-    "x-request-id": `req_${randomBytes(12).toString("hex")}`,
+    "x-request-id": `req_${randomHexId(12)}`,
     "cache-control": "no-store",
   });
   res.end(method === "HEAD" ? undefined : body);

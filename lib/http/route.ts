@@ -1,8 +1,8 @@
 import "server-only";
-import { randomBytes } from "node:crypto";
 import type { z } from "zod";
 import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/request-credentials";
 import { getApiKeyForCompletion, type ApiKeyContext } from "@/lib/auth/api-key-auth";
+import { randomHexId } from "@/lib/auth/tokens";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
@@ -80,7 +80,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     const context = currentRequestContext();
     if (!context) return runInRequestContext(newRequestContext(), () => handle(req, next));
     const incomingId = req.headers.get("x-request-id");
-    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomBytes(12).toString("hex")}`;
+    const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : `req_${randomHexId(12)}`;
     context.requestId = requestId;
     let response: Response;
     let rateHeaders: Record<string, string> = {};

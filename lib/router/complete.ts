@@ -1,6 +1,6 @@
 import "server-only";
 import { assertApiKeyLive, forgetApiKey, type ApiKeyContext } from "@/lib/auth/api-key-auth";
-import { randomBase62 } from "@/lib/auth/tokens";
+import { randomId } from "@/lib/auth/tokens";
 import { getBalance } from "@/lib/ledger/accounts";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
@@ -72,7 +72,7 @@ export async function completeChat(input: {
     const { holdId, offerId, priceCents } = reservation;
     const upstream = await forwardOnce({ holdId, offerId, upstream: reservation.upstream, forwarded, maxOutputTokens: sizing.maxOutputTokens, now: clock });
 
-    const completionId = `chatcmpl-${randomBase62(24)}`;
+    const completionId = `chatcmpl-${randomId(24)}`;
     const { usage, clear } = await billAndClear({ meter, holdId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, now: clock });
     // The offer's success (health) was recorded by the clear's own statement.
     if (usage.disputed) log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });

@@ -47,9 +47,14 @@ export function minCountAccepting(claim: number): number {
 export class PromptMeter {
   readonly bounds: TokenBounds;
   private readonly material: PromptMaterial;
-  private readonly abort = new AbortController();
   private counting?: Promise<number>;
-  private counted = false;
+  private cancelled = false;
+  /** What the count checks between slices: a flag, not an AbortController (one per request cost ~8 µs to make). */
+  private readonly stop = {
+    throwIfAborted: () => {
+      if (this.cancelled) throw new Error("prompt count cancelled: the request no longer needs it");
+    },
+  };
 
   constructor(
     request: CountableRequest,
@@ -61,20 +66,24 @@ export class PromptMeter {
 
   /** Our count, or a number ≥ the context length when the prompt does not fit. */
   count(): Promise<number> {
-    this.counting ??= countMaterialTokens(this.material, { limit: this.contextTokens, signal: this.abort.signal }).finally(() => {
-      this.counted = true;
-    });
+    this.counting ??= countMaterialTokens(this.material, { limit: this.contextTokens, signal: this.stop });
     return this.counting;
   }
 
-  /** Starts counting in the background (the result is awaited later, or never). */
+  /**
+   * Starts counting in the background once what the caller queues now (the forwarded request) is on the wire: a
+   * count's first slice runs synchronously, and would otherwise delay the forward by up to a slice. The result is
+   * awaited later, or never.
+   */
   start(): void {
-    this.count().catch(() => undefined);
+    setImmediate(() => {
+      if (!this.cancelled) this.count().catch(() => undefined);
+    });
   }
 
-  /** Stops a count still running (aborting builds an AbortError with its stack: not done for every request). */
+  /** Stops a count still running, at its next slice; one not started yet never starts. */
   cancel(): void {
-    if (this.counting && !this.counted) this.abort.abort();
+    this.cancelled = true;
   }
 }
 

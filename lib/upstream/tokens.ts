@@ -83,8 +83,8 @@ export function textTokenUpperBound(text: string): number {
 export type CountOptions = {
   /** Stop once the count reaches this (the answer is then ≥ limit). */
   limit?: number;
-  /** Stop working (rejects with the signal's reason) when the request no longer needs the count. */
-  signal?: AbortSignal;
+  /** Stop working (rejects) when the request no longer needs the count: an AbortSignal, or anything that can throw. */
+  signal?: Pick<AbortSignal, "throwIfAborted">;
 };
 
 /**
