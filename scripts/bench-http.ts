@@ -11,17 +11,23 @@
  *
  * DATABASE_URL must name a PostgreSQL database whose name contains "bench" or "test" (it is wiped).
  * Options: --duration S (per run, default 10) --warmup S (default 2) --concurrency 1,64 --rounds N (default 1)
+ * --baseline DIR (below)
  *
  * On a shared or virtual machine one run's figures move by a millisecond or more at concurrency 1 from one run to
  * the next (measured: svc's p50 between 4.7 and 8.4 ms, same code, same machine, minutes apart). --rounds N runs
  * every target N times, interleaved (round 1 of each, then round 2, ...), so that a slow spell hits all targets
  * alike; the summary gives, per concurrency, the median over rounds of each target's figures and of the per-round
  * svc/forwarder ratio and p50 difference.
+ *
+ * --baseline DIR also runs the app of another checkout (a `git worktree` of the commit to compare against, with
+ * node_modules and its own `npm run build`) on the same database, upstream and load, as one more target: a change
+ * worth less than a millisecond at concurrency 1 cannot be told from run-to-run noise otherwise. The database is
+ * migrated by this checkout, so the baseline must run on its schema.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { seedBenchWorld } from "./bench-world";
 import { migrateDatabase, resetTestDatabase } from "./migrate";
@@ -39,6 +45,8 @@ const { values: opts } = parseArgs({
     tool: { type: "string" },
     /** Only the targets whose name contains this (e.g. "svc"). */
     only: { type: "string" },
+    /** Another checkout whose app runs as one more target (see the top of this file). */
+    baseline: { type: "string" },
   },
 });
 const DURATION_S = Number(opts.duration);
@@ -74,9 +82,9 @@ http.createServer((req, res) => {
 `;
 
 /** Each child's stderr goes to a file (wrk's abandoned connections make the app log aborted requests). */
-function start(name: string, command: string, args: string[], childEnv: NodeJS.ProcessEnv): ChildProcess {
+function start(name: string, command: string, args: string[], childEnv: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
   const logFile = join(workDir, `${name.replace(/\W+/g, "_")}.log`);
-  const child = spawn(command, args, { env: childEnv, stdio: ["ignore", "ignore", openSync(logFile, "w")] });
+  const child = spawn(command, args, { env: childEnv, cwd, stdio: ["ignore", "ignore", openSync(logFile, "w")] });
   child.once("exit", (code, signal) => {
     if (!stopping) console.error(`[bench:http] ${name} exited (${code ?? signal}); its stderr: ${logFile}`);
   });
@@ -158,6 +166,33 @@ async function load(target: Target, connections: number, seconds: number): Promi
 }
 
 const FLOOR = "forwarder + 2 commits (floor)";
+const SVC = "svc POST /v1/chat/completions";
+const BASELINE = "svc POST (--baseline checkout)";
+
+/**
+ * Starts `npm start`'s path (scripts/server.ts on the checkout's production build) in `dir`, against the wiped
+ * database and without rate limits; answers its URL once it serves GET /v1/models.
+ */
+async function startApp(name: string, dir: string, profileDir?: string): Promise<string> {
+  const port = await freePort();
+  const tsx = [join(dir, "node_modules/tsx/dist/cli.mjs")];
+  // With --profile the app runs in this node directly (tsx as a loader) so that --cpu-prof applies to it.
+  const launcher = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx"] : tsx;
+  const args = [...launcher, "--import", "./scripts/server-modules.mjs", "scripts/server.ts", "--port", String(port), "--hostname", "127.0.0.1"];
+  start(name, process.execPath, args, {
+    ...env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    SVC_ENV: "test",
+    SVC_ORIGIN: `http://127.0.0.1:${port}`,
+    RATE_LIMIT_PER_KEY_PER_MINUTE: "100000000",
+    RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
+  }, dir);
+  const url = `http://127.0.0.1:${port}`;
+  // Not /healthz: it also probes the chain, which this bench does not start.
+  await waitFor(`${name} to answer GET /v1/models (did you run \`npm run build\` in ${dir}?)`, 120_000, async () => (await fetch(`${url}/v1/models`).catch(() => null))?.status === 200);
+  return url;
+}
 
 /** The floor forwarder's table: one row per commit, nothing else in it (the database is wiped by the next run). */
 async function createFloorTable(url: string): Promise<void> {
@@ -207,21 +242,8 @@ async function main() {
   const { checkLedgerInvariants } = await import("../lib/ledger/invariants");
   const { key } = await seedBenchWorld({ url: upstreamUrl, apiKey: upstreamKey, dailyCapacityMicroDiem: 1_000_000_000_000_000n });
 
-  const appPort = await freePort();
-  // With --profile the app runs in this node directly (tsx as a loader) so that --cpu-prof applies to it.
-  const launcher = opts.profile ? ["--cpu-prof", `--cpu-prof-dir=${opts.profile}`, "--import", "tsx"] : tsx;
-  start("app (scripts/server.ts)", process.execPath, [...launcher, "--import", "./scripts/server-modules.mjs", "scripts/server.ts", "--port", String(appPort), "--hostname", "127.0.0.1"], {
-    ...env,
-    NODE_ENV: "production",
-    NEXT_TELEMETRY_DISABLED: "1",
-    SVC_ENV: "test",
-    SVC_ORIGIN: `http://127.0.0.1:${appPort}`,
-    RATE_LIMIT_PER_KEY_PER_MINUTE: "100000000",
-    RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
-  });
-  const appUrl = `http://127.0.0.1:${appPort}`;
-  // Not /healthz: it also probes the chain, which this bench does not start.
-  await waitFor("the app to answer GET /v1/models (did you run `npm run build`?)", 120_000, async () => (await fetch(`${appUrl}/v1/models`).catch(() => null))?.status === 200);
+  const appUrl = await startApp("app (scripts/server.ts)", process.cwd(), opts.profile);
+  const baselineUrl = opts.baseline ? await startApp("baseline app", resolve(opts.baseline)) : undefined;
 
   const messages = [{ role: "user", content: "Say something short about benchmarks." }];
   const json = { "content-type": "application/json" };
@@ -236,7 +258,7 @@ async function main() {
     { name: "bare forwarder", url: `http://127.0.0.1:${forwarderPort}/`, method: "POST", headers: json, body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }) },
     { name: FLOOR, url: `http://127.0.0.1:${floorPort}/`, method: "POST", headers: json, body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }) },
     {
-      name: "svc POST /v1/chat/completions",
+      name: SVC,
       url: `${appUrl}/v1/chat/completions`,
       method: "POST",
       headers: { ...json, authorization: `Bearer ${key}` },
@@ -244,6 +266,10 @@ async function main() {
     },
     { name: "svc GET /v1/models (for scale)", url: `${appUrl}/v1/models`, method: "GET", headers: {} },
   ];
+  if (baselineUrl) {
+    const svc = targets.find((t) => t.name === SVC)!;
+    targets.splice(targets.indexOf(svc) + 1, 0, { ...svc, name: BASELINE, url: `${baselineUrl}/v1/chat/completions` });
+  }
   for (const t of targets.filter((t) => t.method === "POST")) {
     const res = await fetch(t.url, { method: t.method, headers: t.headers, body: t.body });
     if (res.status !== 200) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
@@ -268,7 +294,7 @@ async function main() {
       if (opts.only && !target.name.includes(opts.only)) continue;
       for (const c of CONCURRENCIES) {
         if (target.method === "GET" && c === 1) continue;
-        const isSvc = target.name.startsWith("svc POST");
+        const isSvc = target.name === SVC || target.name === BASELINE;
         if (isSvc) uncountedAtMost += WARMUP_S > 0 ? 2 * c : c;
         if (WARMUP_S > 0) await load(target, c, WARMUP_S).then((f) => isSvc && (svc200 += f.requests - f.non2xx));
         const runStart = new Date();
@@ -295,14 +321,20 @@ async function main() {
     }
     console.log("");
   }
+  const spread = (xs: number[], digits: number) => (xs.length > 1 ? ` (rounds: ${xs.map((x) => x.toFixed(digits)).join(", ")})` : "");
   for (const c of CONCURRENCIES) {
+    const baselines = rounds.map((r) => ({ svc: r.get(`${SVC}@${c}`), base: r.get(`${BASELINE}@${c}`) })).filter((p) => p.svc && p.base);
+    if (baselines.length > 0) {
+      const baseRatios = baselines.map((p) => p.svc!.rps / p.base!.rps);
+      const baseDiffs = baselines.map((p) => p.svc!.p50Ms - p.base!.p50Ms);
+      console.log(`c=${c}: svc/baseline ${median(baseRatios).toFixed(3)}x rps${spread(baseRatios, 3)}; p50 svc - baseline ${median(baseDiffs).toFixed(2)} ms${spread(baseDiffs, 2)}`);
+    }
     const pairs = rounds
-      .map((r) => ({ svc: r.get(`svc POST /v1/chat/completions@${c}`), fwd: r.get(`bare forwarder@${c}`) }))
+      .map((r) => ({ svc: r.get(`${SVC}@${c}`), fwd: r.get(`bare forwarder@${c}`) }))
       .filter((p): p is { svc: Figures; fwd: Figures } => p.svc !== undefined && p.fwd !== undefined);
     if (pairs.length === 0) continue;
     const ratios = pairs.map((p) => p.svc.rps / p.fwd.rps);
     const diffs = pairs.map((p) => p.svc.p50Ms - p.fwd.p50Ms);
-    const spread = (xs: number[], digits: number) => (xs.length > 1 ? ` (rounds: ${xs.map((x) => x.toFixed(digits)).join(", ")})` : "");
     console.log(
       `c=${c}: svc/forwarder ${median(ratios).toFixed(3)}x rps${spread(ratios, 3)}; p50 svc - forwarder ${median(diffs).toFixed(2)} ms${spread(diffs, 2)}`,
     );
