@@ -149,8 +149,9 @@ describe("rate limits on writes and on failed authentication", () => {
   }
   const from = (ip: string, headers: Record<string, string> = {}) => ({ "x-forwarded-for": ip, ...headers });
   // A fresh address per call: the counter store lives on globalThis for the whole file, so a random address that
-  // repeats one an earlier case used in the same minute would start with its hits already counted.
-  let lastIp = 0;
+  // repeats one an earlier case used in the same minute would start with its hits already counted. (From .11 on:
+  // the case above asks from 198.51.100.7.)
+  let lastIp = 10;
   const someIp = () => `198.51.100.${++lastIp}`;
 
   it("count every write of a signed-in account, failed ones included: keys, offers, withdrawals, top-ups", async () => {
