@@ -16,6 +16,15 @@ function loader() {
 
 const TTL = 1000;
 
+/** A loader whose first load, made now, has answered `value`. */
+async function loaded(value: string) {
+  const l = loader();
+  const first = cached("k", TTL, l.load);
+  await l.settle(0, value);
+  await first;
+  return l;
+}
+
 describe("the market cache", () => {
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ["Date"] });
@@ -38,10 +47,7 @@ describe("the market cache", () => {
   });
 
   it("in the last quarter, answers the current value at once and loads the next one in the background, once", async () => {
-    const l = loader();
-    const first = cached("k", TTL, l.load);
-    await l.settle(0, "v1");
-    await first;
+    const l = await loaded("v1");
     vi.setSystemTime(800);
     // Answered without waiting for the refresh, which is still pending.
     expect(await cached("k", TTL, l.load)).toBe("v1");
@@ -61,10 +67,7 @@ describe("the market cache", () => {
   });
 
   it("never answers a value past its TTL: a refresh still pending at expiry does not keep the old value alive", async () => {
-    const l = loader();
-    const first = cached("k", TTL, l.load);
-    await l.settle(0, "v1");
-    await first;
+    const l = await loaded("v1");
     vi.setSystemTime(900);
     expect(await cached("k", TTL, l.load)).toBe("v1"); // starts the refresh (load 1)
     vi.setSystemTime(1000);
@@ -77,10 +80,7 @@ describe("the market cache", () => {
   });
 
   it("keeps the current value when a refresh fails, until it expires; a failed load is not cached", async () => {
-    const l = loader();
-    const first = cached("k", TTL, l.load);
-    await l.settle(0, "v1");
-    await first;
+    const l = await loaded("v1");
     vi.setSystemTime(800);
     expect(await cached("k", TTL, l.load)).toBe("v1");
     await l.settle(1, new Error("database down"));
@@ -100,10 +100,7 @@ describe("the market cache", () => {
   });
 
   it("drops a refresh that lands after the cache was cleared", async () => {
-    const l = loader();
-    const first = cached("k", TTL, l.load);
-    await l.settle(0, "v1");
-    await first;
+    const l = await loaded("v1");
     vi.setSystemTime(800);
     await cached("k", TTL, l.load);
     clearMarketCache();
