@@ -2,6 +2,7 @@ import "server-only";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
+import { hearDatabaseErrors } from "@/lib/db-errors";
 import { watchPool } from "@/lib/ops/metrics";
 
 /**
@@ -16,6 +17,7 @@ const holder = globalThis as unknown as { svcPgPool?: pg.Pool };
 export function pgPool(): pg.Pool {
   if (holder.svcPgPool) return holder.svcPgPool;
   const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 3 });
+  hearDatabaseErrors(pool, "hot-path");
   watchPool("hot_path", pool);
   return (holder.svcPgPool = pool);
 }

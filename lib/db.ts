@@ -3,6 +3,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
 import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
+import { hearDatabaseErrors } from "@/lib/db-errors";
 import { watchPool } from "@/lib/ops/metrics";
 
 export { Prisma } from "@prisma/client";
@@ -13,6 +14,7 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 function createPrismaClient() {
   // Our own pool, so /metrics can report its use (svc_db_pool_connections).
   const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 10 });
+  hearDatabaseErrors(pool, "prisma");
   watchPool("prisma", pool);
   const adapter = new PrismaPg(pool);
   return new PrismaClient({ adapter });

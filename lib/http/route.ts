@@ -4,6 +4,7 @@ import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/l
 import { getApiKeyForCompletion, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { randomHexId } from "@/lib/auth/tokens";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
+import { isDatabaseUnavailable } from "@/lib/db-errors";
 import { env } from "@/lib/env";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
@@ -105,7 +106,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
       response = await handler(ctx);
     } catch (error) {
       response = errorResponse(error, requestId, req);
-      context.errorCode = error instanceof AppError ? error.code : "internal_error";
+      context.errorCode = error instanceof AppError ? error.code : isDatabaseUnavailable(error) ? "service_unavailable" : "internal_error";
     }
     for (const [name, value] of Object.entries(rateHeaders)) if (!response.headers.has(name)) response.headers.set(name, value);
     response.headers.set("x-request-id", requestId);
@@ -148,7 +149,22 @@ export function errorResponse(error: unknown, requestId: string, req?: Request):
   if (error instanceof AppError) {
     return json(errorBody(error), { status: error.status, headers: error.headers });
   }
+  if (isDatabaseUnavailable(error)) {
+    log.error("database unavailable", { requestId, method: req?.method, path: req ? new URL(req.url).pathname : undefined, error });
+    return errorResponse(databaseUnavailable(error), requestId, req);
+  }
   log.error("unhandled error", { requestId, method: req?.method, path: req ? new URL(req.url).pathname : undefined, error });
   const internal = new AppError("internal_error", `Internal error; quote request id ${requestId} when reporting it.`);
   return json(errorBody(internal), { status: internal.status });
+}
+
+/** Seconds a client is asked to wait before retrying while the database is unreachable (a restart takes a few). */
+const DATABASE_RETRY_AFTER_SECONDS = 2;
+
+/** The answer to any request the database could not serve: temporary, so 503 with Retry-After, not a 500. */
+function databaseUnavailable(cause: unknown): AppError {
+  return new AppError("service_unavailable", "The service's database is unavailable right now; retry in a few seconds.", {
+    headers: { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) },
+    cause,
+  });
 }

@@ -8,7 +8,8 @@ import { log } from "@/lib/log";
 import { getActiveModelOrThrow, getDepthByModel, refuseInactiveModel, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
 import { requiredFeatures, type Features } from "@/lib/router/features";
-import { clearCompletion, releaseHold, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
+import { releaseHoldOrRetry } from "@/lib/router/hold-release";
+import { clearCompletion, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
 import { allowedClaim, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
@@ -111,7 +112,7 @@ async function billAndClear(input: {
     });
     return { usage, clear };
   } catch (error) {
-    await releaseHold(input.holdId);
+    await releaseHoldOrRetry(input.holdId);
     throw error;
   }
 }
@@ -250,13 +251,13 @@ async function forwardOnce(input: {
           : `HTTP ${res.status}`;
   } catch (error) {
     if (!(error instanceof UpstreamError)) {
-      await releaseHold(input.holdId);
+      await releaseHoldOrRetry(input.holdId);
       throw error;
     }
     failure = error.kind === "timeout" ? "timeout" : error.message;
   }
 
-  await releaseHold(input.holdId);
+  await releaseHoldOrRetry(input.holdId);
   await reportUpstreamFailure(input.offerId, failure).catch((error: unknown) => log.warn("health report failed", { error }));
   throw new AppError(
     "upstream_error",
