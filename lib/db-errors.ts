@@ -40,7 +40,8 @@ export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   const e = error as Inspectable;
   const code = typeof e.code === "string" ? e.code : undefined;
   if (code && (UNAVAILABLE_PRISMA_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith("08"))) return true;
-  if (code && SOCKET_CODES.has(code) && "syscall" in e) return true;
+  // pg throws a failed connect as is; deeper down, a socket error belongs to something else (an RPC's fetch).
+  if (depth === 0 && code && SOCKET_CODES.has(code) && "syscall" in e) return true;
   if (typeof e.kind === "string" && UNAVAILABLE_ADAPTER_KINDS.has(e.kind)) return true;
   if (e.kind === "postgres" && typeof e.originalCode === "string" && isUnavailableSqlState(e.originalCode)) return true;
   if (error instanceof Error && PG_CONNECTION_MESSAGES.some((pattern) => pattern.test(error.message))) return true;
