@@ -2,6 +2,7 @@ import "server-only";
 import type { Payment } from "@prisma/client";
 import { isAddressEqual, parseAbiItem, parseEventLogs, type Address, type Hash, type Hex, type TransactionReceipt } from "viem";
 import { publicClient } from "@/lib/chain/client";
+import { getReceiptOrNull } from "@/lib/chain/lookups";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
@@ -116,7 +117,9 @@ type Found = { txHash: Hash | null; canceled: boolean; complete: boolean };
  */
 async function findSettlement(payment: Payment, latestBlock: bigint, nowSeconds: bigint, paging: LogPaging): Promise<Found> {
   if (payment.txHash) {
-    const receipt = await publicClient.getTransactionReceipt({ hash: payment.txHash as Hash }).catch(() => null);
+    // Only the node's "no receipt" sends the search on to the logs: a failed lookup is no answer, and a rate-limited
+    // RPC would only be asked for pages of logs next.
+    const receipt = await getReceiptOrNull(payment.txHash as Hash);
     if (receipt && isSettlementOf(receipt, payment)) return { txHash: receipt.transactionHash, canceled: false, complete: true };
   }
   const lookback = lookbackFrom(payment, latestBlock, nowSeconds);
