@@ -38,7 +38,7 @@ export type PaymentReconcileReport = { examined: number; credited: number; faile
  * the chain passes its validBefore can never settle and is marked failed. Anything else waits for the next run.
  */
 export async function reconcilePayments(
-  options: { graceMs?: number; now?: Date; limit?: number; logBlockRange?: number; maxLogPages?: number } = {},
+  options: { graceMs?: number; now?: Date; limit?: number; logBlockRange?: number; maxLogPages?: number; accountId?: string } = {},
 ): Promise<PaymentReconcileReport> {
   const now = options.now ?? new Date();
   const paging: LogPaging = { range: BigInt(options.logBlockRange ?? env.RPC_LOG_BLOCK_RANGE), pages: options.maxLogPages ?? MAX_LOG_PAGES_PER_RUN };
@@ -49,6 +49,7 @@ export async function reconcilePayments(
         { status: "pending", createdAt: { lt: new Date(now.getTime() - (options.graceMs ?? PAYMENT_RECONCILE_GRACE_MS)) } },
         { status: "failed", validBefore: { gt: nowSeconds - LATE_SETTLEMENT_WINDOW_SECONDS } },
       ],
+      ...(options.accountId ? { accountId: options.accountId } : {}),
     },
     orderBy: { createdAt: "asc" },
     take: options.limit ?? 100,

@@ -20,6 +20,7 @@ import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 import { seedDebitedWithdrawal, seedSupplierEarnings } from "../helpers/ledger-factories";
 import { startRpcFaultProxy, type RpcFault, type RpcFaultProxy } from "../helpers/rpc-fault-proxy";
+import { signPaymentV1 } from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
 /** The app's RPC calls time out after this (RPC_TIMEOUT_MS): a call the proxy holds fails then, on the app's side. */
@@ -30,9 +31,13 @@ const relayer = privateKeyToAccount(relayerKey);
 const transport = http(env.BASE_RPC_URL);
 const chain = createPublicClient({ chain: base, transport });
 const anvil = createTestClient({ mode: "anvil", chain: base, transport });
+// The treasury is an unlocked anvil account: anvil picks its nonce, so other files sending from it cannot race ours.
+const treasury = createWalletClient({ account: getDevAccount("treasury").address, chain: base, transport });
 
 type App = {
   withdraw: (req: Request) => Promise<Response>;
+  topUp: (req: Request) => Promise<Response>;
+  reconcilePayments: typeof import("@/lib/payments/reconcile").reconcilePayments;
   earnings: (req: Request) => Promise<Response>;
   reconcile: typeof import("@/lib/payments/withdrawals").reconcileWithdrawals;
   faults: typeof import("@/lib/payments/faults").faults;
@@ -44,7 +49,6 @@ let metricsServer: Server;
 beforeAll(async () => {
   rpc = await startRpcFaultProxy(env.BASE_RPC_URL);
   await anvil.setBalance({ address: relayer.address, value: parseEther("10") });
-  const treasury = createWalletClient({ account: privateKeyToAccount(getDevAccount("treasury").privateKey), chain: base, transport });
   const approval = await treasury.writeContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: "approve", args: [relayer.address, maxUint256] });
   await chain.waitForTransactionReceipt({ hash: approval });
 
@@ -54,14 +58,23 @@ beforeAll(async () => {
   vi.stubEnv("RPC_TIMEOUT_MS", String(RPC_TIMEOUT_MS));
   // The stuck-withdrawal log line is what an operator alerts on: error lines are kept (and not printed) per test.
   vi.stubEnv("LOG_LEVEL", "error");
-  const [route, earningsRoute, withdrawals, faults, metrics] = await Promise.all([
+  const [route, earningsRoute, withdrawals, faults, metrics, topUpRoute, payments] = await Promise.all([
     import("@/app/v1/supply/withdrawals/route"),
     import("@/app/v1/supply/earnings/route"),
     import("@/lib/payments/withdrawals"),
     import("@/lib/payments/faults"),
     import("@/lib/ops/metrics"),
+    import("@/app/v1/x402/top-up/route"),
+    import("@/lib/payments/reconcile"),
   ]);
-  app = { withdraw: route.POST, earnings: earningsRoute.GET, reconcile: withdrawals.reconcileWithdrawals, faults: faults.faults };
+  app = {
+    withdraw: route.POST,
+    topUp: topUpRoute.POST,
+    reconcilePayments: payments.reconcilePayments,
+    earnings: earningsRoute.GET,
+    reconcile: withdrawals.reconcileWithdrawals,
+    faults: faults.faults,
+  };
   metricsServer = createServer((req, res) => void metrics.serveMetrics(req, res));
   await new Promise<void>((resolve) => metricsServer.listen(0, "127.0.0.1", resolve));
 });
@@ -273,5 +286,38 @@ describe("a withdrawal pending too long", () => {
     await db.withdrawal.update({ where: { id: withdrawal.id }, data: { txHash: null } });
     rpc.heal();
     expect(await app.reconcile({ graceMs: 0, accountId: supplier.id })).toMatchObject({ reversed: 1 });
+  });
+});
+
+describe("a v1 top-up while the RPC fails receipt lookups", () => {
+  it("is left pending, not failed (the buyer is not told to pay again), and credited once the RPC recovers", async () => {
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await chain.waitForTransactionReceipt({
+      hash: await treasury.writeContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: "transfer", args: [payer.address, 5n * USDC] }),
+    });
+    const buyer = await seedSignedInAccount(payer);
+    const topUp = (headers: Record<string, string> = {}) =>
+      app.topUp(jsonRequest("POST", "/v1/x402/top-up", { amount: "5.00" }, { cookie: buyer.cookie, ...headers }));
+    const challenge = await topUp();
+    expect(challenge.status).toBe(402);
+    const { accepts } = (await challenge.json()) as { accepts: Record<string, unknown>[] };
+    rpc.fail("eth_getTransactionReceipt", "http_429");
+
+    const res = await topUp({ "x-payment": await signPaymentV1(payer, accepts[0]) });
+
+    expect(rpc.calls("eth_getTransactionReceipt").faulted).toBeGreaterThan(0);
+    expect((await readError(res)).code).toBe("payment_pending");
+    expect(await paidOut(payer.address)).toBe(0n);
+    const payment = await db.payment.findFirstOrThrow({ where: { accountId: buyer.id } });
+    expect(payment).toMatchObject({ status: "pending", txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+
+    // While receipts fail, reconciliation concludes nothing (and reads no logs in their place).
+    const logReads = rpc.calls("eth_getLogs").total;
+    expect(await app.reconcilePayments({ graceMs: 0, accountId: buyer.id })).toMatchObject({ unresolved: 1, credited: 0, failed: 0 });
+    expect(rpc.calls("eth_getLogs").total).toBe(logReads);
+
+    rpc.heal();
+    expect(await app.reconcilePayments({ graceMs: 0, accountId: buyer.id })).toMatchObject({ credited: 1 });
+    expect(await db.payment.findUniqueOrThrow({ where: { id: payment.id } })).toMatchObject({ status: "settled", txHash: payment.txHash });
   });
 });
