@@ -194,11 +194,11 @@ export async function reconcileWithdrawals(
   for (const withdrawal of candidates) {
     const resolution = await resolveWithdrawal(withdrawal).catch((error: unknown): Resolution => {
       log.warn("could not reconcile a withdrawal yet", { withdrawalId: withdrawal.id, error: describeChainError(error) });
-      return { outcome: "pending", why: `the chain could not be read: ${describeChainError(error)}` };
+      return { outcome: "pending", why: `no answer from the chain: ${describeChainError(error)}` };
     });
     report[resolution.outcome]++;
     const pendingMs = now.getTime() - withdrawal.createdAt.getTime();
-    if (resolution.outcome === "pending" && pendingMs >= WITHDRAWAL_STUCK_AFTER_MS) {
+    if (resolution.outcome === "pending" && !resolution.closedElsewhere && pendingMs >= WITHDRAWAL_STUCK_AFTER_MS) {
       report.stuck++;
       log.error("withdrawal stuck pending", {
         withdrawalId: withdrawal.id,
@@ -214,7 +214,8 @@ export async function reconcileWithdrawals(
   return report;
 }
 
-type Resolution = { outcome: "sent" | "reversed" | "pending"; why?: string };
+/** `why` says what kept it pending; `closedElsewhere` that another run or the request closed it meanwhile. */
+type Resolution = { outcome: "sent" | "reversed" | "pending"; why?: string; closedElsewhere?: true };
 
 /**
  * What the chain proves about one pending withdrawal. Only three answers move it: its own receipt (sent, or
@@ -224,7 +225,7 @@ type Resolution = { outcome: "sent" | "reversed" | "pending"; why?: string };
  * the nonce is ours), and an RPC error is no answer at all: it throws, and the withdrawal stays pending.
  */
 async function resolveWithdrawal(withdrawal: Withdrawal): Promise<Resolution> {
-  const closed = (done: boolean, outcome: "sent" | "reversed"): Resolution => (done ? { outcome } : { outcome: "pending", why: "closed meanwhile" });
+  const closed = (done: boolean, outcome: "sent" | "reversed"): Resolution => (done ? { outcome } : { outcome: "pending", closedElsewhere: true });
   // onSigned runs before every broadcast, so no hash means nothing was ever signed, let alone sent.
   if (!withdrawal.txHash) return closed(await reverseWithdrawal(withdrawal, "transfer never sent"), "reversed");
   const hash = withdrawal.txHash as Hash;

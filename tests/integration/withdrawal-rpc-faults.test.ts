@@ -273,7 +273,7 @@ describe("a withdrawal pending too long", () => {
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .find((l) => l.message === "withdrawal stuck pending");
-    expect(stuck).toMatchObject({ level: "error", withdrawalId: withdrawal.id, txHash: hash, txNonce: nonce, why: expect.stringMatching(/could not be read/) });
+    expect(stuck).toMatchObject({ level: "error", withdrawalId: withdrawal.id, txHash: hash, txNonce: nonce, why: expect.stringMatching(/no answer from the chain/) });
     expect(stuck!.pendingSeconds).toBeGreaterThanOrEqual(30 * 60 - 5);
 
     const { port } = metricsServer.address() as AddressInfo;
