@@ -28,6 +28,8 @@ const EnvSchema = z.object({
   /** Public origin of the deployment, e.g. https://svc.example; its host is the SIWE domain. */
   SVC_ORIGIN: z.string().url().default("http://localhost:3000"),
   BASE_RPC_URL: z.string().url().default("http://127.0.0.1:8545"),
+  /** How long one call to BASE_RPC_URL may take before it counts as failed (an unknown answer, never a "no"). */
+  RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** The RPC the browser's wallet reads through; BASE_RPC_URL often embeds a provider key, so it is never sent
    *  to browsers in production. Default: BASE_RPC_URL in dev, Base's public endpoint in production. */
   PUBLIC_BASE_RPC_URL: z.string().url().optional(),

@@ -5,7 +5,7 @@ import { base } from "viem/chains";
 import { env } from "@/lib/env";
 
 // Base mainnet in production, the local anvil chain (also chain id 8453) in dev and tests.
-const transport = http(env.BASE_RPC_URL, { timeout: 10_000, retryCount: 0 });
+const transport = http(env.BASE_RPC_URL, { timeout: env.RPC_TIMEOUT_MS, retryCount: 0 });
 
 export const publicClient = createPublicClient({ chain: base, transport });
 

@@ -59,6 +59,11 @@ function createMetrics() {
     chainReadOk: new Gauge({ name: "svc_chain_read_ok", help: "1 when the chain figures above were read at the last scrape, 0 when the RPC failed", ...metric }),
     pendingPayments: new Gauge({ name: "svc_payments_pending", help: "Top-ups recorded but neither credited nor failed, by age", labelNames: ["age"], ...metric }),
     pendingWithdrawals: new Gauge({ name: "svc_withdrawals_pending", help: "Withdrawals debited but not yet confirmed sent or reversed, by age", labelNames: ["age"], ...metric }),
+    oldestPendingWithdrawal: new Gauge({
+      name: "svc_withdrawals_oldest_pending_seconds",
+      help: "Age of the oldest withdrawal neither confirmed sent nor reversed (0 when none): one the chain cannot prove either way stays pending",
+      ...metric,
+    }),
     dbPool: new Gauge({ name: "svc_db_pool_connections", help: "Database pool connections by pool (prisma: everything but the hot path; hot_path: reservations and clears) and state", labelNames: ["pool", "state"], ...metric }),
     pools: new Map<string, Pool>(),
   };
@@ -164,4 +169,7 @@ async function refreshBacklogGauges() {
       FROM withdrawals WHERE status = 'pending' GROUP BY 1, 2`;
   for (const gauge of [metrics.pendingPayments, metrics.pendingWithdrawals]) for (const age of ["under_10m", "over_10m"]) gauge.set({ age }, 0);
   for (const row of rows) (row.kind === "payment" ? metrics.pendingPayments : metrics.pendingWithdrawals).set({ age: row.age }, Number(row.n));
+  const [oldest] = await db.$queryRaw<{ seconds: number | null }[]>`
+    SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM withdrawals WHERE status = 'pending'`;
+  metrics.oldestPendingWithdrawal.set(Math.max(0, Math.floor(oldest?.seconds ?? 0)));
 }

@@ -2,6 +2,7 @@ import "server-only";
 import type { Payment } from "@prisma/client";
 import { isAddressEqual, parseAbiItem, parseEventLogs, type Address, type Hash, type Hex, type TransactionReceipt } from "viem";
 import { publicClient } from "@/lib/chain/client";
+import { getReceiptOrNull } from "@/lib/chain/lookups";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
@@ -37,7 +38,7 @@ export type PaymentReconcileReport = { examined: number; credited: number; faile
  * the chain passes its validBefore can never settle and is marked failed. Anything else waits for the next run.
  */
 export async function reconcilePayments(
-  options: { graceMs?: number; now?: Date; limit?: number; logBlockRange?: number; maxLogPages?: number } = {},
+  options: { graceMs?: number; now?: Date; limit?: number; logBlockRange?: number; maxLogPages?: number; accountId?: string } = {},
 ): Promise<PaymentReconcileReport> {
   const now = options.now ?? new Date();
   const paging: LogPaging = { range: BigInt(options.logBlockRange ?? env.RPC_LOG_BLOCK_RANGE), pages: options.maxLogPages ?? MAX_LOG_PAGES_PER_RUN };
@@ -48,6 +49,7 @@ export async function reconcilePayments(
         { status: "pending", createdAt: { lt: new Date(now.getTime() - (options.graceMs ?? PAYMENT_RECONCILE_GRACE_MS)) } },
         { status: "failed", validBefore: { gt: nowSeconds - LATE_SETTLEMENT_WINDOW_SECONDS } },
       ],
+      ...(options.accountId ? { accountId: options.accountId } : {}),
     },
     orderBy: { createdAt: "asc" },
     take: options.limit ?? 100,
@@ -116,7 +118,9 @@ type Found = { txHash: Hash | null; canceled: boolean; complete: boolean };
  */
 async function findSettlement(payment: Payment, latestBlock: bigint, nowSeconds: bigint, paging: LogPaging): Promise<Found> {
   if (payment.txHash) {
-    const receipt = await publicClient.getTransactionReceipt({ hash: payment.txHash as Hash }).catch(() => null);
+    // Only the node's "no receipt" sends the search on to the logs: a failed lookup is no answer, and a rate-limited
+    // RPC would only be asked for pages of logs next.
+    const receipt = await getReceiptOrNull(payment.txHash as Hash);
     if (receipt && isSettlementOf(receipt, payment)) return { txHash: receipt.transactionHash, canceled: false, complete: true };
   }
   const lookback = lookbackFrom(payment, latestBlock, nowSeconds);

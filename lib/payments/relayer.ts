@@ -2,9 +2,7 @@ import "server-only";
 import pg from "pg";
 import {
   BaseError,
-  HttpRequestError,
   NonceTooLowError,
-  TimeoutError,
   keccak256,
   type Address,
   type Hash,
@@ -12,6 +10,7 @@ import {
   type TransactionReceipt,
 } from "viem";
 import { publicClient, relayerAccount, relayerClient } from "@/lib/chain/client";
+import { isTransactionKnown, isTransportError } from "@/lib/chain/lookups";
 import { requireDatabaseUrl } from "@/lib/env";
 import { log } from "@/lib/log";
 import { metrics } from "@/lib/ops/metrics";
@@ -147,12 +146,17 @@ export async function sendRelayerTransaction(
   });
 }
 
-/** Whether the node has this transaction, pending or mined. */
+/**
+ * Whether the node has this transaction, pending or mined. Only the node's "not found" is a no: an RPC that could
+ * not be asked (429, 5xx, a timeout) may be hiding our own mined transaction, and signing the call again with a new
+ * nonce would then pay it twice. So that is an unknown outcome, left to reconciliation.
+ */
 async function isKnown(hash: Hash): Promise<boolean> {
-  return publicClient.getTransaction({ hash }).then(
-    () => true,
-    () => false,
-  );
+  try {
+    return await isTransactionKnown(hash);
+  } catch (error) {
+    throw new RelayerSendError(`could not tell whether ${hash} is known: ${describeChainError(error)}`, "unknown", { cause: error, signed: true });
+  }
 }
 
 export function waitForReceipt(hash: Hash, timeoutMs = RECEIPT_TIMEOUT_MS): Promise<TransactionReceipt> {
@@ -163,10 +167,6 @@ export function waitForReceipt(hash: Hash, timeoutMs = RECEIPT_TIMEOUT_MS): Prom
 export function describeChainError(error: unknown): string {
   if (error instanceof BaseError) return error.shortMessage || error.message.split("\n")[0];
   return error instanceof Error ? error.message.split("\n")[0] : String(error);
-}
-
-function isTransportError(error: unknown): boolean {
-  return error instanceof BaseError && !!error.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError);
 }
 
 function isAlreadyKnown(error: unknown): boolean {

@@ -182,7 +182,11 @@ async function settleAndCredit(
   }
 
   if (!settlement.success) {
-    const outcomeUnknown = settlement.errorReason === "settlement_pending" || observer.sendError?.broadcast === "unknown";
+    // Once broadcast, only a receipt says it failed. The v1 facilitator answers a failed receipt lookup (an RPC
+    // error, a rate limit) as a failure without a transaction, and no send error: that outcome is unknown too.
+    const broadcastWithoutVerdict = !observer.sendError && !settlement.transaction;
+    const outcomeUnknown =
+      settlement.errorReason === "settlement_pending" || observer.sendError?.broadcast === "unknown" || broadcastWithoutVerdict;
     if (outcomeUnknown && signedHash) throw pending(paymentId, signedHash, settlement.errorMessage);
     const reason = settlement.errorReason ?? "settlement_failed";
     await markPaymentFailed(paymentId, `${reason}${settlement.errorMessage ? `: ${settlement.errorMessage}` : ""}`, settlement.transaction || null);

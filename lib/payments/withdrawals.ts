@@ -1,8 +1,9 @@
 import "server-only";
 import { metrics } from "@/lib/ops/metrics";
 import type { Withdrawal } from "@prisma/client";
-import { encodeFunctionData, getAddress, type Address, type Hash } from "viem";
+import { encodeFunctionData, getAddress, isAddressEqual, type Address, type Hash } from "viem";
 import { publicClient } from "@/lib/chain/client";
+import { findMinedTransactionAtNonce, getReceiptOrNull } from "@/lib/chain/lookups";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
@@ -19,9 +20,11 @@ import { treasuryAddress, usdcAddress } from "@/lib/payments/x402";
 import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
 
 const RECONCILE_GRACE_MS = 2 * 60_000;
+/** A withdrawal still pending this long after it was requested is logged as stuck on every reconciliation run. */
+export const WITHDRAWAL_STUCK_AFTER_MS = 10 * 60_000;
 /**
- * How deep the block must be in which the sender's nonce count has passed a withdrawal's nonce before that counts
- * as proof (~24 s on Base): a node of a load-balanced RPC that lags behind by fewer blocks still sees the receipt.
+ * How deep the transaction that used a withdrawal's nonce must be mined before it counts as proof (~24 s on Base):
+ * a node of a load-balanced RPC that lags behind by fewer blocks still sees the receipt.
  */
 export const NONCE_PROOF_CONFIRMATIONS = 12n;
 
@@ -61,6 +64,9 @@ export async function requestWithdrawal(accountId: string, walletAddress: string
   try {
     await faults.beforeReceipt?.(hash);
     const receipt = await waitForReceipt(hash);
+    // viem answers with a replacement's receipt when another transaction took the nonce: that proves nothing yet
+    // about ours at this depth, so reconciliation decides.
+    if (receipt.transactionHash.toLowerCase() !== hash.toLowerCase()) throw new Error(`nonce taken by ${receipt.transactionHash}`);
     if (receipt.status !== "success") throw await failWithdrawal(withdrawal, `transfer ${hash} reverted`);
   } catch (error) {
     if (error instanceof AppError) throw error;
@@ -162,12 +168,14 @@ function pendingError(withdrawal: Withdrawal, cause: unknown) {
   );
 }
 
-export type WithdrawalReconcileReport = { examined: number; sent: number; reversed: number; pending: number };
+export type WithdrawalReconcileReport = { examined: number; sent: number; reversed: number; pending: number; stuck: number };
 
 /**
  * Resolves withdrawals a request left pending (a crash or an RPC failure after the debit): a mined transfer marks
  * it sent; a reverted one, or one whose nonce another transaction of its sender has used (so it can never be
- * mined), is reversed; everything else stays pending and is looked at again on the next run.
+ * mined), is reversed; everything else stays pending and is looked at again on the next run. One still pending
+ * WITHDRAWAL_STUCK_AFTER_MS after it was requested is logged as stuck on every run, with why (the metric
+ * svc_withdrawals_oldest_pending_seconds shows it too): the chain cannot say, and an operator should look.
  */
 export async function reconcileWithdrawals(
   options: { graceMs?: number; now?: Date; limit?: number; accountId?: string } = {},
@@ -182,43 +190,70 @@ export async function reconcileWithdrawals(
     orderBy: { createdAt: "asc" },
     take: options.limit ?? 100,
   });
-  const report: WithdrawalReconcileReport = { examined: candidates.length, sent: 0, reversed: 0, pending: 0 };
+  const report: WithdrawalReconcileReport = { examined: candidates.length, sent: 0, reversed: 0, pending: 0, stuck: 0 };
   for (const withdrawal of candidates) {
-    const outcome = await resolveWithdrawal(withdrawal).catch((error: unknown) => {
+    const resolution = await resolveWithdrawal(withdrawal).catch((error: unknown): Resolution => {
       log.warn("could not reconcile a withdrawal yet", { withdrawalId: withdrawal.id, error: describeChainError(error) });
-      return "pending" as const;
+      return { outcome: "pending", why: `no answer from the chain: ${describeChainError(error)}` };
     });
-    report[outcome]++;
+    report[resolution.outcome]++;
+    const pendingMs = now.getTime() - withdrawal.createdAt.getTime();
+    if (resolution.outcome === "pending" && !resolution.closedElsewhere && pendingMs >= WITHDRAWAL_STUCK_AFTER_MS) {
+      report.stuck++;
+      log.error("withdrawal stuck pending", {
+        withdrawalId: withdrawal.id,
+        pendingSeconds: Math.floor(pendingMs / 1000),
+        amount: formatMicros(withdrawal.amountMicros),
+        txHash: withdrawal.txHash,
+        txFrom: withdrawal.txFrom,
+        txNonce: withdrawal.txNonce,
+        why: resolution.why,
+      });
+    }
   }
   return report;
 }
 
-async function resolveWithdrawal(withdrawal: Withdrawal): Promise<"sent" | "reversed" | "pending"> {
-  // onSigned runs before every broadcast, so no hash means nothing was ever signed, let alone sent.
-  if (!withdrawal.txHash) {
-    return (await reverseWithdrawal(withdrawal, "transfer never sent")) ? "reversed" : "pending";
-  }
-  const hash = withdrawal.txHash as Hash;
-  // The nonce count first, the receipt second: a transfer mined before the counted block shows its receipt.
-  const usedNonces = await confirmedNonceCount(withdrawal);
-  const receipt = await publicClient.getTransactionReceipt({ hash }).catch(() => null);
-  if (receipt) {
-    if (receipt.status === "success") return (await markSent(withdrawal.id, hash)) ? "sent" : "pending";
-    return (await reverseWithdrawal(withdrawal, `transfer ${hash} reverted`)) ? "reversed" : "pending";
-  }
-  if (usedNonces !== null && withdrawal.txNonce !== null && usedNonces > withdrawal.txNonce) {
-    const reason = `transfer ${hash} can never be mined: nonce ${withdrawal.txNonce} of ${withdrawal.txFrom} was used by another transaction`;
-    return (await reverseWithdrawal(withdrawal, reason)) ? "reversed" : "pending";
-  }
-  return "pending";
-}
+/** `why` says what kept it pending; `closedElsewhere` that another run or the request closed it meanwhile. */
+type Resolution = { outcome: "sent" | "reversed" | "pending"; why?: string; closedElsewhere?: true };
 
-/** How many nonces the transfer's sender had used NONCE_PROOF_CONFIRMATIONS blocks ago; null when unknown. */
-async function confirmedNonceCount(withdrawal: Withdrawal): Promise<number | null> {
-  if (!withdrawal.txFrom || withdrawal.txNonce === null) return null;
+/**
+ * What the chain proves about one pending withdrawal. Only three answers move it: its own receipt (sent, or
+ * reverted), or another transaction positively identified at its nonce, mined NONCE_PROOF_CONFIRMATIONS deep, whose
+ * own receipt was fetched. The RPC's "no receipt" for our hash is not enough on its own (a lagging node behind a load
+ * balancer, or one that prunes its transaction index, says it of a mined transfer, and then the transaction holding
+ * the nonce is ours), and an RPC error is no answer at all: it throws, and the withdrawal stays pending.
+ */
+async function resolveWithdrawal(withdrawal: Withdrawal): Promise<Resolution> {
+  const closed = (done: boolean, outcome: "sent" | "reversed"): Resolution => (done ? { outcome } : { outcome: "pending", closedElsewhere: true });
+  // onSigned runs before every broadcast, so no hash means nothing was ever signed, let alone sent.
+  if (!withdrawal.txHash) return closed(await reverseWithdrawal(withdrawal, "transfer never sent"), "reversed");
+  const hash = withdrawal.txHash as Hash;
+  const receipt = await getReceiptOrNull(hash);
+  if (receipt) {
+    if (receipt.status === "success") return closed(await markSent(withdrawal.id, hash), "sent");
+    return closed(await reverseWithdrawal(withdrawal, `transfer ${hash} reverted`), "reversed");
+  }
+  if (!withdrawal.txFrom || withdrawal.txNonce === null) return { outcome: "pending", why: "no receipt, and no sender and nonce recorded" };
+  const from = getAddress(withdrawal.txFrom);
   const head = await publicClient.getBlockNumber({ cacheTime: 0 });
-  if (head < NONCE_PROOF_CONFIRMATIONS) return null;
-  return publicClient.getTransactionCount({ address: getAddress(withdrawal.txFrom), blockNumber: head - NONCE_PROOF_CONFIRMATIONS });
+  if (head < NONCE_PROOF_CONFIRMATIONS) return { outcome: "pending", why: "no receipt; the chain is too short for a nonce proof" };
+  const deepest = head - NONCE_PROOF_CONFIRMATIONS;
+
+  const holder = await findMinedTransactionAtNonce(from, withdrawal.txNonce, deepest);
+  if (!holder) return { outcome: "pending", why: `no receipt, and nonce ${withdrawal.txNonce} unused at block ${deepest}` };
+  if (holder.hash.toLowerCase() === hash.toLowerCase()) {
+    // Our transfer holds the nonce, so it was mined; the node just has no receipt for it (yet, or any more).
+    return { outcome: "pending", why: `transfer mined in block ${holder.blockNumber} but the RPC has no receipt for it` };
+  }
+  const holderReceipt = await getReceiptOrNull(holder.hash);
+  if (!holderReceipt || holderReceipt.blockNumber > deepest || !isAddressEqual(holderReceipt.from, from)) {
+    return { outcome: "pending", why: `nonce ${withdrawal.txNonce} held by ${holder.hash}, whose receipt is not confirmed` };
+  }
+  const reason =
+    `transfer ${hash} can never be mined: nonce ${withdrawal.txNonce} of ${from} was used by another transaction, ` +
+    `${holder.hash} (block ${holderReceipt.blockNumber})`;
+  return closed(await reverseWithdrawal(withdrawal, reason), "reversed");
 }
 
 export async function listWithdrawals(accountId: string, limit = 100): Promise<WithdrawalList> {

@@ -110,13 +110,13 @@ describe("sending a withdrawal", () => {
 
     // The RPC does not know the transaction, and its nonce is unused: no proof of anything, it stays pending.
     await bury();
-    await app.reconcile({ graceMs: 0 });
+    await app.reconcile({ graceMs: 0, accountId: supplier.id });
     expect((await db.withdrawal.findUniqueOrThrow({ where: { id: withdrawal.id } })).status).toBe("pending");
     expect(await readEarnings(supplier.cookie)).toMatchObject({ available: "0.000000", pending: "3.000000" });
 
     // It reaches the chain late (another node had it): the withdrawal completes, paid once.
     await chain.waitForTransactionReceipt({ hash: await chain.sendRawTransaction({ serializedTransaction: signed! }) });
-    await app.reconcile({ graceMs: 0 });
+    await app.reconcile({ graceMs: 0, accountId: supplier.id });
     expect((await db.withdrawal.findUniqueOrThrow({ where: { id: withdrawal.id } })).status).toBe("sent");
     expect(await readUsdcBalance(supplier.walletAddress as Hex)).toBe(3n * USDC);
     expect(await readEarnings(supplier.cookie)).toEqual({ available: "0.000000", withdrawn: "3.000000", pending: "0.000000" });
@@ -137,7 +137,7 @@ describe("sending a withdrawal", () => {
     await chain.waitForTransactionReceipt({ hash: other });
 
     await bury();
-    await app.reconcile({ graceMs: 0 });
+    await app.reconcile({ graceMs: 0, accountId: supplier.id });
     const reversed = await db.withdrawal.findUniqueOrThrow({ where: { id: withdrawal.id } });
     expect(reversed.status).toBe("failed");
     expect(reversed.failureReason).toMatch(new RegExp(`nonce ${withdrawal.txNonce} .* used by another transaction`));
@@ -190,7 +190,7 @@ describe("withdrawal reconciliation", () => {
     await age(withdrawal.id);
     await bury();
 
-    await app.reconcile({ graceMs: 0 });
+    await app.reconcile({ graceMs: 0, accountId: supplier.id });
 
     expect((await db.withdrawal.findUniqueOrThrow({ where: { id: withdrawal.id } })).status).toBe("pending");
     expect(await readEarnings(supplier.cookie)).toMatchObject({ available: "0.000000", pending: "1.000000" });
