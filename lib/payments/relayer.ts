@@ -72,6 +72,9 @@ async function withRelayerNonce<T>(fn: (nonce: number, sent: () => void) => Prom
   const address = relayerAccount.address.toLowerCase();
   const lockKey = `svc.relayer_nonce:${address}`;
   const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+  // Between its queries (while the node takes the transaction) a dropped connection is an 'error' event: heard here,
+  // the next query fails and the send is left for reconciliation; unheard, it would crash the process.
+  client.on("error", (error) => log.warn("relayer lock connection failed", { error: error.message }));
   await client.connect();
   try {
     await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [lockKey]);
