@@ -4,11 +4,14 @@
  * tools for are not billed, and hidden reasoning is paid when the buyer asked for it on a model that bills it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GET as modelsRoute } from "@/app/v1/models/route";
 import { db } from "@/lib/db";
+import { clearMarketCache } from "@/lib/market/cache";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { allowedClaim } from "@/lib/router/metering";
 import { countPromptTokens, countReplyTokens } from "@/lib/upstream/tokens";
 import { completion, startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
+import { jsonRequest } from "../helpers/http";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
 
@@ -143,6 +146,10 @@ describe("hidden reasoning", () => {
     expect(asked.row.usageDisputed).toBe(false);
     expect(asked.charge).toBe(chargeMicros(burnMicroDiem(prompt, 4_000, model), 100));
     expect(canned.received.at(-1)!.body).toMatchObject({ max_tokens: 5_000, reasoning_effort: "high" });
+    // Buyers can see which models bill reasoning.
+    clearMarketCache();
+    const listed = (await (await modelsRoute(jsonRequest("GET", "/v1/models"))).json()) as { data: { id: string; bills_reasoning: boolean }[] };
+    expect(listed.data.find((m) => m.id === model.id)?.bills_reasoning).toBe(true);
 
     // Not asked for (no reasoning_effort, or "none"): our count of what came back, and a dispute, as before.
     for (const extra of [{}, { reasoning_effort: "none" }]) {
