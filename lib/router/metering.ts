@@ -215,7 +215,7 @@ export async function billUsage(meter: PromptMeter, answer: UpstreamAnswer, maxO
   const claimedReasoning = claim && rules.reasoningBillable ? Math.min(claim.reasoningTokens ?? 0, claim.completionTokens) : 0;
   const claimedVisible = claim ? claim.completionTokens - claimedReasoning : 0;
   // Counting the reply stops where the answer is settled: at max_tokens, or where our count accepts the claim.
-  const limit = claim ? Math.min(maxOutputTokens, minCountAccepting(claimedVisible)) : maxOutputTokens;
+  const limit = claim && claimedVisible <= allowedClaim(maxOutputTokens) ? Math.min(maxOutputTokens, minCountAccepting(claimedVisible)) : maxOutputTokens;
   const [oursPrompt, counted] = await Promise.all([meter.count(), empty ? 0 : countReplyTokens(reply, { limit })]);
   const oursCompletion = Math.min(counted, maxOutputTokens);
   if (!claim) {
