@@ -133,7 +133,7 @@ describe("npm run catalog", () => {
     const { stdout } = await catalogCli("import", file);
     expect(stdout).toContain(`~ ${id}  bills_reasoning false -> true`);
     expect((await db.model.findUniqueOrThrow({ where: { id } })).billsReasoning).toBe(true);
-  });
+  }, 90_000); // four runs of the CLI, each a fresh tsx process
 
   it("syncs from an upstream's /models: shows the diff, applies nothing without confirmation, applies with --yes", async () => {
     const url = `${canned.url}`;
