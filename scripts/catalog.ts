@@ -4,14 +4,16 @@
  *   list [--all]                      models (--all: retired ones too) with their current list price
  *   history <id>                      every list price the model has had, with effective_from
  *   add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision]
- *   set <id> [--name N] [--input P] [--output P] [--context N] [--max-output N] [--features ...]
+ *       [--bills-reasoning yes|no]
+ *   set <id> [--name N] [--input P] [--output P] [--context N] [--max-output N] [--features ...] [--bills-reasoning yes|no]
  *   retire <id>                       stop listing, offering and routing it (buyers get 410 model_retired)
  *   import <file.json>                make the catalog match a catalog file (see catalog/default.json)
  *   sync <upstream base url> [--yes]  read an OpenAI-compatible /models with pricing (Venice's model_spec), show the
  *                                     diff, apply it after confirmation (CATALOG_SYNC_API_KEY is sent as Bearer)
  *   seed-if-empty                     apply catalog/default.json when the database has no models (db:deploy does this)
  *
- * Prices are diem (= USD of list-price inference) per 1M tokens, as decimal strings ("0.70").
+ * Prices are diem (= USD of list-price inference) per 1M tokens, as decimal strings ("0.70"). --bills-reasoning yes:
+ * the model's upstreams bill hidden reasoning, which a buyer who asks for reasoning pays (lib/router/metering.ts).
  */
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
@@ -34,7 +36,7 @@ import {
 } from "../lib/market/catalog-store";
 import { formatMicros, parseMicros } from "../lib/money";
 
-const USAGE = "usage: npm run catalog -- list [--all] | history <id> | add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision] | set <id> [...] | retire <id> | import <file> | sync <url> [--yes] | seed-if-empty";
+const USAGE = "usage: npm run catalog -- list [--all] | history <id> | add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision] [--bills-reasoning yes|no] | set <id> [...] | retire <id> | import <file> | sync <url> [--yes] | seed-if-empty";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -47,6 +49,7 @@ const { values, positionals } = parseArgs({
     context: { type: "string" },
     "max-output": { type: "string" },
     features: { type: "string" },
+    "bills-reasoning": { type: "string" },
   },
 });
 
@@ -59,6 +62,13 @@ function intOption(name: "context" | "max-output"): number | undefined {
 
 function featureList(): string[] | undefined {
   return values.features === undefined ? undefined : values.features.split(",").map((f) => f.trim()).filter(Boolean);
+}
+
+function billsReasoningOption(): boolean | undefined {
+  const text = values["bills-reasoning"];
+  if (text === undefined) return undefined;
+  if (text !== "yes" && text !== "no") throw new Error("--bills-reasoning must be yes or no");
+  return text === "yes";
 }
 
 function need(value: string | undefined, what: string): string {
@@ -79,10 +89,10 @@ async function confirm(question: string): Promise<boolean> {
 }
 
 function printModels(models: Awaited<ReturnType<typeof listCatalog>>) {
-  console.log(["id", "name", "input", "output", "context", "max_output", "features", "status"].join("\t"));
+  console.log(["id", "name", "input", "output", "context", "max_output", "features", "bills_reasoning", "status"].join("\t"));
   for (const m of models) {
     const status = m.active ? "active" : `retired ${m.retiredAt?.toISOString() ?? ""}`;
-    console.log([m.id, m.name, formatMicros(m.inputMicroDiemPerMTok), formatMicros(m.outputMicroDiemPerMTok), m.contextTokens, m.maxOutputTokens, describeFeatures(m), status].join("\t"));
+    console.log([m.id, m.name, formatMicros(m.inputMicroDiemPerMTok), formatMicros(m.outputMicroDiemPerMTok), m.contextTokens, m.maxOutputTokens, describeFeatures(m), m.billsReasoning ? "yes" : "no", status].join("\t"));
   }
 }
 
@@ -117,6 +127,7 @@ async function main(): Promise<number> {
         supportsTools: features.has("tools"),
         supportsJsonSchema: features.has("json_schema"),
         supportsVision: features.has("vision"),
+        billsReasoning: billsReasoningOption() ?? false,
       };
       printModels([await addModel(db, model)]);
       return 0;
@@ -129,6 +140,7 @@ async function main(): Promise<number> {
         contextLength: intOption("context"),
         maxOutputTokens: intOption("max-output"),
         features: featureList(),
+        billsReasoning: billsReasoningOption(),
       });
       printModels([updated]);
       return 0;

@@ -2,7 +2,7 @@
 import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import type { DeploymentFacts } from "@/components/docs/guides";
-import { MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN, USAGE_TOLERANCE_PERCENT, USAGE_TOLERANCE_TOKENS } from "@/lib/router/metering";
+import { MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN, PROMPT_TEMPLATE_TOKENS, USAGE_TOLERANCE_FLOOR_TOKENS, USAGE_TOLERANCE_PERCENT } from "@/lib/router/metering";
 import { MAX_IMAGES, MAX_TOOLS } from "@/lib/router/request";
 import { BASE_COOLDOWN_MS, DISPUTE_WINDOW_DAYS, MAX_COOLDOWN_MS } from "@/lib/supply/offer-health";
 import { IMAGE_TOKENS } from "@/lib/upstream/tokens";
@@ -125,7 +125,8 @@ console.log(choices[0].message.parsed); // { name, age }
 }
 
 export function BillingAndHealthRules() {
-  const tolerance = `${USAGE_TOLERANCE_PERCENT}% + ${USAGE_TOLERANCE_TOKENS} tokens`;
+  const floor = USAGE_TOLERANCE_FLOOR_TOKENS;
+  const tolerance = `${USAGE_TOLERANCE_PERCENT}% or min(count, ${floor}) tokens, whichever is more`;
   return (
     <>
       <SubHeading id="billing-buyers">What you are billed for</SubHeading>
@@ -137,7 +138,14 @@ export function BillingAndHealthRules() {
           <C>context_length_exceeded</C>) without counting.
         </li>
         <li>
-          The reply you received: its content, refusal, visible reasoning and tool calls, never more than the <C>max_tokens</C> forwarded.
+          The reply you received: its content, refusal, visible reasoning and tool calls (tool calls only when your request sent{" "}
+          <C>tools</C>), never more than the <C>max_tokens</C> forwarded. An empty reply (no content, refusal, reasoning or tool calls) bills no
+          completion tokens.
+        </li>
+        <li>
+          Hidden reasoning, only when you ask for it (<C>reasoning_effort</C> other than <C>none</C>) on a model whose catalog entry bills
+          reasoning (<C>bills_reasoning</C>): the reasoning tokens the upstream reports, within the <C>max_tokens</C> forwarded (which the
+          reservation covers). Otherwise reasoning you do not see is not billed.
         </li>
         <li>
           The <C>usage</C> in the answer is what you were billed, not what the upstream claimed.
@@ -147,13 +155,22 @@ export function BillingAndHealthRules() {
       <SubHeading id="billing-suppliers">What a supplier can and cannot be paid for</SubHeading>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          <strong>Can:</strong> the usage its upstream reports, when each side (prompt, completion) is within <strong>{tolerance}</strong> of
-          svc&apos;s own count (tokenizers and chat templates differ). Without reported usage, svc&apos;s count.
+          <strong>Can:</strong> the usage its upstream reports, when each side (prompt, completion) is within <strong>{tolerance}</strong> more
+          than svc&apos;s own count (tokenizers and chat templates differ): up to twice a count below {floor} tokens, {floor} more up to{" "}
+          {floor * 4}, {USAGE_TOLERANCE_PERCENT}% more beyond, and nothing over a count of 0. Without reported usage, svc&apos;s count. The
+          reasoning tokens it reports, when the buyer asked for reasoning on a model that bills it.
         </li>
         <li>
           <strong>Cannot:</strong> a claim beyond that tolerance (that side is billed at svc&apos;s count, and the clear is recorded as a{" "}
-          <strong>dispute</strong>); hidden reasoning it does not return; a system prompt the buyer did not send; output beyond <C>max_tokens</C>;
+          <strong>dispute</strong>); hidden reasoning the buyer did not ask for, or on a model that does not bill it; a system prompt the buyer
+          did not send; completion tokens for an empty reply; tool calls the request did not offer tools for; output beyond <C>max_tokens</C>;
           more than {IMAGE_TOKENS} tokens per image; anything beyond the reservation; anything at all for a failed or refused request.
+        </li>
+        <li>
+          A claim outside what the request allows (more prompt tokens than its byte length bounds, with the tolerance and{" "}
+          {PROMPT_TEMPLATE_TOKENS} tokens for the upstream&apos;s own template and system prompt; more completion tokens than the{" "}
+          <C>max_tokens</C> forwarded) is a dispute billed at svc&apos;s count that also counts against the offer&apos;s health, like a failed
+          answer. The buyer still gets the answer.
         </li>
         <li>
           Each offer&apos;s dispute rate over the last {DISPUTE_WINDOW_DAYS} UTC days is public: per price level in <C>GET /v1/market/book</C>, per

@@ -13,7 +13,7 @@ import { formatMicros, parseMicros } from "@/lib/money";
 
 type Client = Pick<PrismaClient, "model" | "modelPrice" | "$transaction">;
 
-export type CatalogField = "name" | "input" | "output" | "context_length" | "max_output_tokens" | "features" | "active";
+export type CatalogField = "name" | "input" | "output" | "context_length" | "max_output_tokens" | "features" | "bills_reasoning" | "active";
 export type CatalogChange = { id: string; fields: Partial<Record<CatalogField, [from: string, to: string]>> };
 export type CatalogPlan = { add: CatalogModel[]; change: CatalogChange[]; unchanged: string[]; notInSource: string[] };
 
@@ -59,6 +59,7 @@ export async function planCatalog(db: Client, source: readonly CatalogModel[], p
     compare("context_length", String(have.contextTokens), String(wanted.contextTokens));
     compare("max_output_tokens", String(have.maxOutputTokens), String(wanted.maxOutputTokens));
     compare("features", describeFeatures(have), describeFeatures(wanted));
+    compare("bills_reasoning", String(have.billsReasoning), String(wanted.billsReasoning));
     compare("active", String(have.active), "true");
     if (Object.keys(fields).length) plan.change.push({ id: wanted.id, fields });
     else plan.unchanged.push(wanted.id);
@@ -85,6 +86,7 @@ export async function applyCatalogPlan(db: Client, plan: CatalogPlan, source: re
           ...(f.context_length && { contextTokens: wanted.contextTokens }),
           ...(f.max_output_tokens && { maxOutputTokens: wanted.maxOutputTokens }),
           ...(f.features && { supportsTools: wanted.supportsTools, supportsJsonSchema: wanted.supportsJsonSchema, supportsVision: wanted.supportsVision }),
+          ...(f.bills_reasoning && { billsReasoning: wanted.billsReasoning }),
           ...(f.active && { active: true, retiredAt: null }),
         },
       });
@@ -119,6 +121,7 @@ export type ModelUpdate = {
   contextLength?: number;
   maxOutputTokens?: number;
   features?: string[];
+  billsReasoning?: boolean;
 };
 
 /** Changes a model; a new input or output price becomes a new row of its price history, effective now. */
@@ -142,6 +145,7 @@ export async function setModel(db: Client, id: string, update: ModelUpdate): Pro
       contextTokens: update.contextLength,
       maxOutputTokens: update.maxOutputTokens,
       ...(features && { supportsTools: features.has("tools"), supportsJsonSchema: features.has("json_schema"), supportsVision: features.has("vision") }),
+      billsReasoning: update.billsReasoning,
     },
   });
 }
@@ -186,6 +190,8 @@ export function catalogFromUpstreamModels(body: unknown): { models: CatalogModel
       supportsTools: caps.supportsFunctionCalling === true,
       supportsJsonSchema: caps.supportsResponseSchema === true,
       supportsVision: caps.supportsVision === true,
+      // Venice's reasoning models bill their reasoning tokens as output.
+      billsReasoning: caps.supportsReasoning === true,
     });
   }
   return { models, skipped };
@@ -201,7 +207,7 @@ function priceMicros(value: unknown): bigint | null {
 export function describePlan(plan: CatalogPlan): string[] {
   const lines: string[] = [];
   for (const m of plan.add) {
-    lines.push(`+ ${m.id}  "${m.name}"  input ${formatMicros(m.inputMicroDiemPerMTok)}  output ${formatMicros(m.outputMicroDiemPerMTok)}  context ${m.contextTokens}  max_output ${m.maxOutputTokens}  features ${describeFeatures(m)}`);
+    lines.push(`+ ${m.id}  "${m.name}"  input ${formatMicros(m.inputMicroDiemPerMTok)}  output ${formatMicros(m.outputMicroDiemPerMTok)}  context ${m.contextTokens}  max_output ${m.maxOutputTokens}  features ${describeFeatures(m)}${m.billsReasoning ? "  bills_reasoning" : ""}`);
   }
   for (const c of plan.change) {
     const parts = Object.entries(c.fields).map(([field, [from, to]]) => `${field} ${from} -> ${to}`);

@@ -19,6 +19,8 @@ export type CatalogModel = {
   supportsTools: boolean;
   supportsJsonSchema: boolean;
   supportsVision: boolean;
+  /** Its upstreams bill hidden reasoning, which a buyer who asks for reasoning pays (lib/router/metering.ts). */
+  billsReasoning: boolean;
 };
 
 const ListPriceText = z
@@ -34,6 +36,8 @@ export const CatalogFileModel = z.strictObject({
   context_length: z.number().int().min(1).max(100_000_000),
   max_output_tokens: z.number().int().min(1).max(100_000_000),
   features: z.array(z.enum(["tools", "json_schema", "vision"])).default([]),
+  /** Its upstreams bill hidden reasoning tokens (a buyer who asks for reasoning pays them, up to max_tokens). */
+  bills_reasoning: z.boolean().default(false),
 });
 
 export const CatalogFile = z.strictObject({
@@ -52,6 +56,7 @@ export function fromFileModel(m: z.infer<typeof CatalogFileModel>): CatalogModel
     supportsTools: m.features.includes("tools"),
     supportsJsonSchema: m.features.includes("json_schema"),
     supportsVision: m.features.includes("vision"),
+    billsReasoning: m.bills_reasoning,
   };
 }
 

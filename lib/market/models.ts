@@ -27,6 +27,7 @@ export async function listModels(): Promise<ModelList> {
         offers: depth.get(m.id)?.offers ?? 0,
         supported_parameters: supportedParameters(features),
         input_modalities: inputModalities(features),
+        bills_reasoning: m.billsReasoning,
       };
     }),
   };

@@ -17,6 +17,9 @@ export const ModelListingSchema = z.object({
     .array(z.string())
     .describe("Request parameters usable with this model (OpenRouter's names); tools and structured_outputs appear when an offer on the book serves them"),
   input_modalities: z.array(z.enum(["text", "image"])),
+  bills_reasoning: z
+    .boolean()
+    .describe("Its upstreams bill hidden reasoning: with reasoning_effort (other than none) you pay the reasoning tokens they report, within max_tokens"),
 });
 export type ModelListing = z.output<typeof ModelListingSchema>;
 

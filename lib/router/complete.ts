@@ -10,7 +10,7 @@ import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
 import { requiredFeatures, type Features } from "@/lib/router/features";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
 import { clearCompletion, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
-import { allowedClaim, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type PromptSizing } from "@/lib/router/metering";
+import { allowedClaim, billingRules, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type BillingRules, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
 import {
@@ -74,7 +74,8 @@ export async function completeChat(input: {
     const upstream = await forwardOnce({ holdId, offerId, upstream: reservation.upstream, forwarded, maxOutputTokens: sizing.maxOutputTokens, now: clock });
 
     const completionId = `chatcmpl-${randomId(24)}`;
-    const { usage, clear } = await billAndClear({ meter, holdId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, now: clock });
+    const rules = billingRules(body, model);
+    const { usage, clear } = await billAndClear({ meter, holdId, offerId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, rules });
     // The offer's success (health) was recorded by the clear's own statement.
     if (usage.disputed) log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
 
@@ -87,18 +88,23 @@ export async function completeChat(input: {
   }
 }
 
-/** Bills the usage checked against our count and clears it; any failure releases the hold (nothing charged). */
+/**
+ * Bills the usage checked against our count and clears it; any failure releases the hold (nothing charged). A claim
+ * outside what the request allows is billed at our count and, once cleared, counts against the offer's health.
+ */
 async function billAndClear(input: {
   meter: PromptMeter;
   holdId: string;
+  offerId: string;
   completionId: string;
   model: CatalogEntry;
   upstream: Forwarded;
   maxOutputTokens: number;
-  now: () => Date;
+  rules: BillingRules;
 }) {
+  let billed: { usage: BilledUsage; clear: Awaited<ReturnType<typeof clearCompletion>> };
   try {
-    const usage = await billUsage(input.meter, input.upstream.answer, input.maxOutputTokens);
+    const usage = await billUsage(input.meter, input.upstream.answer, input.maxOutputTokens, input.rules);
     const clear = await clearCompletion({
       holdId: input.holdId,
       completionId: input.completionId,
@@ -110,11 +116,15 @@ async function billAndClear(input: {
       latencyMs: input.upstream.latencyMs,
       burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, input.model),
     });
-    return { usage, clear };
+    billed = { usage, clear };
   } catch (error) {
     await releaseHoldOrRetry(input.holdId);
     throw error;
   }
+  // After the clear, whose statement records the offer's success: the failure is the offer's last word.
+  const { outOfBounds } = billed.usage;
+  if (outOfBounds) await reportUpstreamFailure(input.offerId, outOfBounds).catch((error: unknown) => log.warn("health report failed", { error }));
+  return billed;
 }
 
 /**

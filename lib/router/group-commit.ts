@@ -4,12 +4,18 @@ import "server-only";
  * Group commit: items submitted while a batch is in flight wait for it and go together as the next batch (one
  * statement over arrays, one transaction, one WAL flush). When nothing is in flight an item goes at once, so an
  * idle server adds no wait; under load the batch grows with the arrival rate during one round trip (the window
- * adapts by itself). `run` must answer one result per item, in order, and must be all-or-nothing (one statement):
- * if the database refuses it, nothing of it was committed and each item is run again alone (one bad item fails only
- * itself); any other failure (a lost connection: the batch may have committed) fails every item of the batch.
+ * adapts by itself). `run` must answer one result per item, in order, and must be all-or-nothing (one statement).
+ *
+ * One item must not fail the others: the statements give each item its own outcome, refusing an item they cannot
+ * take instead of raising (svc_reserve_batch, svc_clear_batch). Should the database still refuse a batch (an error no
+ * item check foresaw), nothing of it was committed, and it is split in halves, each run again, down to the item that
+ * fails alone: a bad item costs its batch about 2·log2(n) statements (16 for 256 items), not one per item. Any other
+ * failure (a lost connection: the batch may have committed) fails every item of the batch.
  */
+type Waiting<I, O> = { item: I; resolve: (o: O) => void; reject: (e: unknown) => void };
+
 export class GroupCommit<I, O> {
-  private queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
+  private queue: Waiting<I, O>[] = [];
   private inFlight = 0;
 
   constructor(
@@ -21,6 +27,11 @@ export class GroupCommit<I, O> {
       isolatable: (error: unknown) => boolean;
     },
   ) {}
+
+  /** Items waiting for the next batch (not those in flight). */
+  get queued(): number {
+    return this.queue.length;
+  }
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
@@ -36,15 +47,23 @@ export class GroupCommit<I, O> {
   }
 
   /**
-   * A batch the database refused committed nothing; so that one bad item cannot fail the others that shared its statement,
-   * each is run again on its own and gets its own outcome.
+   * A batch the database refused committed nothing; so that one bad item cannot fail the others that shared its
+   * statement, each half is run again, and a half the database refuses again is split in turn: the items that fail
+   * alone get their error, every other item its outcome.
    */
-  private async isolate(batch: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[]): Promise<void> {
-    for (const b of batch) {
+  private async isolate(batch: Waiting<I, O>[], error: unknown): Promise<void> {
+    if (batch.length === 1) {
+      batch[0].reject(error);
+      return;
+    }
+    const half = Math.ceil(batch.length / 2);
+    for (const part of [batch.slice(0, half), batch.slice(half)]) {
       try {
-        b.resolve((await this.runBatch([b.item]))[0]);
-      } catch (error) {
-        b.reject(error);
+        const results = await this.runBatch(part.map((b) => b.item));
+        part.forEach((b, i) => b.resolve(results[i]));
+      } catch (partError) {
+        if (this.options.isolatable(partError)) await this.isolate(part, partError);
+        else part.forEach((b) => b.reject(partError));
       }
     }
   }
@@ -57,7 +76,7 @@ export class GroupCommit<I, O> {
         .then(
           (results) => batch.forEach((b, i) => b.resolve(results[i])),
           (error: unknown) =>
-            batch.length > 1 && this.options.isolatable(error) ? this.isolate(batch) : batch.forEach((b) => b.reject(error)),
+            this.options.isolatable(error) ? this.isolate(batch, error) : batch.forEach((b) => b.reject(error)),
         )
         .finally(() => {
           this.inFlight -= 1;

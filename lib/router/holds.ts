@@ -13,8 +13,11 @@ import { GroupCommit } from "@/lib/router/group-commit";
  * directly (lib/db-pool.ts) through group commit (lib/router/group-commit.ts): the completions that arrive while
  * the previous batch is in flight share the next statement (svc_reserve_batch / svc_clear_batch, in
  * prisma/migrations/20261124000000_hot_path_batched; svc_clear_batch's set-based body, a fixed number of statements
- * per batch, in 20261125000000_clear_set_based), each row with its own outcome. reserveCompletion (the
- * single-row function with ids instead of a key hash) stays for the sweeper's tests and tools.
+ * per batch, in 20261125000000_clear_set_based; both as 20261127010000_bounded_claims left them), each row with its
+ * own outcome. An item the statement cannot take (a count out of range, a completion id already used) is refused
+ * alone ('rejected') and never fails the rest of its batch; numbers are checked here first as well, so one never
+ * reaches SQL out of range. reserveCompletion (the single-row function with ids instead of a key hash) stays for the
+ * sweeper's tests and tools.
  */
 
 export type Upstream = { baseUrl: string; keyCiphertext: string; model: string };
@@ -69,7 +72,10 @@ export type ClearInput = {
   promptTokens: number;
   completionTokens: number;
   usageEstimated: boolean;
-  /** What the upstream claimed (null when it sent no usage) and whether it exceeded our count beyond the tolerance. */
+  /**
+   * What the upstream claimed (null when it sent no usage: any size, stored clamped to the column) and whether it
+   * exceeded our count beyond the tolerance.
+   */
   claimed: { promptTokens: number; completionTokens: number } | null;
   usageDisputed: boolean;
   latencyMs: number;
@@ -84,13 +90,25 @@ export type ClearInput = {
  * balanceMicros is the buyer's balance after the whole batch (its other clears in the same batch included).
  */
 export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
-  const row = await clears().submit(input);
+  assertCount(input.promptTokens, "promptTokens");
+  assertCount(input.completionTokens, "completionTokens");
+  if (input.claimed) {
+    assertClaim(input.claimed.promptTokens, "claimed.promptTokens");
+    assertClaim(input.claimed.completionTokens, "claimed.completionTokens");
+  }
+  const row = await clears().submit({ ...input, latencyMs: Math.min(Math.max(0, Math.round(input.latencyMs)), INT_MAX) });
+  if (row.status === "rejected") throw new Error(`the clear of hold ${input.holdId} was refused by the database (its completion id or counts)`);
   if (row.status !== "ok") throw new Error(`hold ${input.holdId} is not active`);
   onCleared(input.holdId, BigInt(row.charge_micros!));
   return { chargeMicros: BigInt(row.charge_micros!), burnMicroDiem: BigInt(row.burn_micro_diem!), priceCents: Number(row.price_cents), balanceMicros: BigInt(row.balance_micros!) };
 }
 
 type ClearRow = { ord: number; status: string; charge_micros: string | null; burn_micro_diem: string | null; price_cents: number | null; balance_micros: string | null };
+
+/** Clears waiting for the next clear batch (a diagnostic; tests use it to know a batch has formed). */
+export function queuedClears(): number {
+  return batchers.clear?.queued ?? 0;
+}
 
 function clears(): GroupCommit<ClearInput, ClearRow> {
   return (batchers.clear ??= new GroupCommit(runClearBatch, { maxBatch: 256, maxInFlight: 1, isolatable: refusedByDatabase }));
@@ -118,8 +136,21 @@ async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
   return byOrd(rows.rows, items.length);
 }
 
-const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::int[], $4::int[], $5::boolean[], $6::int[],
-  $7::bigint[], $8::int[], $9::int[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
+const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
+  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
+
+/** The largest value of the integer columns that hold counts (billed tokens, latency; claims are clamped to it). */
+const INT_MAX = 2_147_483_647;
+
+/** A billed count: ours, so never beyond the hold, let alone the column; anything else is our bug, refused here. */
+function assertCount(n: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 0 || n > INT_MAX) throw new Error(`clear: ${what} ${n} is not a count the ledger can hold`);
+}
+
+/** A claim: the supplier's number, of any size SQL's bigint takes (lib/router/upstream-answer.ts reads only safe integers). */
+function assertClaim(n: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`clear: ${what} ${n} is not a count`);
+}
 
 /** The platform's fee is spread over this many sub-accounts (one per clear batch, at random): no single hot row. */
 const PLATFORM_SHARDS = 16;
@@ -166,8 +197,11 @@ type ReserveBatchRow = {
 };
 
 export async function reserveWithKey(input: KeyedReservationInput): Promise<KeyedReservation> {
+  assertCount(input.promptTokens, "promptTokens");
+  assertCount(input.outputTokens, "outputTokens");
   const row = await reservations().submit(input);
   onReserved({ status: row.status, holdId: row.hold_id, offerId: row.offer_id });
+  if (row.status === "rejected") throw new Error("the reservation was refused by the database (its counts or price)");
   if (row.status === "invalid_api_key" || row.status === "model_not_found") return { status: row.status };
   const key: KeyFacts = {
     apiKeyId: row.api_key_id!,

@@ -1,43 +1,70 @@
 import "server-only";
 import { AppError } from "@/lib/http/errors";
-import type { ClaimedUsage, UpstreamAnswer } from "@/lib/router/upstream-answer";
+import type { AssistantMessageOut, ClaimedUsage, UpstreamAnswer } from "@/lib/router/upstream-answer";
 import {
   countMaterialTokens,
   countReplyTokens,
   promptMaterial,
   tokenBounds,
+  type CountableReply,
   type CountableRequest,
   type PromptMaterial,
   type TokenBounds,
 } from "@/lib/upstream/tokens";
 
 /**
- * What a completion may be billed for: never more than our own count of what was sent and what came back.
+ * What a completion may be billed for: never more than our own count of what was sent and what came back, and
+ * never more than the request allows.
  *
- * An upstream's usage claim is billed as claimed when it is within the tolerance of our count (its
- * tokenizer and chat template differ from ours: 25% plus 64 tokens, per side); a claim beyond it is a
- * dispute, recorded on the offer, and that side is billed at our count. Output is never billed beyond the
- * max_tokens we forwarded, and images at most IMAGE_TOKENS each. Without a claim our count is billed.
+ * The tolerance. An upstream's usage claim is billed as claimed when each side is within the tolerance of our
+ * count (its tokenizer and chat template differ from ours): ours + max(25% of ours, min(ours, 16)) tokens, i.e. up
+ * to twice our count below 16 tokens, 16 more up to 64, 25% more beyond. It is proportional: nothing over a count of
+ * 0 (an empty reply is billed no completion tokens whatever is claimed), never more than twice ours. A claim beyond
+ * it is a dispute, recorded on the offer, and that side is billed at our count.
+ *
+ * What we count as the reply: its content, refusal, visible reasoning and tool calls, but tool calls only when the
+ * request sent tools (an answer calling tools nobody offered is not billed for them). An empty answer (no content,
+ * refusal, reasoning text or billable tool calls) bills no completion tokens at all.
+ *
+ * Hidden reasoning. When the model bills reasoning (models.bills_reasoning) and the buyer asked for it
+ * (reasoning_effort other than "none"), the claimed reasoning tokens are billed as claimed: the rest of the
+ * completion claim is checked against our count of the reply, and the whole stays within the max_tokens forwarded
+ * (which the hold covers). Otherwise hidden reasoning is part of the completion claim, checked against our count.
+ *
+ * The bounds. A claim outside what the request allows (prompt beyond the tolerance of its byte bound plus
+ * PROMPT_TEMPLATE_TOKENS for the upstream's own template and system prompt; completion beyond the max_tokens
+ * forwarded) is impossible for an honest upstream: it is a dispute billed at our count, and it counts against the
+ * offer's health like a failed answer. Whatever its size it never reaches SQL as more than the claim columns hold.
+ * Output is never billed beyond the max_tokens we forwarded, and images at most IMAGE_TOKENS each. Without a claim
+ * our count is billed.
  */
 export const USAGE_TOLERANCE_PERCENT = 25;
-export const USAGE_TOLERANCE_TOKENS = 64;
+/** Below 64 tokens the tolerance is min(ours, this): a short count may be claimed up to twice, never more. */
+export const USAGE_TOLERANCE_FLOOR_TOKENS = 16;
+/** What an upstream's own chat template and system prompt may add to a prompt's byte bound before a claim is impossible. */
+export const PROMPT_TEMPLATE_TOKENS = 1024;
 /**
  * Prompt text beyond this many bytes per token of the model's context is refused before counting (real text
  * runs 3 to 6 bytes a token; only degenerate runs go beyond 16, and the tokenizer never exceeds 128).
  */
 export const MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN = 16;
 
-/** The largest claim accepted as is against our count of `ours` tokens. */
+/** The largest claim accepted as is against our count of `ours` tokens (0 for 0). */
 export function allowedClaim(ours: number): number {
-  return ours + Math.ceil((ours * USAGE_TOLERANCE_PERCENT) / 100) + USAGE_TOLERANCE_TOKENS;
+  return ours + Math.max(Math.ceil((ours * USAGE_TOLERANCE_PERCENT) / 100), Math.min(ours, USAGE_TOLERANCE_FLOOR_TOKENS));
 }
 
-/** The smallest count of ours that accepts `claim` (counting can stop there). */
+/** The smallest count of ours that accepts `claim` (counting can stop there). allowedClaim is increasing. */
 export function minCountAccepting(claim: number): number {
-  let n = Math.max(0, Math.floor(((claim - USAGE_TOLERANCE_TOKENS) * 100) / (100 + USAGE_TOLERANCE_PERCENT)));
+  let n = Math.max(0, Math.floor((claim * 100) / (100 + USAGE_TOLERANCE_PERCENT)) - USAGE_TOLERANCE_FLOOR_TOKENS);
   while (allowedClaim(n) < claim) n += 1;
   while (n > 0 && allowedClaim(n - 1) >= claim) n -= 1;
   return n;
+}
+
+/** The most prompt tokens an honest upstream can claim for a prompt of these byte bounds. */
+export function promptClaimBound(bounds: TokenBounds): number {
+  return allowedClaim(bounds.upper) + PROMPT_TEMPLATE_TOKENS;
 }
 
 /**
@@ -150,28 +177,73 @@ export type BilledUsage = {
   /** The upstream's claim, null when it sent none (then our count is billed). */
   claimed: ClaimedUsage | null;
   disputed: boolean;
+  /** Why the claim is outside what the request allows (then it counts against the offer's health); null when it is not. */
+  outOfBounds: string | null;
 };
 
+/** What of the request decides how its answer is billed (see the top of this file). */
+export type BillingRules = {
+  /** The request sent tools: tool calls in the answer are billed. */
+  toolsRequested: boolean;
+  /** The model bills hidden reasoning and the buyer asked for reasoning: claimed reasoning tokens are billed. */
+  reasoningBillable: boolean;
+};
+
+export function billingRules(
+  request: { tools?: readonly unknown[] | null; reasoning_effort?: string | null },
+  model: { billsReasoning: boolean },
+): BillingRules {
+  const askedForReasoning = request.reasoning_effort != null && request.reasoning_effort !== "none";
+  return { toolsRequested: (request.tools?.length ?? 0) > 0, reasoningBillable: model.billsReasoning && askedForReasoning };
+}
+
+/** The part of the reply a buyer pays for: tool calls only when the request offered tools. */
+function billableReply(message: AssistantMessageOut, rules: BillingRules): CountableReply {
+  return rules.toolsRequested ? message : { content: message.content, refusal: message.refusal, reasoning_content: message.reasoning_content };
+}
+
+function isEmptyReply(reply: CountableReply): boolean {
+  return !reply.content && !reply.refusal && !reply.reasoning_content && !reply.tool_calls?.length;
+}
+
 /** Our count of the exchange against the upstream's claim: what the buyer pays for (see the top of this file). */
-export async function billUsage(meter: PromptMeter, answer: UpstreamAnswer, maxOutputTokens: number): Promise<BilledUsage> {
+export async function billUsage(meter: PromptMeter, answer: UpstreamAnswer, maxOutputTokens: number, rules: BillingRules): Promise<BilledUsage> {
   const claim = answer.usage;
+  const reply = billableReply(answer.message, rules);
+  const empty = isEmptyReply(reply);
+  // Billable hidden reasoning is taken as claimed; the rest of the completion claim is what our count checks.
+  const claimedReasoning = claim && rules.reasoningBillable ? Math.min(claim.reasoningTokens ?? 0, claim.completionTokens) : 0;
+  const claimedVisible = claim ? claim.completionTokens - claimedReasoning : 0;
   // Counting the reply stops where the answer is settled: at max_tokens, or where our count accepts the claim.
-  const limit = claim ? Math.min(maxOutputTokens, minCountAccepting(claim.completionTokens)) : maxOutputTokens;
-  const [oursPrompt, counted] = await Promise.all([meter.count(), countReplyTokens(answer.message, { limit })]);
+  const limit = claim && claimedVisible <= allowedClaim(maxOutputTokens) ? Math.min(maxOutputTokens, minCountAccepting(claimedVisible)) : maxOutputTokens;
+  const [oursPrompt, counted] = await Promise.all([meter.count(), empty ? 0 : countReplyTokens(reply, { limit })]);
   const oursCompletion = Math.min(counted, maxOutputTokens);
   if (!claim) {
-    return { promptTokens: oursPrompt, completionTokens: oursCompletion, cachedTokens: null, reasoningTokens: null, claimed: null, disputed: false };
+    return { promptTokens: oursPrompt, completionTokens: oursCompletion, cachedTokens: null, reasoningTokens: null, claimed: null, disputed: false, outOfBounds: null };
   }
+  const promptBound = promptClaimBound(meter.bounds);
+  const outOfBounds =
+    claim.promptTokens > promptBound
+      ? `usage claim of ${claim.promptTokens} prompt tokens for a prompt that allows at most ${promptBound}`
+      : claim.completionTokens > maxOutputTokens
+        ? `usage claim of ${claim.completionTokens} completion tokens beyond the max_tokens of ${maxOutputTokens} forwarded`
+        : null;
   const promptOk = claim.promptTokens <= allowedClaim(oursPrompt);
-  const completionOk = claim.completionTokens <= allowedClaim(oursCompletion);
+  const completionInBounds = claim.completionTokens <= maxOutputTokens;
+  const visibleOk = claimedVisible <= allowedClaim(oursCompletion);
   const promptTokens = promptOk ? claim.promptTokens : oursPrompt;
-  const completionTokens = completionOk ? Math.min(claim.completionTokens, maxOutputTokens) : oursCompletion;
+  const completionTokens = empty
+    ? 0
+    : completionInBounds
+      ? Math.min((visibleOk ? claimedVisible : oursCompletion) + claimedReasoning, maxOutputTokens)
+      : oursCompletion;
   return {
     promptTokens,
     completionTokens,
     cachedTokens: claim.cachedTokens === null ? null : Math.min(claim.cachedTokens, promptTokens),
     reasoningTokens: claim.reasoningTokens === null ? null : Math.min(claim.reasoningTokens, completionTokens),
     claimed: claim,
-    disputed: !promptOk || !completionOk,
+    disputed: !promptOk || !completionInBounds || !visibleOk,
+    outOfBounds,
   };
 }

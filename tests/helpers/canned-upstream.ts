@@ -6,18 +6,20 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
 export type CannedAnswer = { status: number; body: unknown };
+/** The answer to one request; a promise holds it until the test resolves it (a barrier, never a timer). */
+type Answerer = CannedAnswer | ((body: Record<string, unknown>) => CannedAnswer | Promise<CannedAnswer>);
 
 export type CannedUpstream = {
   url: string;
   apiKey: string;
   /** Every chat request received: its headers, raw size and parsed body. */
   received: { headers: IncomingHttpHeaders; bytes: number; body: Record<string, unknown> | null }[];
-  answer: (next: CannedAnswer | ((body: Record<string, unknown>) => CannedAnswer)) => void;
+  answer: (next: Answerer) => void;
   stop: () => Promise<void>;
 };
 
 export async function startCannedUpstream(models: Record<string, unknown>[] = [{ id: "canned-model" }]): Promise<CannedUpstream> {
-  let reply: CannedAnswer | ((body: Record<string, unknown>) => CannedAnswer) = { status: 500, body: { error: { message: "no answer set" } } };
+  let reply: Answerer = { status: 500, body: { error: { message: "no answer set" } } };
   const received: CannedUpstream["received"] = [];
   const sockets = new Set<Socket>();
   const server = createServer(async (req, res) => {
@@ -38,7 +40,7 @@ export async function startCannedUpstream(models: Record<string, unknown>[] = [{
       body = null;
     }
     received.push({ headers: req.headers, bytes: raw.length, body });
-    const next = typeof reply === "function" ? reply(body ?? {}) : reply;
+    const next = typeof reply === "function" ? await reply(body ?? {}) : reply;
     send(next.status, next.body);
   });
   server.on("connection", (socket) => {

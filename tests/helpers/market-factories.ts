@@ -25,6 +25,8 @@ export async function seedPrivateModel(
     supportsTools: boolean;
     supportsJsonSchema: boolean;
     supportsVision: boolean;
+    billsReasoning: boolean;
+    maxOutputTokens: number;
   }> = {},
 ) {
   return db.model.create({
@@ -34,10 +36,11 @@ export async function seedPrivateModel(
       inputMicroDiemPerMTok: overrides.inputMicroDiemPerMTok ?? 700_000n,
       outputMicroDiemPerMTok: overrides.outputMicroDiemPerMTok ?? 2_800_000n,
       contextTokens: 32_768,
-      maxOutputTokens: 4_096,
+      maxOutputTokens: overrides.maxOutputTokens ?? 4_096,
       supportsTools: overrides.supportsTools ?? false,
       supportsJsonSchema: overrides.supportsJsonSchema ?? false,
       supportsVision: overrides.supportsVision ?? false,
+      billsReasoning: overrides.billsReasoning ?? false,
     },
   });
 }

@@ -39,7 +39,7 @@ beforeAll(async () => {
         availableContextTokens: 65536,
         maxCompletionTokens: 4096,
         pricing: { input: { usd: 0.2, diem: 0.2 }, output: { usd: 0.8, diem: 0.8 } },
-        capabilities: { supportsFunctionCalling: true, supportsResponseSchema: false, supportsVision: false },
+        capabilities: { supportsFunctionCalling: true, supportsResponseSchema: false, supportsVision: false, supportsReasoning: true },
       },
     },
     { id: ids.a, object: "model", model_spec: { availableContextTokens: 32768, pricing: { input: { diem: 0.3 }, output: { diem: 1.5 } } } },
@@ -78,7 +78,7 @@ describe("npm run catalog", () => {
     expect(audit.trim().split("\n")).toHaveLength(3);
 
     const { stdout: listed } = await catalogCli("list");
-    expect(listed).toContain(`${ids.b}\tCat B\t0.550000\t1.600000\t32768\t2048\ttools\tactive`);
+    expect(listed).toContain(`${ids.b}\tCat B\t0.550000\t1.600000\t32768\t2048\ttools\tno\tactive`);
 
     // This process has the model in its cached catalog when it is retired (as every other instance would):
     // the reservation reads models.active itself, so the retirement takes effect at once.
@@ -117,6 +117,24 @@ describe("npm run catalog", () => {
     expect(await db.model.count({ where: { id: "llama-3.3-70b", active: true } })).toBe(1);
   });
 
+  it("says which models bill hidden reasoning: the default catalog, add and set, and an imported file", async () => {
+    expect(CATALOG.filter((m) => m.billsReasoning).map((m) => m.id)).toEqual(["qwen3-235b"]);
+    const id = `cat-${tag}-reasoning`;
+    await catalogCli("add", id, "--name", "Thinker", "--input", "0.40", "--output", "1.60", "--context", "32768", "--max-output", "2048", "--bills-reasoning", "yes");
+    expect((await db.model.findUniqueOrThrow({ where: { id } })).billsReasoning).toBe(true);
+    const { stdout: set } = await catalogCli("set", id, "--bills-reasoning", "no");
+    expect(set).toContain(`${id}\tThinker\t0.400000\t1.600000\t32768\t2048\t-\tno\tactive`);
+    await expect(catalogCli("set", id, "--bills-reasoning", "maybe")).rejects.toMatchObject({ stderr: expect.stringContaining("yes or no") });
+
+    const dir = mkdtempSync(join(tmpdir(), "svc-catalog-"));
+    const file = join(dir, "catalog.json");
+    const entry = { id, name: "Thinker", input_diem_per_mtok: "0.40", output_diem_per_mtok: "1.60", context_length: 32768, max_output_tokens: 2048 };
+    writeFileSync(file, JSON.stringify({ models: [{ ...entry, bills_reasoning: true }] }));
+    const { stdout } = await catalogCli("import", file);
+    expect(stdout).toContain(`~ ${id}  bills_reasoning false -> true`);
+    expect((await db.model.findUniqueOrThrow({ where: { id } })).billsReasoning).toBe(true);
+  }, 90_000); // four runs of the CLI, each a fresh tsx process
+
   it("syncs from an upstream's /models: shows the diff, applies nothing without confirmation, applies with --yes", async () => {
     const url = `${canned.url}`;
     const { stdout: dry, stderr } = await catalogCli("sync", url).catch((e: { stdout: string; stderr: string; code: number }) => {
@@ -124,7 +142,7 @@ describe("npm run catalog", () => {
       return e;
     });
     expect(stderr).toBe("");
-    expect(dry).toContain(`+ ${ids.synced}  "Synced model"  input 0.200000  output 0.800000  context 65536  max_output 4096  features tools`);
+    expect(dry).toContain(`+ ${ids.synced}  "Synced model"  input 0.200000  output 0.800000  context 65536  max_output 4096  features tools  bills_reasoning`);
     expect(dry).toContain(`skipped (no pricing or context length): cat-${tag}-unpriced`);
     expect(dry).toContain("not applied");
     expect(await db.model.count({ where: { id: ids.synced } })).toBe(0);
@@ -132,7 +150,7 @@ describe("npm run catalog", () => {
     const { stdout } = await catalogCli("sync", url, "--yes");
     expect(stdout).toContain("applied");
     const synced = await db.model.findUniqueOrThrow({ where: { id: ids.synced } });
-    expect([synced.inputMicroDiemPerMTok, synced.outputMicroDiemPerMTok, synced.supportsTools]).toEqual([200_000n, 800_000n, true]);
+    expect([synced.inputMicroDiemPerMTok, synced.outputMicroDiemPerMTok, synced.supportsTools, synced.billsReasoning]).toEqual([200_000n, 800_000n, true, true]);
     const a = await db.model.findUniqueOrThrow({ where: { id: ids.a } });
     expect([a.inputMicroDiemPerMTok, a.outputMicroDiemPerMTok, a.contextTokens]).toEqual([300_000n, 1_500_000n, 32768]);
     expect((await getPriceHistory(db, ids.a)).length).toBeGreaterThanOrEqual(3);

@@ -30,11 +30,13 @@ type Item = {
   completionTokens: number;
   burnMicroDiem?: bigint;
   usageDisputed?: boolean;
+  /** What the upstream claimed (default: the billed counts). */
+  claimed?: [prompt: number | bigint, completion: number | bigint];
 };
 type Row = { ord: number; status: string; charge_micros: string | null; burn_micro_diem: string | null; price_cents: number | null; balance_micros: string | null };
 
-const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::int[], $4::int[], $5::boolean[], $6::int[],
-  $7::bigint[], $8::int[], $9::int[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
+const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
+  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
 
 function clearValues(items: Item[], now: Date) {
   return [
@@ -45,8 +47,8 @@ function clearValues(items: Item[], now: Date) {
     items.map(() => false),
     items.map(() => 42),
     items.map((i) => (i.burnMicroDiem ?? 0n).toString()),
-    items.map((i) => i.promptTokens),
-    items.map((i) => i.completionTokens),
+    items.map((i) => String(i.claimed?.[0] ?? i.promptTokens)),
+    items.map((i) => String(i.claimed?.[1] ?? i.completionTokens)),
     items.map((i) => i.usageDisputed ?? false),
     FEE_BPS,
     now,
@@ -228,18 +230,61 @@ describe("svc_clear_batch with many items in one statement", () => {
     expect(await db.completion.count({ where: { accountId: x.id } })).toBe(1);
   });
 
-  it("a failing item rolls the whole batch back (the caller then runs each item alone)", async () => {
-    const { modelA, x } = await seedMarket();
-    const [h1, h2] = [await reserve(x.key, modelA.id), await reserve(x.key, modelA.id)];
+  it("refuses an item it cannot take on its own, and clears the rest in the same statement", async () => {
+    const { modelA, x, y } = await seedMarket();
+    const [h1, h2, h3, h4, h5, h6] = [
+      await reserve(x.key, modelA.id), await reserve(x.key, modelA.id), await reserve(x.key, modelA.id),
+      await reserve(y.key, modelA.id), await reserve(y.key, modelA.id), await reserve(y.key, modelA.id),
+    ];
     const taken = `chatcmpl-test-${randomUUID()}`;
     await clearBatch([{ holdId: h1.holdId, completionId: taken, promptTokens: 10, completionTokens: 10 }]);
-    const before = await buyerBalance(x.id);
+    const repeated = `chatcmpl-test-${randomUUID()}`;
+    const before = { x: await buyerBalance(x.id), y: await buyerBalance(y.id) };
 
-    // A completion id already used: the whole statement fails, h2's clear included.
-    await expect(clearBatch([{ holdId: h2.holdId, completionId: taken, promptTokens: 10, completionTokens: 10 }])).rejects.toMatchObject({ code: "23505" });
-    expect(await buyerBalance(x.id)).toEqual(before);
-    expect((await db.hold.findUniqueOrThrow({ where: { id: h2.holdId } })).status).toBe("active");
+    const rows = await clearBatch([
+      { holdId: h2.holdId, completionId: taken, promptTokens: 10, completionTokens: 10 }, // a completion id already used
+      { holdId: h3.holdId, completionId: repeated, promptTokens: 10, completionTokens: 10 }, // first use of an id: fine
+      { holdId: h4.holdId, completionId: repeated, promptTokens: 10, completionTokens: 10 }, // the same id again
+      { holdId: h5.holdId, promptTokens: 10, completionTokens: -5 }, // a negative count
+      { holdId: h6.holdId, promptTokens: 10, completionTokens: 20, claimed: [2_147_483_648, 9_007_199_254_740_991n], usageDisputed: true }, // claims beyond int
+      { holdId: h1.holdId, promptTokens: 10, completionTokens: 10 }, // already cleared
+    ]);
+
+    expect(rows.map((r) => [r.ord, r.status])).toEqual([[1, "rejected"], [2, "ok"], [3, "rejected"], [4, "rejected"], [5, "ok"], [6, "not_active"]]);
+    // The refused items changed nothing: their holds are still active (the caller releases them), nothing charged for them.
+    const status = async (id: string) => (await db.hold.findUniqueOrThrow({ where: { id } })).status;
+    expect([await status(h2.holdId), await status(h4.holdId), await status(h5.holdId)]).toEqual(["active", "active", "active"]);
+    expect([await status(h3.holdId), await status(h6.holdId)]).toEqual(["cleared", "cleared"]);
+    expect(await buyerBalance(x.id)).toEqual({ balance: before.x.balance - BigInt(rows[1].charge_micros!), held: h2.amountMicros });
+    expect(await buyerBalance(y.id)).toEqual({ balance: before.y.balance - BigInt(rows[4].charge_micros!), held: h4.amountMicros + h5.amountMicros });
+    // A claim beyond what the column holds is stored clamped to it (the clear recorded it as disputed).
+    const six = await db.completion.findUniqueOrThrow({ where: { holdId: h6.holdId } });
+    expect(six).toMatchObject({ promptTokens: 10, completionTokens: 20, claimedPromptTokens: 2_147_483_647, claimedCompletionTokens: 2_147_483_647, usageDisputed: true });
+    // A refused item can be cleared again once what it carried is right.
     expect(await clearBatch([{ holdId: h2.holdId, promptTokens: 10, completionTokens: 10 }])).toMatchObject([{ status: "ok" }]);
+  });
+
+  it("reserves every item it can and refuses the one it cannot, in one statement", async () => {
+    const { modelA, x } = await seedMarket();
+    // A model priced so high that a large request's burn, charged at any price, would overflow a bigint.
+    const dear = await seedPrivateModel({ inputMicroDiemPerMTok: 9_000_000_000_000_000n, outputMicroDiemPerMTok: 1n });
+    await seedOffer({ models: [dear.id], priceCents: 100, dailyCapacityMicroDiem: 1_000_000_000n });
+    const hash = sha256Hex(x.key);
+    const items = [
+      [hash, modelA.id, 100, 200],
+      [hash, modelA.id, -100, 200], // a negative count
+      [hash, dear.id, 2_000_000, 1], // a burn beyond any charge a bigint holds
+      [hash, modelA.id, 100, 200],
+    ] as const;
+    const { rows } = await pgPool().query<{ ord: number; status: string; hold_id: string | null }>(
+      `SELECT ord, status, hold_id FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
+        $7::boolean[], $8::boolean[], $9::int, $10::timestamptz, $11::timestamptz)`,
+      [items.map((i) => i[0]), items.map((i) => i[1]), items.map(() => 200), items.map((i) => i[2]), items.map((i) => i[3]),
+        items.map(() => false), items.map(() => false), items.map(() => false), 100, new Date(), new Date(Date.now() + 60_000)],
+    );
+    expect(rows.sort((a, b) => a.ord - b.ord).map((r) => [r.ord, r.status])).toEqual([[1, "ok"], [2, "rejected"], [3, "rejected"], [4, "ok"]]);
+    expect(await db.hold.count({ where: { accountId: x.id, status: "active" } })).toBe(2);
+    expect((await buyerBalance(x.id)).held).toBe(756n * 2n);
   });
 });
 

@@ -18,7 +18,7 @@ function gated(fail: (items: number[]) => Error | null = () => null) {
     gates.shift()!();
     await new Promise((r) => setTimeout(r, 0));
   };
-  return { run, batches, releaseNext };
+  return { run, batches, releaseNext, pending: () => gates.length };
 }
 
 const refused = Object.assign(new Error("refused"), { code: "22003" });
@@ -38,17 +38,22 @@ describe("group commit", () => {
     expect(await Promise.all(rest)).toEqual([20, 30, 40, 50]);
   });
 
-  it("runs each item of a batch the database refused on its own: only the bad one fails", async () => {
-    const g = gated((items) => (items.includes(3) ? refused : null));
+  it("splits a batch the database refused in halves until the bad item fails alone: the others need no run each", async () => {
+    const g = gated((items) => (items.includes(6) ? refused : null));
     const gc = new GroupCommit(g.run, { maxBatch: 100, maxInFlight: 1, isolatable: (e) => e === refused });
     const first = gc.submit(1);
-    const batch = [2, 3, 4].map((i) => gc.submit(i).catch((e: unknown) => e));
+    const batch = [2, 3, 4, 5, 6, 7, 8, 9].map((i) => gc.submit(i).catch((e: unknown) => e));
+    expect(gc.queued).toBe(8);
     await g.releaseNext();
     await first;
-    await g.releaseNext(); // [2, 3, 4] refused
-    for (let i = 0; i < 3; i++) await g.releaseNext(); // each alone
-    expect(g.batches).toEqual([[1], [2, 3, 4], [2], [3], [4]]);
-    expect(await Promise.all(batch)).toEqual([20, refused, 40]);
+    while (g.pending() > 0) await g.releaseNext();
+    expect(g.batches).toEqual([[1], [2, 3, 4, 5, 6, 7, 8, 9], [2, 3, 4, 5], [6, 7, 8, 9], [6, 7], [6], [7], [8, 9]]);
+    expect(await Promise.all(batch)).toEqual([20, 30, 40, 50, refused, 70, 80, 90]);
+    // A batch of one the database refuses is that item's own error, never run again.
+    const alone = gc.submit(6).catch((e: unknown) => e);
+    await g.releaseNext();
+    expect(await alone).toBe(refused);
+    expect(g.batches).toHaveLength(9);
   });
 
   it("fails the whole batch on an error that does not prove nothing was committed", async () => {
