@@ -12,12 +12,13 @@ export type CannedUpstream = {
   apiKey: string;
   /** Every chat request received: its headers, raw size and parsed body. */
   received: { headers: IncomingHttpHeaders; bytes: number; body: Record<string, unknown> | null }[];
-  answer: (next: CannedAnswer | ((body: Record<string, unknown>) => CannedAnswer)) => void;
+  /** A function may return a promise: the answer is held until it settles (a barrier the test releases). */
+  answer: (next: CannedAnswer | ((body: Record<string, unknown>) => CannedAnswer | Promise<CannedAnswer>)) => void;
   stop: () => Promise<void>;
 };
 
 export async function startCannedUpstream(models: Record<string, unknown>[] = [{ id: "canned-model" }]): Promise<CannedUpstream> {
-  let reply: CannedAnswer | ((body: Record<string, unknown>) => CannedAnswer) = { status: 500, body: { error: { message: "no answer set" } } };
+  let reply: CannedAnswer | ((body: Record<string, unknown>) => CannedAnswer | Promise<CannedAnswer>) = { status: 500, body: { error: { message: "no answer set" } } };
   const received: CannedUpstream["received"] = [];
   const sockets = new Set<Socket>();
   const server = createServer(async (req, res) => {
@@ -38,7 +39,8 @@ export async function startCannedUpstream(models: Record<string, unknown>[] = [{
       body = null;
     }
     received.push({ headers: req.headers, bytes: raw.length, body });
-    const next = typeof reply === "function" ? reply(body ?? {}) : reply;
+    const next = typeof reply === "function" ? await reply(body ?? {}) : reply;
+    if (res.destroyed) return;
     send(next.status, next.body);
   });
   server.on("connection", (socket) => {
