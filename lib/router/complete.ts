@@ -277,7 +277,7 @@ async function forwardOnce(input: {
       (counted
         ? "Retrying may route to another offer."
         : cause === "explained"
-          ? "This request asks for an answer that large or that long (max_tokens, logprobs or a schema), so it does not count against the offer; lower max_tokens to be served."
+          ? "This request asks for an answer that large or that long (its max_tokens, logprobs or schema), so it does not count against the offer; ask for less to be served."
           : "It does not count against the offer; retry."),
     { details: { upstream_failure: failure.reason } },
   );
