@@ -4,7 +4,22 @@ import { SubHeading } from "@/components/docs/doc-section";
 import type { DeploymentFacts } from "@/components/docs/guides";
 import { MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN, PROMPT_TEMPLATE_TOKENS, USAGE_TOLERANCE_FLOOR_TOKENS, USAGE_TOLERANCE_PERCENT } from "@/lib/router/metering";
 import { MAX_IMAGES, MAX_TOOLS } from "@/lib/router/request";
-import { BASE_COOLDOWN_MS, DISPUTE_WINDOW_DAYS, MAX_COOLDOWN_MS } from "@/lib/supply/offer-health";
+import {
+  LOGPROB_ENTRY_BYTES,
+  OUTPUT_TOKENS_PER_SECOND,
+  PROMPT_TOKENS_PER_SECOND,
+  TEXT_BYTES_PER_TOKEN,
+} from "@/lib/router/upstream-failure";
+import {
+  BASE_COOLDOWN_MS,
+  DISPUTE_WINDOW_DAYS,
+  DISTINCT_BUYERS_TO_COOL,
+  LONE_STREAK_FAILURES,
+  LONE_STREAK_MS,
+  MAX_COOLDOWN_MS,
+  STREAK_WINDOW_MS,
+} from "@/lib/supply/offer-health";
+import { DEFAULT_MAX_RESPONSE_BYTES } from "@/lib/upstream/client";
 import { IMAGE_TOKENS } from "@/lib/upstream/tokens";
 
 const WEATHER_TOOL = `{"type":"function","function":{"name":"get_weather","description":"Weather in a city",
@@ -179,17 +194,49 @@ export function BillingAndHealthRules() {
       </ul>
 
       <SubHeading id="offer-health">What counts against an offer&apos;s health</SubHeading>
+      <p>
+        A buyer cannot push a competitor&apos;s offer off the book: an answer the request itself asks to be huge or slow is not the
+        supplier&apos;s failure, and one buyer&apos;s failures alone do not cool an offer down that serves anyone else. Whatever the cause, the
+        buyer of a failed request gets 502 <C>upstream_error</C> (its message says whether it counts) and pays nothing.
+      </p>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          <strong>Counts</strong> (the supplier&apos;s faults): an upstream 5xx, a timeout, no connection, an answer over 4 MB, an answer that is not a
-          chat completion, 401/403 (its key refused), 402, 404 (the model or URL it posted is not there), 408, 429 (it sold capacity its provider
-          does not give it), and an upstream that is svc itself (a forwarding loop). The buyer gets 502 <C>upstream_error</C> and pays nothing; the
-          offer cools down for {BASE_COOLDOWN_MS / 1000} s, doubling with each consecutive failure up to {MAX_COOLDOWN_MS / 60_000} minutes.
+          <strong>Does not count, because the request explains it:</strong> an answer over the {DEFAULT_MAX_RESPONSE_BYTES / 1024 / 1024} MiB
+          limit when the request&apos;s worst case reaches it (the forwarded <C>max_tokens</C> × {TEXT_BYTES_PER_TOKEN} bytes a token, plus{" "}
+          {LOGPROB_ENTRY_BYTES} bytes for each of 1 + <C>top_logprobs</C> entries a token when it asks for <C>logprobs</C>), or when it
+          constrains the answer by a schema (tools the model may call, or a <C>json_schema</C> response format), whose <C>minItems</C> and{" "}
+          <C>minLength</C> can ask for any size; and a timeout when the request&apos;s worst-case time reaches the deadline (its prompt at{" "}
+          {PROMPT_TOKENS_PER_SECOND.toLocaleString("en-US")} tokens/s plus <C>max_tokens</C> at {OUTPUT_TOKENS_PER_SECOND} tokens/s, a slow but
+          honest provider; without <C>max_tokens</C> the model&apos;s output cap is forwarded). Nor does a wait for one of svc&apos;s own
+          connections to the upstream. Set <C>max_tokens</C> to what you need: a tight bound is served, and counts against a failing supplier.
         </li>
         <li>
           <strong>Does not count:</strong> an upstream 400, 413 or 422, which the request svc validated provoked. The buyer gets 400{" "}
           <C>upstream_rejected_request</C> with the upstream&apos;s message and pays nothing. svc never forwards more than it validated: a body that is
           not valid UTF-8 is refused (400 <C>invalid_json</C>), and one that would re-encode beyond the body limit is refused (413).
+        </li>
+        <li>
+          <strong>Cools the offer down at once</strong> (no request can provoke it): no connection (refused, a host that does not resolve or is
+          not allowed, nothing connected before the deadline), a 401 (the upstream refuses the supplier&apos;s key), and an upstream that is svc
+          itself (a forwarding loop).
+        </li>
+        <li>
+          <strong>Counts, weighed across buyers</strong> (the supplier&apos;s failure, but one a request might provoke): an upstream 5xx, 402, 403,
+          404, 408, 429, an answer that is not a chat completion, a connection broken after the request went out, and an over-limit answer or
+          a timeout the request does not explain. An offer&apos;s <strong>failure streak</strong> is its failures since it last served a
+          completion (any completion served ends it, as does {STREAK_WINDOW_MS / 60_000} minutes without a failure after its last cooldown).
+          The offer cools down when its streak holds failures from <strong>{DISTINCT_BUYERS_TO_COOL} distinct buyer accounts</strong>, or{" "}
+          <strong>
+            {LONE_STREAK_FAILURES} failures over at least {LONE_STREAK_MS / 1000} s
+          </strong>{" "}
+          (it served no one for that long while every request failed: this protects the only buyer of a model from a dead upstream, and with
+          anyone else served meanwhile, their completion would have ended the streak). A buyer whose requests an offer fails while serving
+          others keeps getting 502s from it, paying nothing; the offer stays on the book for everyone else.
+        </li>
+        <li>
+          The n-th cooldown of a streak lasts {BASE_COOLDOWN_MS / 1000} s × 2<sup>n−1</sup>, up to {MAX_COOLDOWN_MS / 60_000} minutes. After a
+          cooldown the next request probes the offer: a completion ends the streak, a failure starts the next, longer cooldown. Requests that
+          were in flight and fail during a cooldown count in the streak but do not lengthen it.
         </li>
         <li>
           Every forwarded request carries <C>X-Svc-Hop: 1</C>; svc refuses chat requests carrying it (508 <C>loop_detected</C>), so an offer pointed

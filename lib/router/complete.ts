@@ -13,15 +13,11 @@ import { clearCompletion, reserveWithKey, type KeyedReservation, type Upstream }
 import { allowedClaim, billingRules, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type BillingRules, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
 import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
-import {
-  parseUpstreamAnswer,
-  upstreamErrorCode,
-  upstreamErrorMessage,
-  type UpstreamAnswer,
-} from "@/lib/router/upstream-answer";
+import { parseUpstreamAnswer, upstreamErrorMessage, type UpstreamAnswer } from "@/lib/router/upstream-answer";
+import { answerBounds, classifyUpstreamError, classifyUpstreamStatus, type AnswerBounds, type ForwardFailure } from "@/lib/router/upstream-failure";
 import type { ChatCompletionResponse } from "@/lib/router/response";
 import { reportUpstreamFailure } from "@/lib/supply/offer-health";
-import { postChatCompletion, UpstreamError } from "@/lib/upstream/client";
+import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 import { decryptCredential } from "@/lib/upstream/key-encryption";
 
 /** Upstream answers that our validated request provoked: they never count against the supplier. */
@@ -44,7 +40,8 @@ export type ChatCompletionResult = { completion: ChatCompletionResponse; cost: C
  * One chat completion: reserve the worst case on the cheapest eligible offer that serves the request's
  * features, forward exactly once, bill the usage checked against our own count, clear it in one transaction.
  * A failure that is the supplier's (5xx, timeout, unusable answer, refused key) counts against the offer's
- * health; a 4xx our validated request provoked does not. Either way nothing is charged.
+ * health, weighed across buyers; a 4xx our validated request provoked, or an answer too large or too slow that
+ * the request itself asked for, does not (lib/router/upstream-failure.ts). Either way nothing is charged.
  */
 export async function completeChat(input: {
   body: ChatCompletionRequest;
@@ -71,7 +68,15 @@ export async function completeChat(input: {
     meter.start();
 
     const { holdId, offerId, priceCents } = reservation;
-    const upstream = await forwardOnce({ holdId, offerId, upstream: reservation.upstream, forwarded, maxOutputTokens: sizing.maxOutputTokens, now: clock });
+    const upstream = await forwardOnce({
+      holdId,
+      offerId,
+      accountId: reservation.accountId,
+      upstream: reservation.upstream,
+      forwarded,
+      bounds: answerBounds(body, sizing),
+      now: clock,
+    });
 
     const completionId = `chatcmpl-${randomId(24)}`;
     const rules = billingRules(body, model);
@@ -230,49 +235,62 @@ function isRetryable(r: KeyedReservation): boolean {
 
 type Forwarded = { answer: UpstreamAnswer; latencyMs: number };
 
-/** Sends the request to the reserved offer's upstream exactly once; any failure releases the hold and throws. */
+/**
+ * Sends the request to the reserved offer's upstream exactly once; any failure releases the hold and throws. A
+ * failure is reported against the offer with the buyer and its cause, unless the request explains it.
+ */
 async function forwardOnce(input: {
   holdId: string;
   offerId: string;
+  accountId: string;
   upstream: Upstream;
   forwarded: string;
-  maxOutputTokens: number;
+  bounds: AnswerBounds;
   now: () => Date;
 }): Promise<Forwarded> {
-  const envelope = `{"model":${JSON.stringify(input.upstream.model)},"max_tokens":${input.maxOutputTokens},"stream":false,`;
+  const envelope = `{"model":${JSON.stringify(input.upstream.model)},"max_tokens":${input.bounds.maxOutputTokens},"stream":false,`;
+  const limits = { maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES, timeoutMs: env.UPSTREAM_TIMEOUT_MS };
   const started = input.now().getTime();
-  let failure: string;
+  let failure: ForwardFailure;
   try {
     const res = await postChatCompletion({
       baseUrl: input.upstream.baseUrl,
       apiKey: upstreamKey(input.upstream.keyCiphertext),
       body: envelope + input.forwarded.slice(1),
-      timeoutMs: env.UPSTREAM_TIMEOUT_MS,
+      ...limits,
     });
     const latencyMs = input.now().getTime() - started;
     const answer = res.status === 200 ? parseUpstreamAnswer(res.json) : null;
     if (answer) return { answer, latencyMs };
     if (REQUEST_REJECTED_STATUSES.has(res.status)) throw requestRejected(res.status, res.json);
-    failure =
-      res.status === 200
-        ? "unusable answer (not an OpenAI chat completion)"
-        : upstreamErrorCode(res.json) === "loop_detected"
-          ? `HTTP ${res.status}: the upstream is svc itself (forwarding loop)`
-          : `HTTP ${res.status}`;
+    failure = classifyUpstreamStatus(res.status, res.json);
   } catch (error) {
     if (!(error instanceof UpstreamError)) {
       await releaseHoldOrRetry(input.holdId);
       throw error;
     }
-    failure = error.kind === "timeout" ? "timeout" : error.message;
+    failure = classifyUpstreamError(error, input.bounds, limits);
   }
 
   await releaseHoldOrRetry(input.holdId);
-  await reportUpstreamFailure(input.offerId, failure).catch((error: unknown) => log.warn("health report failed", { error }));
+  const { cause } = failure;
+  const counted = cause === "upstream" || cause === "answer";
+  if (counted) {
+    await reportUpstreamFailure(input.offerId, failure.reason, { accountId: input.accountId, cause, now: input.now() }).catch((error: unknown) =>
+      log.warn("health report failed", { error }),
+    );
+  } else {
+    log.info("upstream failure not counted against the offer", { offerId: input.offerId, reason: failure.reason, cause: failure.cause });
+  }
   throw new AppError(
     "upstream_error",
-    `The supplier's upstream failed (${failure}); nothing was charged and the request was not retried. Retrying may route to another offer.`,
-    { details: { upstream_failure: failure } },
+    `The supplier's upstream failed (${failure.reason}); nothing was charged and the request was not retried. ` +
+      (counted
+        ? "Retrying may route to another offer."
+        : cause === "explained"
+          ? "This request asks for an answer that large or that long (its max_tokens, logprobs or schema), so it does not count against the offer; ask for less to be served."
+          : "It does not count against the offer; retry."),
+    { details: { upstream_failure: failure.reason } },
   );
 }
 

@@ -4,21 +4,42 @@ import type { OfferHealthView } from "@/lib/supply/schemas";
 import { db } from "@/lib/db";
 
 /**
- * Offer health as a circuit breaker. Each upstream failure the router reports puts the offer in a
- * cooldown of 30 s × 2^(n−1) for the n-th consecutive failure, capped at 15 min; while cooling down
- * the offer is not routable and not on the book. After the cooldown the next request probes it
- * (success clears the streak; another failure doubles the cooldown).
+ * Offer health as a circuit breaker that no single buyer can trip. While cooling down an offer is not routable and
+ * not on the book; after the cooldown the next request probes it.
+ *
+ * Evidence is the offer's current failure streak: the failures reported since its last served completion (a clear
+ * resets it), ending when it has seen no failure for 10 minutes beyond its last cooldown. Failures the request
+ * explains (lib/router/upstream-failure.ts) are never reported. The offer cools down when a failure arrives while
+ * it is not already cooling and
+ * - the failure is one no request can provoke (cause "upstream": unreachable, key refused, a forwarding loop; and
+ *   every report that names no buyer), or
+ * - the streak holds failures from at least 3 distinct buyer accounts, or
+ * - the streak holds at least 5 failures over at least a minute: the offer served no one for a minute while every
+ *   request failed. This is what protects the only buyer of a model from a dead upstream; with anyone else served
+ *   meanwhile, their completion would have ended the streak, so a lone buyer cannot use it to push a busy offer off, or
+ * - the streak has cooled down before (the probe after a cooldown failed).
+ * The n-th cooldown of a streak lasts 30 s × 2^(n−1), capped at 15 min. A failure while cooling down (a request
+ * that was in flight) counts in the streak but does not lengthen the cooldown.
+ * Storage is bounded: the streak lives in the offer's row, with at most 3 buyer ids. Successes stay cheap: a clear
+ * writes the offer only when a streak is open, or once a minute.
  */
 
 export const BASE_COOLDOWN_MS = 30_000;
 export const MAX_COOLDOWN_MS = 15 * 60_000;
+/** Distinct buyers whose failures in one streak cool an offer down. */
+export const DISTINCT_BUYERS_TO_COOL = 3;
+/** A streak of this many failures over at least LONE_STREAK_MS cools an offer down whoever sent them. */
+export const LONE_STREAK_FAILURES = 5;
+export const LONE_STREAK_MS = 60_000;
+/** A streak ends when it has seen no failure for this long (after its cooldown, if any). */
+export const STREAK_WINDOW_MS = 10 * 60_000;
 const MAX_REASON_CHARS = 200;
 /** Successes of an already healthy offer refresh last_success_at at most this often (one write per minute, not per request). */
 const SUCCESS_REFRESH_MS = 60_000;
 
-/** Cooldown after the n-th consecutive failure (n ≥ 1). */
-export function cooldownMs(consecutiveFailures: number): number {
-  const n = Math.max(1, Math.min(consecutiveFailures, 32));
+/** The n-th cooldown of a streak (n ≥ 1). */
+export function cooldownMs(cooldowns: number): number {
+  const n = Math.max(1, Math.min(cooldowns, 32));
   return Math.min(BASE_COOLDOWN_MS * 2 ** (n - 1), MAX_COOLDOWN_MS);
 }
 
@@ -27,31 +48,89 @@ export function isHealthy(offer: { unhealthyUntil: Date | null }, now: Date = ne
 }
 
 /**
- * Records a failed forward (timeout, 5xx, unusable body, refused key…). `reason` is shown to the
- * offer's supplier: pass a short description, never upstream bodies or credentials.
- * One atomic statement, so concurrent failures count correctly. Returns null for an unknown offer.
+ * `upstream`: no request can provoke it, so it cools the offer down at once; `answer`: the upstream failed a request
+ * in a way a request might provoke, so it is weighed across buyers.
+ */
+export type FailureCause = "upstream" | "answer";
+
+export type FailureReport = {
+  /** The buyer whose request failed. */
+  accountId?: string | null;
+  /** Defaults to "answer" when a buyer is named, else "upstream". */
+  cause?: FailureCause;
+  now?: Date;
+};
+
+/**
+ * Records a failure of the offer's upstream. `reason` is shown to the offer's supplier: pass a short description,
+ * never upstream bodies or credentials. Called with two arguments it is a failure no buyer provoked (it cools the
+ * offer down at once, as a refused key does). One atomic statement (the offer's row is locked while the streak is
+ * read and written), so concurrent failures count correctly. Returns null for an unknown offer.
  */
 export async function reportUpstreamFailure(
   offerId: string,
   reason: string,
-  now: Date = new Date(),
-): Promise<{ consecutiveFailures: number; unhealthyUntil: Date } | null> {
+  report: FailureReport = {},
+): Promise<{ consecutiveFailures: number; unhealthyUntil: Date | null; cooledDown: boolean } | null> {
+  const now = report.now ?? new Date();
+  const accountId = report.accountId ?? null;
+  const cause: FailureCause = report.cause ?? (accountId ? "answer" : "upstream");
   metrics.upstreamFailures.inc({ offer: offerId });
   const cleanReason = reason.replace(/[\r\n\t]+/g, " ").trim().slice(0, MAX_REASON_CHARS) || "upstream failure";
-  // In SET, consecutive_failures is the old value n−1, so the cooldown is 30 s × 2^(n−1); the exponent is
-  // capped before power() so a long streak cannot overflow.
-  const rows = await db.$queryRaw<{ consecutive_failures: number; unhealthy_until: Date }[]>`
-    UPDATE offers SET
-      consecutive_failures = consecutive_failures + 1,
-      unhealthy_until = ${now}::timestamptz + LEAST(
-        ${BASE_COOLDOWN_MS}::bigint * power(2, LEAST(consecutive_failures, 10))::bigint, ${MAX_COOLDOWN_MS}::bigint
-      ) * interval '1 millisecond',
-      last_failure_at = ${now}::timestamptz,
-      last_failure_reason = ${cleanReason}
-    WHERE id = ${offerId}::uuid
-    RETURNING consecutive_failures, unhealthy_until`;
+  // The cooldown's exponent is capped before power() so a long streak cannot overflow.
+  const rows = await db.$queryRaw<{ consecutive_failures: number; unhealthy_until: Date | null; cooled: boolean }[]>`
+    WITH cur AS MATERIALIZED (
+      SELECT o."id", o."unhealthy_until", o."consecutive_failures", o."failure_streak_started_at",
+             o."failure_streak_buyers", o."failure_streak_cooldowns",
+             (o."consecutive_failures" = 0 OR o."failure_streak_started_at" IS NULL OR o."last_failure_at" IS NULL
+              OR GREATEST(o."last_failure_at", o."unhealthy_until")
+                 < ${now}::timestamptz - ${STREAK_WINDOW_MS}::bigint * interval '1 millisecond') AS fresh
+      FROM "offers" o
+      WHERE o."id" = ${offerId}::uuid
+      FOR NO KEY UPDATE OF o
+    ), streak AS (
+      SELECT c."id", c."unhealthy_until",
+             CASE WHEN c.fresh THEN 1 ELSE c."consecutive_failures" + 1 END AS failures,
+             CASE WHEN c.fresh THEN ${now}::timestamptz ELSE c."failure_streak_started_at" END AS started,
+             CASE WHEN c.fresh THEN 0 ELSE c."failure_streak_cooldowns" END AS cooldowns,
+             CASE WHEN ${accountId}::uuid IS NULL THEN CASE WHEN c.fresh THEN '{}'::uuid[] ELSE c."failure_streak_buyers" END
+                  WHEN c.fresh THEN ARRAY[${accountId}::uuid]
+                  WHEN ${accountId}::uuid = ANY(c."failure_streak_buyers")
+                       OR cardinality(c."failure_streak_buyers") >= ${DISTINCT_BUYERS_TO_COOL}::int THEN c."failure_streak_buyers"
+                  ELSE c."failure_streak_buyers" || ${accountId}::uuid END AS buyers
+      FROM cur c
+    ), decided AS (
+      SELECT s.*,
+             (s."unhealthy_until" IS NULL OR s."unhealthy_until" <= ${now}::timestamptz)
+             AND (${cause}::text = 'upstream'
+                  OR cardinality(s.buyers) >= ${DISTINCT_BUYERS_TO_COOL}::int
+                  OR s.cooldowns > 0
+                  OR (s.failures >= ${LONE_STREAK_FAILURES}::int
+                      AND s.started <= ${now}::timestamptz - ${LONE_STREAK_MS}::bigint * interval '1 millisecond')) AS cool
+      FROM streak s
+    )
+    UPDATE "offers" o SET
+      "consecutive_failures" = d.failures,
+      "failure_streak_started_at" = d.started,
+      "failure_streak_buyers" = d.buyers,
+      "failure_streak_cooldowns" = d.cooldowns + CASE WHEN d.cool THEN 1 ELSE 0 END,
+      "unhealthy_until" = CASE WHEN d.cool
+        THEN ${now}::timestamptz + LEAST(
+          ${BASE_COOLDOWN_MS}::bigint * power(2, LEAST(d.cooldowns, 10))::bigint, ${MAX_COOLDOWN_MS}::bigint
+        ) * interval '1 millisecond'
+        ELSE o."unhealthy_until" END,
+      "last_failure_at" = ${now}::timestamptz,
+      "last_failure_reason" = ${cleanReason}
+    FROM decided d
+    WHERE o."id" = d."id"
+    RETURNING o."consecutive_failures", o."unhealthy_until", d.cool AS cooled`;
   const row = rows[0];
-  return row ? { consecutiveFailures: row.consecutive_failures, unhealthyUntil: new Date(row.unhealthy_until) } : null;
+  if (!row) return null;
+  return {
+    consecutiveFailures: row.consecutive_failures,
+    unhealthyUntil: row.unhealthy_until === null ? null : new Date(row.unhealthy_until),
+    cooledDown: row.cooled,
+  };
 }
 
 /** Records a successful forward: clears the failure streak and any cooldown. Cheap when already healthy. */

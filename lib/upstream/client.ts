@@ -22,11 +22,21 @@ export type UpstreamResponse = { status: number; json: unknown | null; rawText: 
 
 export type UpstreamErrorKind = "forbidden_address" | "invalid_url" | "timeout" | "network" | "too_large";
 
+/**
+ * How far a call got when it failed, which is what tells whose failure it is (lib/router/upstream-failure.ts):
+ * `queued` waiting for a free socket in our own pool (the upstream has seen nothing: our limit, not its fault);
+ * `connecting` resolving its host or opening a connection (it has seen nothing of the request);
+ * `sent` connected and the request sent or being sent, no answer yet;
+ * `receiving` the answer's headers arrived, its body did not finish.
+ */
+export type UpstreamStage = "queued" | "connecting" | "sent" | "receiving";
+
 /** A call that produced no HTTP response (or an oversized one). Its message is safe to show and log. */
 export class UpstreamError extends Error {
   constructor(
     readonly kind: UpstreamErrorKind,
     message: string,
+    readonly stage: UpstreamStage = "connecting",
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -126,6 +136,7 @@ async function request(
 
   return new Promise<UpstreamResponse>((resolve, reject) => {
     let settled = false;
+    let stage: UpstreamStage = "queued";
     const finish = (error: Error | null, value?: UpstreamResponse) => {
       if (settled) return;
       settled = true;
@@ -146,12 +157,13 @@ async function request(
         servername: isIP(host) ? undefined : host,
       },
       (res) => {
+        stage = "receiving";
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {
           size += chunk.length;
           if (size > maxBytes) {
-            const error = new UpstreamError("too_large", `The upstream response exceeded ${maxBytes} bytes.`);
+            const error = new UpstreamError("too_large", `The upstream response exceeded ${maxBytes} bytes.`, stage);
             finish(error);
             req.destroy(error);
             return;
@@ -162,15 +174,26 @@ async function request(
           const rawText = Buffer.concat(chunks).toString("utf8");
           finish(null, { status: res.statusCode ?? 0, json: parseJson(rawText), rawText });
         });
-        res.on("error", (error) => finish(toUpstreamError(error)));
+        res.on("error", (error) => finish(toUpstreamError(error, stage)));
       },
     );
     const timer = setTimeout(() => {
-      const error = new UpstreamError("timeout", `The upstream did not answer within ${timeoutMs} ms.`);
+      const error = new UpstreamError("timeout", `The upstream did not answer within ${timeoutMs} ms.`, stage);
       finish(error);
       req.destroy(error);
     }, timeoutMs);
-    req.on("error", (error) => finish(toUpstreamError(error)));
+    // A pooled socket is connected already; a new one is not until its `connect`.
+    req.on("socket", (socket) => {
+      if (!socket.connecting) {
+        if (stage === "queued") stage = "sent";
+        return;
+      }
+      stage = "connecting";
+      socket.once("connect", () => {
+        if (stage === "connecting") stage = "sent";
+      });
+    });
+    req.on("error", (error) => finish(toUpstreamError(error, stage)));
     req.end(body);
   });
 }
@@ -183,11 +206,13 @@ function parseJson(text: string): unknown | null {
   }
 }
 
-function toUpstreamError(error: Error): UpstreamError {
+function toUpstreamError(error: Error, stage: UpstreamStage): UpstreamError {
   if (error instanceof UpstreamError) return error;
   const code = (error as NodeJS.ErrnoException).code;
   const reason = code === "ENOTFOUND" || code === "EAI_AGAIN" ? "its host name does not resolve" : code ? code : "connection failed";
-  return new UpstreamError("network", `Could not reach the upstream: ${reason}.`);
+  // A connection that broke after the request went out is not "could not reach".
+  const message = stage === "queued" || stage === "connecting" ? `Could not reach the upstream: ${reason}.` : `The upstream connection failed: ${reason}.`;
+  return new UpstreamError("network", message, stage === "queued" ? "connecting" : stage);
 }
 
 function joinUrl(baseUrl: string, path: string): string {

@@ -41,6 +41,7 @@ export async function startCannedUpstream(models: Record<string, unknown>[] = [{
     }
     received.push({ headers: req.headers, bytes: raw.length, body });
     const next = typeof reply === "function" ? await reply(body ?? {}) : reply;
+    if (res.destroyed) return;
     send(next.status, next.body);
   });
   server.on("connection", (socket) => {

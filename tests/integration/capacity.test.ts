@@ -107,28 +107,38 @@ describe("daily capacity", () => {
 });
 
 describe("offer health", () => {
-  it("cools down 30 s × 2^(n−1) after the n-th consecutive failure, capped at 15 minutes", () => {
+  it("cools down 30 s × 2^(n−1) for the n-th cooldown of a failure streak, capped at 15 minutes", () => {
     expect([1, 2, 3, 4, 5, 6, 7, 100].map(cooldownMs)).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, 900_000, 900_000, 900_000]);
   });
 
-  it("records failures with growing cooldowns, leaves the book meanwhile, and heals on success", async () => {
+  it("cools down at a failure no buyer provoked, doubles the cooldown when the probe after it fails, leaves the book meanwhile, and heals on success", async () => {
     const { id } = await offer({ price_cents: 4_567 });
     const t0 = new Date("2099-06-30T12:00:00.000Z");
-    const first = await reportUpstreamFailure(id, "HTTP 500 from upstream", t0);
-    expect(first).toEqual({ consecutiveFailures: 1, unhealthyUntil: new Date(t0.getTime() + 30_000) });
-    const second = await reportUpstreamFailure(id, "timeout after 30000 ms", t0);
-    expect(second?.unhealthyUntil).toEqual(new Date(t0.getTime() + 60_000));
-    for (let i = 0; i < 10; i++) await reportUpstreamFailure(id, "still failing", t0);
+    const at = (ms: number) => new Date(t0.getTime() + ms);
+    const first = await reportUpstreamFailure(id, "HTTP 401 from upstream", { now: t0 });
+    expect(first).toEqual({ consecutiveFailures: 1, unhealthyUntil: at(30_000), cooledDown: true });
+    // A request that was in flight fails during the cooldown: counted, but the cooldown stays as it was.
+    expect(await reportUpstreamFailure(id, "timeout (no connection)", { now: at(1_000) })).toEqual({
+      consecutiveFailures: 2,
+      unhealthyUntil: at(30_000),
+      cooledDown: false,
+    });
+    // Each probe after a cooldown fails: 60 s, 120 s, … up to 15 minutes.
+    let until = at(30_000);
+    for (const expected of [60_000, 120_000, 240_000, 480_000, 900_000, 900_000]) {
+      const probe = await reportUpstreamFailure(id, "still failing", { now: until });
+      expect(probe?.unhealthyUntil).toEqual(new Date(until.getTime() + expected));
+      until = probe!.unhealthyUntil!;
+    }
     const row = await db.offer.findUniqueOrThrow({ where: { id } });
-    expect(row.consecutiveFailures).toBe(12);
-    expect(row.unhealthyUntil).toEqual(new Date(t0.getTime() + 900_000));
+    expect(row.consecutiveFailures).toBe(8);
     expect(row.lastFailureReason).toBe("still failing");
 
-    const cooling = new Date(t0.getTime() + 899_999);
+    const cooling = new Date(until.getTime() - 1);
     expect(isHealthy(row, cooling)).toBe(false);
-    expect(isHealthy(row, new Date(t0.getTime() + 900_000))).toBe(true);
+    expect(isHealthy(row, until)).toBe(true);
     expect((await getBook(modelId, cooling)).levels.some((l) => l.price_cents === 4_567)).toBe(false);
-    expect((await getBook(modelId, new Date(t0.getTime() + 900_000))).levels.some((l) => l.price_cents === 4_567)).toBe(true);
+    expect((await getBook(modelId, until)).levels.some((l) => l.price_cents === 4_567)).toBe(true);
 
     await reportUpstreamSuccess(id, cooling);
     const healed = await db.offer.findUniqueOrThrow({ where: { id } });
@@ -137,7 +147,7 @@ describe("offer health", () => {
     expect((await getBook(modelId, cooling)).levels.some((l) => l.price_cents === 4_567)).toBe(true);
 
     // The streak starts over: the next failure cools down for 30 s again.
-    expect((await reportUpstreamFailure(id, "HTTP 502", cooling))?.unhealthyUntil).toEqual(new Date(cooling.getTime() + 30_000));
+    expect((await reportUpstreamFailure(id, "HTTP 401", { now: cooling }))?.unhealthyUntil).toEqual(new Date(cooling.getTime() + 30_000));
   });
 
   it("keeps failure reasons short and on one line", async () => {

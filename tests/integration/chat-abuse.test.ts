@@ -140,13 +140,22 @@ describe("only the supplier's faults count against its offer", () => {
     expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC, held: 0n });
   });
 
-  it.each([401, 404, 429, 500, 503])("an upstream %i is the supplier's fault: 502, nothing charged, the offer cools down", async (status) => {
+  it.each([
+    [401, "cools down at once (no request makes an upstream refuse the supplier's key)"],
+    [404, "counts it, and one buyer's failure alone does not cool it down"],
+    [429, "counts it, and one buyer's failure alone does not cool it down"],
+    [500, "counts it, and one buyer's failure alone does not cool it down"],
+    [503, "counts it, and one buyer's failure alone does not cool it down"],
+  ] as const)("an upstream %i is the supplier's fault: 502, nothing charged; the offer %s", async (status, _outcome) => {
     const { model, offer } = await market(canned);
     const buyer = await seedBuyer(ONE_USDC);
     canned.answer({ status, body: { error: { message: "nope" } } });
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
     expect(res.status).toBe(502);
-    expect((await offerHealth(offer.id)).consecutiveFailures).toBe(1);
+    const health = await offerHealth(offer.id);
+    expect(health.consecutiveFailures).toBe(1);
+    if (status === 401) expect(health.unhealthyUntil!.getTime()).toBeGreaterThan(Date.now());
+    else expect(health.unhealthyUntil).toBeNull();
     expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC, held: 0n });
   });
 

@@ -168,3 +168,41 @@ describe("SSRF at connection time", () => {
     expect(lookups).toBe(1);
   });
 });
+
+describe("a failed call says how far it got (whose failure it is depends on it)", () => {
+  const body = { model: "m", messages: [{ role: "user", content: "hi" }] };
+
+  it("connecting when nothing accepted the connection, sent when the answer never came, receiving when its body stopped", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const refused = await upstreamError(postChatCompletion({ baseUrl: `http://127.0.0.1:${closedPort}/v1`, apiKey: "k", body, policy: DEV }));
+    expect(refused).toMatchObject({ kind: "network", stage: "connecting" });
+
+    const silent = await upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 150, policy: DEV }));
+    expect(silent).toMatchObject({ kind: "timeout", stage: "sent" });
+
+    const dripping = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"id":"chatcmpl-1",');
+    });
+    await new Promise<void>((resolve) => dripping.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(dripping.address() as AddressInfo).port}/v1`;
+      const stalled = await upstreamError(postChatCompletion({ baseUrl: url, apiKey: "k", body, timeoutMs: 300, policy: DEV }));
+      expect(stalled).toMatchObject({ kind: "timeout", stage: "receiving" });
+    } finally {
+      dripping.closeAllConnections();
+      await new Promise((resolve) => dripping.close(resolve));
+    }
+  });
+
+  it("queued when every pooled connection to that upstream was busy: the upstream never saw the request", async () => {
+    // The pool keeps 64 connections per upstream; 64 unanswered calls hold them all until their own deadline.
+    const holding = Array.from({ length: 64 }, () => upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 2_000, policy: DEV })));
+    const queued = await upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 200, policy: DEV }));
+    expect(queued).toMatchObject({ kind: "timeout", stage: "queued" });
+    for (const error of await Promise.all(holding)) expect(error).toMatchObject({ kind: "timeout", stage: "sent" });
+  });
+});
