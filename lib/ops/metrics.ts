@@ -100,7 +100,9 @@ export function observeRequest(input: { route: string; method: string; status: n
   metrics.requests.inc({ route: input.route, method, status: String(input.status) });
   metrics.latency.observe({ route: input.route, method }, input.seconds);
   if (input.code) metrics.errors.inc({ status: String(input.status), code: input.code });
-  if (input.route === COMPLETIONS_ROUTE && method === "POST") metrics.completions.inc({ status: String(input.status) });
+  // However the path was spelled; a redirect (Next's 308 for `//` or a trailing slash) is not a completion answered.
+  const redirect = input.status >= 300 && input.status < 400;
+  if (input.route === COMPLETIONS_ROUTE && method === "POST" && !redirect) metrics.completions.inc({ status: String(input.status) });
 }
 
 function tokenMatches(header: string | undefined): boolean {

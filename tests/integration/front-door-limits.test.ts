@@ -11,7 +11,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApiKey, revokeApiKey } from "@/lib/auth/api-keys";
-import { env } from "@/lib/env";
+import { env, parseEnv } from "@/lib/env";
 import { createFrontDoorServer, methodTableFromOpenApi, routedPath, type FrontDoorOptions } from "@/lib/http/front-door";
 import { log } from "@/lib/log";
 import { requestsInFlight } from "@/lib/ops/shutdown";
@@ -197,6 +197,9 @@ describe("timeouts", () => {
     const defaults = await rawClient(configured.port);
     defaults.socket.write(get("/v1/models"));
     expect(await defaults.until((read) => read().endsWith("ok"))).toMatch(/\r\nKeep-Alive: timeout=5\r\n/i);
+
+    // The headers are part of the request: a headers timeout above the request timeout is a configuration error.
+    expect(() => parseEnv({ HTTP_HEADERS_TIMEOUT_MS: "60000", HTTP_REQUEST_TIMEOUT_MS: "30000" })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
 
     const short = await startFrontDoor((_req, res) => res.end("ok"), { limits: { keepAliveTimeoutMs: 1_000 } });
     const client = await rawClient(short.port);
