@@ -8,8 +8,9 @@
  * - One request at a time per connection (serveInTurn): the next pipelined request reaches the app only once the
  *   answer before it is finished and the socket has drained what it buffered, so a client that never reads holds
  *   at most one answer. Reading stops meanwhile (the request's own body still flows when the app reads it), so
- *   further pipelined requests wait in the kernel, not in memory; beyond MAX_PIPELINED parsed requests waiting
- *   behind the current one, the connection is closed.
+ *   further pipelined requests wait in the kernel, not in memory; those already read with the one before (one read,
+ *   64 KB at most) are parsed, and beyond MAX_PIPELINED of them waiting the connection is closed. A waiting request
+ *   whose body has not arrived whole is bounded by the request timeout like any other.
  * - Timeouts (serverTimeouts): keep-alive (announced in `Keep-Alive: timeout=…`), the headers of a request (and the
  *   first byte of a new connection), a whole request; checked every second at most.
  * - A cap on open connections per socket peer address (capConnectionsPerClient): beyond it a new connection gets
