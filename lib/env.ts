@@ -79,6 +79,18 @@ const EnvSchema = z.object({
   CATALOG_SYNC_API_KEY: z.string().min(1).optional(),
   /** Bearer token for GET /metrics (Prometheus); unset: /metrics answers 404. Required in production. */
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  /**
+   * What one client connection may hold (lib/http/connections.ts). Keep-alive: how long an idle kept-alive connection
+   * stays open (announced as `Keep-Alive: timeout=…`). Headers: how long a connection may take to send a request's
+   * headers, counted from the connection's start for its first request (a socket that never sends a byte is closed
+   * then). Request: how long a whole request, body included, may take to arrive (then 408 and closed); at least the
+   * headers timeout. Connections per client: open connections per socket peer address (0: no cap; behind a load
+   * balancer the peer is the balancer).
+   */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).max(1_000_000).default(256),
   /** On SIGTERM: how long in-flight requests may take to finish before their holds are released and the process exits. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   /** This instance's name in job leases and logs (default: host name and process id). */
@@ -106,6 +118,9 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     throw new Error(`Invalid environment configuration:\n${lines.join("\n")}`);
   }
   const parsed = result.data;
+  if (parsed.HTTP_HEADERS_TIMEOUT_MS > parsed.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new Error("Invalid environment configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)");
+  }
   if (parsed.RATE_LIMIT_STORE === "redis" && !parsed.REDIS_URL) {
     throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
   }

@@ -8,19 +8,27 @@
  * would re-encode larger; a supplier reply of 4 MB without usage; a reply claiming 1M/1M tokens; then all of
  * them at once.
  *
+ * Then what a stranger can make the front door hold, against the app in its own process behind the production
+ * front door (tests/helpers/app-process.ts: createFrontDoorServer with the configured timeouts and caps, the direct
+ * completion route), each row printing the server process's RSS before, at its peak and after, and GET /healthz's
+ * worst latency meanwhile (polled from another loopback address, 127.0.0.2, so the per-address cap is the
+ * abuser's only): pipelined requests never read, idle-socket floods (one address, and 30), a 10 GB Content-Length
+ * without a key, and an endless chunked body with a funded key. Linux only (/proc for RSS, 127.0.0.x addresses).
+ *
  * Uses DATABASE_URL if set (its name must contain "bench" or "test": the schema is wiped), else an embedded
- * database. Options: --rounds N (default 3) per case.
+ * database. Options: --rounds N (default 3) per case; --only bodies|front-door runs one half.
  */
 import { spawn } from "node:child_process";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { readFileSync } from "node:fs";
+import { Agent, createServer, request, type Server } from "node:http";
+import { connect, type AddressInfo, type Socket } from "node:net";
 import { parseArgs } from "node:util";
 import { startEmbeddedDatabase } from "./embedded-db";
 import { migrateDatabase, resetTestDatabase } from "./migrate";
 import { freePort, waitFor } from "./process-utils";
 import { DEFAULT_REFERENCE_API_KEY } from "./reference-upstream/server";
 
-const { values: opts } = parseArgs({ options: { rounds: { type: "string", default: "3" } } });
+const { values: opts } = parseArgs({ options: { rounds: { type: "string", default: "3" }, only: { type: "string" } } });
 const BODY_LIMIT = 1_000_000;
 
 function costly(chars: number, from: number, span: number): string {
@@ -107,6 +115,15 @@ async function main() {
   const funded = await keyFor("0x000000000000000000000000000000000000cAFE", 1_000_000_000n);
   const unfunded = await keyFor("0x000000000000000000000000000000000000dEaD", 0n);
 
+  if (opts.only !== "bodies") {
+    await frontDoorRows({ funded, stops });
+    if (opts.only === "front-door") {
+      await db.$disconnect();
+      for (const stop of stops) await stop();
+      return;
+    }
+  }
+
   const app = await startRouteServer();
   stops.unshift(app.stop);
 
@@ -186,6 +203,161 @@ async function main() {
 
   await db.$disconnect();
   for (const stop of stops) await stop();
+}
+
+/** The server process's resident memory in MB (Linux). */
+function rssMb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** Opens a raw connection from `localAddress`; resolves once connected (or closed first). */
+function openSocket(port: number, localAddress: string): Promise<Socket> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: "127.0.0.1", localAddress });
+    socket.on("error", () => undefined);
+    socket.resume(); // reads whatever comes, so the server's close is seen
+    socket.once("connect", () => resolve(socket));
+    socket.once("close", () => resolve(socket));
+  });
+}
+
+/**
+ * The front door's rows: the app in a process of its own (as production runs it), abused from 127.0.0.1 (and
+ * 127.0.0.10–39 for the flood from many addresses), /healthz polled from 127.0.0.2 throughout each row.
+ */
+async function frontDoorRows({ funded, stops }: { funded: string; stops: (() => Promise<void>)[] }) {
+  const { startAppProcess } = await import("../tests/helpers/app-process");
+  const server = await startAppProcess({ LOG_LEVEL: "error" });
+  stops.unshift(() => server.kill());
+  const port = Number(new URL(server.url).port);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, localAddress: "127.0.0.2" });
+  const healthz = () =>
+    new Promise<number>((resolve) => {
+      const started = performance.now();
+      const req = request({ host: "127.0.0.1", port, path: "/healthz", agent }, (res) => {
+        res.resume();
+        res.on("end", () => resolve(performance.now() - started));
+      });
+      req.on("error", () => resolve(Number.POSITIVE_INFINITY));
+      req.end();
+    });
+  for (let i = 0; i < 20; i++) await healthz();
+
+  /** Until the server answers /healthz promptly again (the row before may have left it work), at most 30 s. */
+  const quiet = async () => {
+    const until = performance.now() + 30_000;
+    for (let fast = 0; fast < 5 && performance.now() < until; ) fast = (await healthz()) < 20 ? fast + 1 : 0;
+  };
+
+  /** Runs `abuse` while /healthz is polled and the server's RSS sampled; prints one row. */
+  const row = async (label: string, abuse: () => Promise<string>) => {
+    await quiet();
+    const before = rssMb(server.pid);
+    let peak = before;
+    let worst = 0;
+    let polls = 0;
+    let done = false;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.pid))), 50);
+    const poller = (async () => {
+      while (!done) {
+        worst = Math.max(worst, await healthz());
+        polls++;
+      }
+    })();
+    const started = performance.now();
+    const outcome = await abuse();
+    const seconds = (performance.now() - started) / 1000;
+    done = true;
+    await poller;
+    clearInterval(sampler);
+    const after = rssMb(server.pid);
+    const mb = (n: number) => `${n.toFixed(0).padStart(5)} MB`;
+    console.log(
+      `${label.padEnd(58)} ${seconds.toFixed(1).padStart(5)} s  RSS ${mb(before)} → peak ${mb(peak)} (+${(peak - before).toFixed(0)}) → after ${mb(after)}  healthz max ${worst.toFixed(0).padStart(5)} ms n=${polls}  ${outcome}`,
+    );
+  };
+  const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  console.log(`\nthe front door in its own process (pid ${server.pid}), abused over loopback; /healthz polled from 127.0.0.2\n`);
+
+  /**
+   * Opens `count` connections from `from`, 100 at a time: thousands of simultaneous connects overflow the kernel's
+   * accept queue (the listen backlog), and the ones dropped there would measure the kernel's retries, not the server.
+   */
+  const openMany = async (count: number, from: string) => {
+    const sockets: Socket[] = [];
+    for (let opened = 0; opened < count; opened += 100) {
+      sockets.push(...(await Promise.all(Array.from({ length: Math.min(100, count - opened) }, () => openSocket(port, from)))));
+      await settle(20);
+    }
+    return sockets;
+  };
+
+  const pipelined = (connections: number, each: number) => async () => {
+    const sockets = await openMany(connections, "127.0.0.1");
+    let received = 0;
+    for (const socket of sockets) {
+      socket.pause(); // never reads
+      socket.on("data", (chunk: Buffer) => (received += chunk.byteLength));
+      socket.write("GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n".repeat(each));
+    }
+    await settle(3_000);
+    // Read now, to see which connections the server closed meanwhile.
+    for (const socket of sockets) socket.resume();
+    await settle(1_000);
+    const open = sockets.filter((s) => !s.destroyed && !s.readableEnded).length;
+    for (const socket of sockets) socket.destroy();
+    await settle(1_000);
+    return `${open}/${connections} connections left open by the server, ${(received / 1e6).toFixed(1)} MB of answers read after 3 s`;
+  };
+  await row("1 connection pipelining 1,500 GET /openapi.json, unread", pipelined(1, 1_500));
+  await row("200 connections × 16 pipelined GET /openapi.json, unread", pipelined(200, 16));
+  await row("200 connections × 50 pipelined GET /openapi.json, unread", pipelined(200, 50));
+
+  const flood = (addresses: number, perAddress: number) => async () => {
+    const started = performance.now();
+    const sockets: Socket[] = [];
+    for (let a = 0; a < addresses; a++) sockets.push(...(await openMany(perAddress, addresses === 1 ? "127.0.0.1" : `127.0.0.${10 + a}`)));
+    const openAt = () => sockets.filter((s) => !s.destroyed && !s.readableEnded).length;
+    await settle(1_000);
+    const refused = sockets.length - openAt();
+    // Until all are closed by the server, at most 20 s (the headers timeout is 10 s by default).
+    while (openAt() > 0 && performance.now() - started < 20_000) await settle(100);
+    const left = openAt();
+    for (const socket of sockets) socket.destroy();
+    return `${sockets.length} sockets: ${refused} closed within 1 s, ${left} still open after ${((performance.now() - started) / 1000).toFixed(1)} s`;
+  };
+  await row("3,000 idle sockets from one address", flood(1, 3_000));
+  await row("3,000 idle sockets from 30 addresses (100 each)", flood(30, 100));
+
+  const hugeBody = (headers: string, chunked: boolean) => async () => {
+    const socket = await openSocket(port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (chunk: Buffer) => (answer += chunk.toString("latin1")));
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${headers}\r\n`);
+    const block = Buffer.alloc(64 * 1024, 0x20);
+    const chunk = chunked ? Buffer.concat([Buffer.from(`${block.byteLength.toString(16)}\r\n`), block, Buffer.from("\r\n")]) : block;
+    const started = performance.now();
+    let sent = 0;
+    let answeredMs = Number.NaN;
+    // Writes as fast as the server takes it, for at most 10 s, until it answers.
+    while (!answer.includes("\r\n\r\n") && !socket.destroyed && performance.now() - started < 10_000) {
+      sent += block.byteLength;
+      if (!socket.write(chunk)) await Promise.race([new Promise((resolve) => socket.once("drain", resolve)), closed, settle(100)]);
+    }
+    if (answer.includes("\r\n\r\n")) answeredMs = performance.now() - started;
+    await Promise.race([closed, settle(2_000)]);
+    const status = /^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? "none";
+    const code = /"code":"([a-z_]+)"/.exec(answer)?.[1] ?? "";
+    const wasClosed = socket.destroyed || socket.readableEnded;
+    socket.destroy();
+    return `${status} ${code} after ${answeredMs.toFixed(0)} ms, ${(sent / 1e6).toFixed(1)} MB written by the client, ${wasClosed ? "closed" : "left open"}`;
+  };
+  await row("Content-Length: 10 GB without a key", hugeBody("Content-Length: 10000000000\r\n", false));
+  await row("endless chunked body, funded key", hugeBody(`Transfer-Encoding: chunked\r\nAuthorization: Bearer ${funded}\r\n`, true));
+  agent.destroy();
 }
 
 /** A supplier upstream that answers 4 MB without usage ("huge-reply") or one word claiming 1M/1M tokens ("inflated"). */

@@ -6,14 +6,13 @@
  * SIGTERM (or SIGINT) drains it (lib/ops/shutdown.ts): no new requests, the ones in flight finish until
  * SHUTDOWN_GRACE_MS, the holds of those still unfinished are released and they are answered 503, then it exits.
  */
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { db } from "../lib/db";
 import { env, publicRpcUrl, deployment } from "../lib/env";
 import { POST as createChatCompletion } from "../app/v1/chat/completions/route";
-import { frontDoor, loadMethodTable } from "../lib/http/front-door";
+import { createFrontDoorServer, loadMethodTable } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
 import { drainServer } from "../lib/ops/shutdown";
 import { releaseHold } from "../lib/router/holds";
@@ -41,12 +40,13 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   // In production the completion route is served by the front door itself, the same handler without Next's
   // per-request cost; in dev Next serves it too, so an edit to the route reloads as every other route does.
   const direct = dev ? undefined : { "POST /v1/chat/completions": createChatCompletion };
-  const server = createServer(frontDoor((req, res) => void handle(req, res), { methods, headers, direct }));
+  // Timeouts and connection caps: lib/http/connections.ts (HTTP_* in lib/env.ts).
+  const server = createFrontDoorServer((req, res) => void handle(req, res), { methods, headers, direct });
   await new Promise<void>((resolve) => server.listen(port, values.hostname, resolve));
   const { port: listening } = server.address() as AddressInfo;
   // The SSRF check refuses upstreams that are this server (lib/upstream/ssrf.ts).
   (globalThis as { [LISTEN_PORT]?: number })[LISTEN_PORT] = listening;
-  console.log(`svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers)`);
+  console.log(`svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers, connection limits)`);
 
   const selfHost = !values.hostname || values.hostname === "0.0.0.0" || values.hostname === "::" ? "127.0.0.1" : values.hostname;
   loadMethodTable(`http://${selfHost.includes(":") ? `[${selfHost}]` : selfHost}:${listening}`).then(resolveTable, (error: unknown) => {

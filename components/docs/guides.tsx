@@ -252,6 +252,12 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         the endpoint carries <C>X-RateLimit-Limit</C>/<C>-Remaining</C>/<C>-Reset</C> (429 adds <C>Retry-After</C>), and every answer of the API an{" "}
         <C>X-Request-Id</C>.
       </p>
+      <p>
+        Connections (the defaults; an operator may change them): a kept-alive connection is closed after 5 s idle (announced as{" "}
+        <C>Keep-Alive: timeout=5</C>), one that sends no complete request headers within 10 s and a request whose body takes more than 30 s
+        are closed (408), pipelined requests are answered one at a time with at most 16 waiting (more close the connection), and one address may
+        hold 256 open connections (more are answered 429 and closed). A request target must be a path: <C>*</C> and absolute URLs get 400.
+      </p>
     </>
   );
 }

@@ -3,12 +3,13 @@ import type { z } from "zod";
 import { AppError, ERROR_STATUS, type AppErrorCode } from "@/lib/http/errors";
 
 /**
- * Bodies a server read before making the Request (lib/http/node-adapter.ts): the Request then carries none, and
- * readJsonBody takes these bytes instead of a stream, with the same limit and checks.
+ * Bodies a server reads itself (lib/http/node-adapter.ts): the Request then carries none, and readJsonBody takes
+ * these bytes instead of a stream, with the same limit and checks. A function is called only when the body is
+ * needed, after the checks that come first (credentials, Content-Length), and returns at most the limit plus a byte.
  */
-const readBodies = new WeakMap<Request, Uint8Array>();
+const readBodies = new WeakMap<Request, Uint8Array | (() => Promise<Uint8Array>)>();
 
-export function attachReadBody(req: Request, body: Uint8Array): void {
+export function attachReadBody(req: Request, body: Uint8Array | (() => Promise<Uint8Array>)): void {
   readBodies.set(req, body);
 }
 
@@ -38,8 +39,9 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /** The body as text, or null when it is not valid UTF-8 (never replaced by U+FFFD: what we forward is what we read). */
 async function readTextWithLimit(req: Request, maxBytes: number): Promise<string | null> {
-  const read = readBodies.get(req);
-  if (read) {
+  const attached = readBodies.get(req);
+  if (attached) {
+    const read = typeof attached === "function" ? await attached() : attached;
     if (read.byteLength > maxBytes) throw tooLarge(maxBytes);
     return decodeUtf8(read);
   }

@@ -15,17 +15,24 @@
  *
  * And the operator's part of every request: it serves GET /metrics (lib/ops/metrics.ts), opens the request's
  * context (lib/ops/request-context.ts), writes one JSON access-log line and the request metrics when the answer is
- * finished, and refuses new requests with 503 `shutting_down` while the instance drains (lib/ops/shutdown.ts).
+ * finished (labelled by the route table's template, never the raw path), and refuses new requests with 503
+ * `shutting_down` while the instance drains (lib/ops/shutdown.ts).
+ *
+ * What a client can make it hold is bounded (lib/http/connections.ts): one request at a time per connection, a few
+ * pipelined ones waiting, deliberate timeouts, a cap on connections per address (createFrontDoorServer). A request
+ * target that is not a path (`*`, `*x`, `http://host/x`) is answered 400 here: Next answers `*` with a 500
+ * (`TypeError: Invalid URL`) and an absolute-form target with a 308 to whatever host it names.
  */
 import "server-only";
-import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
 import { randomHexId } from "@/lib/auth/tokens";
 import { AppError, errorBody } from "@/lib/http/errors";
-import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
+import { capConnectionsPerClient, connectionLimits, serveInTurn, serverTimeouts, type ConnectionLimits } from "@/lib/http/connections";
+import { lazyNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import type { RouteHandler } from "@/lib/http/route";
 import { log } from "@/lib/log";
-import { observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
+import { methodLabel, observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
 import { newRequestContext, runInRequestContext, type RequestContext } from "@/lib/ops/request-context";
 import { isShuttingDown, refuseShuttingDown, trackRequest } from "@/lib/ops/shutdown";
 
@@ -37,10 +44,10 @@ const DESCRIPTION_PATH = "/openapi.json";
 const TABLE_WAIT_MS = 30_000;
 const METRICS_PATH = "/metrics";
 
-type Route = { segments: string[]; catchAll: boolean; methods: Set<string>; staticSegments: number };
+type Route = { path: string; segments: string[]; catchAll: boolean; methods: Set<string>; staticSegments: number };
 
-/** Which methods each described path serves, matched the way Next matches route files. */
-export type MethodTable = { allowed(pathname: string): string[] | null };
+/** Which methods each described path serves, and its template, matched the way Next matches route files. */
+export type MethodTable = { allowed(pathname: string): string[] | null; template(pathname: string): string | null };
 
 /** Builds the table from an OpenAPI document's `paths` (HEAD wherever GET is, OPTIONS everywhere, as Next adds them). */
 export function methodTableFromOpenApi(document: { paths: Record<string, Record<string, unknown>> }): MethodTable {
@@ -50,16 +57,20 @@ export function methodTableFromOpenApi(document: { paths: Record<string, Record<
     methods.add("OPTIONS");
     const catchAll = Object.values(item).some((op) => (op as Record<string, unknown>)["x-svc-catch-all"] === true);
     const segments = path.split("/").filter(Boolean);
-    return { segments, catchAll, methods, staticSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length };
+    return { path, segments, catchAll, methods, staticSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length };
   });
   // Next's precedence: more static segments first, a catch-all after every exact-length match.
   routes.sort((a, b) => Number(a.catchAll) - Number(b.catchAll) || b.staticSegments - a.staticSegments);
+  const find = (pathname: string) => {
+    const parts = pathname.split("/").filter(Boolean);
+    return routes.find((r) => matches(r, parts));
+  };
   return {
-    allowed(pathname) {
-      const parts = pathname.split("/").filter(Boolean);
-      const route = routes.find((r) => matches(r, parts));
+    allowed: (pathname) => {
+      const route = find(pathname);
       return route ? [...route.methods].sort() : null;
     },
+    template: (pathname) => find(pathname)?.path ?? null,
   };
 }
 
@@ -80,7 +91,20 @@ export type FrontDoorOptions = {
    * per completion through Next, 1.8 ms served here; README, "Speed"). Everything else goes to `app`.
    */
   direct?: Record<string, RouteHandler>;
+  /** What one connection may hold (lib/http/connections.ts); the configured values unless overridden (tests). */
+  limits?: Partial<ConnectionLimits>;
 };
+
+/**
+ * The HTTP server with the front door in front of `app`: node:http's timeouts set deliberately and a cap on
+ * connections per client address (lib/http/connections.ts). scripts/server.ts and the tests' route server use it.
+ */
+export function createFrontDoorServer(app: RequestListener, options: FrontDoorOptions): Server {
+  const limits = connectionLimits(options.limits);
+  const server = createServer(serverTimeouts(limits), frontDoor(app, { ...options, limits }));
+  capConnectionsPerClient(server, limits.maxConnectionsPerClient);
+  return server;
+}
 
 /** Wraps the app's request listener (Next's request handler) with the front door. */
 export function frontDoor(app: RequestListener, options: FrontDoorOptions): RequestListener {
@@ -91,11 +115,24 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
       ? Promise.resolve(table)
       : Promise.race([options.methods, delay(TABLE_WAIT_MS, undefined, { ref: false })]).catch(() => undefined);
 
-  return (req, res) => {
+  const { maxPipelined } = connectionLimits(options.limits);
+  // The direct routes' paths are their own templates (they are labelled even before the table has loaded).
+  const directPaths = new Set(Object.keys(options.direct ?? {}).map((key) => key.slice(key.indexOf(" ") + 1)));
+  const templateOf = (pathname: string) => table?.template(pathname) ?? (directPaths.has(pathname) ? pathname : null);
+
+  return (req, res) => serveInTurn(req, res, () => admit(req, res), maxPipelined);
+
+  function admit(req: IncomingMessage, res: ServerResponse) {
     appendSocketPeer(req);
     for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
     const method = (req.method ?? "GET").toUpperCase();
-    const pathname = pathnameOf(req);
+    const target = req.url ?? "/";
+    const context = newRequestContext();
+    if (!target.startsWith("/")) {
+      observeFinished(res, context, method, () => null);
+      return refuseTarget(res, method, context);
+    }
+    const pathname = routedPath(target);
     if (pathname === METRICS_PATH && (method === "GET" || method === "HEAD")) {
       return void serveMetrics(req, res).catch((error: unknown) => {
         log.error("metrics failed", { error });
@@ -104,11 +141,10 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
       });
     }
     if (isShuttingDown()) return refuseShuttingDown(res);
-    const context = newRequestContext();
     trackRequest(res, context);
-    observeFinished(res, context, method, pathname);
+    if (!QUIET_PREFIXES.some((prefix) => pathname.startsWith(prefix))) observeFinished(res, context, method, () => templateOf(pathname));
     runInRequestContext(context, () => serve(req, res, method, pathname));
-  };
+  }
 
   function serve(req: IncomingMessage, res: ServerResponse, method: string, pathname: string) {
     const direct = options.direct?.[`${method} ${pathname}`];
@@ -131,21 +167,26 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
 /** Framework assets are neither logged nor counted (they would drown the API's lines). */
 const QUIET_PREFIXES = ["/_next/", "/favicon"];
 
-/** One access-log line and the request metrics, once the answer is finished (never secrets: no headers, no query). */
-function observeFinished(res: ServerResponse, context: RequestContext, method: string, pathname: string) {
-  if (QUIET_PREFIXES.some((prefix) => pathname.startsWith(prefix))) return;
+/**
+ * One access-log line and the request metrics, once the answer is finished or its connection closed (never secrets:
+ * no headers, no query; never the raw path: the route table's template, or one of two fixed labels).
+ */
+function observeFinished(res: ServerResponse, context: RequestContext, method: string, template: () => string | null) {
   const started = performance.now();
   let logged = false;
+  const socket = res.req.socket;
   const done = () => {
     if (logged) return;
     logged = true;
+    socket.off("close", done);
     const seconds = (performance.now() - started) / 1000;
     const status = res.writableFinished ? res.statusCode : 499;
-    observeRequest({ pathname, method, status, seconds, code: status >= 400 ? context.errorCode : undefined });
+    const route = routeLabel({ template: template(), method, status });
+    observeRequest({ route, method, status, seconds, code: status >= 400 ? context.errorCode : undefined });
     log.info("request", {
       request_id: context.requestId ?? res.getHeader("x-request-id"),
-      method,
-      route: routeLabel(pathname),
+      method: methodLabel(method),
+      route,
       status,
       ms: Math.round(seconds * 1000),
       ...(context.accountId && { account_id: context.accountId }),
@@ -155,17 +196,27 @@ function observeFinished(res: ServerResponse, context: RequestContext, method: s
   };
   res.once("finish", done);
   res.once("close", done);
+  socket.once("close", done);
 }
 
-/** Runs a route handler on Node's request and response (the body is read here, up to the route's body limit). */
+/**
+ * Runs a route handler on Node's request and response. The body is read only when the handler asks for it, so
+ * route()'s checks come first: a missing, malformed or dead key is answered 401 and a Content-Length over the limit
+ * 413 before a byte of the body is read, and a chunked body stops being read at the limit. A body left unread
+ * within the limit is discarded after the answer (the connection stays usable); one beyond it closes the connection.
+ */
 function serveDirect(handler: RouteHandler, req: IncomingMessage, res: ServerResponse) {
-  readNodeBody(req, handler.meta.maxBodyBytes)
-    .then((body) => handler(toWebRequest(req, body)))
-    .then((answer) => writeWebResponse(res, answer))
+  const body = lazyNodeBody(req, handler.meta.maxBodyBytes);
+  handler(toWebRequest(req, body.read))
+    .then((answer) => {
+      const disposition = body.disposition();
+      if (disposition === "close") res.setHeader("connection", "close");
+      else body.discardRest();
+      return writeWebResponse(res, answer);
+    })
     .catch((error: unknown) => {
-      // The handler answers its own errors; what lands here is a connection that went away mid-body.
       log.warn("direct route failed", { path: pathnameOf(req), error });
-      if (!res.headersSent) res.writeHead(400);
+      if (!res.headersSent) res.writeHead(500, { connection: "close" });
       res.end();
     });
 }
@@ -183,18 +234,44 @@ function rawPathOf(req: IncomingMessage): string {
 }
 
 function pathnameOf(req: IncomingMessage): string {
-  const path = (req.url ?? "/").split("?")[0].split("#")[0];
+  return routedPath(req.url ?? "/");
+}
+
+/**
+ * The path Next routes an origin-form target to: backslashes and repeated slashes collapsed (Next answers those with
+ * a 308 to this path), dot segments resolved as URL parsing does (`/v1/chat/./completions` and `%2e` reach the
+ * completion route in Next), no trailing slash (a 308 in Next too). Percent-escapes stay as they are, as in Next.
+ */
+export function routedPath(target: string): string {
+  const raw = target.split("?")[0].split("#")[0].replace(/\\/g, "/").replace(/\/{2,}/g, "/");
+  let path = raw;
+  try {
+    path = new URL(raw, "http://front-door.invalid").pathname;
+  } catch {
+    // Not a path URL parsing accepts: matched as it came.
+  }
   return path.length > 1 ? path.replace(/\/+$/, "") || "/" : path;
 }
 
 function refuseMethod(res: ServerResponse, method: string, pathname: string, allowed: string[]) {
   const safeMethod = /^[A-Z-]{1,20}$/.test(method) ? method : "This method";
   const error = new AppError("method_not_allowed", `${safeMethod} is not served on ${pathname.slice(0, 200)}; allowed: ${allowed.join(", ")}.`);
+  sendError(res, method, error, { allow: allowed.join(", ") });
+}
+
+/** `*`, `*x`, `http://host/x`, `host:443`: no route is named by anything but a path. */
+function refuseTarget(res: ServerResponse, method: string, context: RequestContext) {
+  const error = new AppError("invalid_request", "The request target must be a path starting with / (origin-form); `*` and absolute URLs are not served.");
+  context.errorCode = error.code;
+  sendError(res, method, error);
+}
+
+function sendError(res: ServerResponse, method: string, error: AppError, headers: Record<string, string> = {}) {
   const body = JSON.stringify(errorBody(error));
   res.writeHead(error.status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(body),
-    allow: allowed.join(", "),
+    ...headers,
     "x-request-id": `req_${randomHexId(12)}`,
     "cache-control": "no-store",
   });

@@ -5,11 +5,13 @@
 import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { attachReadBody } from "@/lib/http/body";
+import { AppError } from "@/lib/http/errors";
 import { jsonBodyText } from "@/lib/http/responses";
 
 /**
  * The request body, buffered up to `limitBytes + 1` bytes: a longer body is read to its end (so the connection
  * stays usable) but only that much is kept, enough for the route's own limit check (lib/http/body.ts) to refuse it.
+ * For servers in front of test routes; the front door reads its direct routes' bodies with lazyNodeBody instead.
  */
 export async function readNodeBody(incoming: IncomingMessage, limitBytes = Number.POSITIVE_INFINITY): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -25,10 +27,89 @@ export async function readNodeBody(incoming: IncomingMessage, limitBytes = Numbe
 }
 
 /**
- * A web Request for a route handler: the same method, URL and headers; the body, already read, is attached for
- * readJsonBody (lib/http/body.ts) rather than turned back into a stream.
+ * A request body read only if and when the route asks for it (route() authenticates first, and checks
+ * Content-Length against its limit before it reads), and never past `limitBytes + 1` bytes: reading stops there,
+ * enough for the route to refuse it with 413. `afterAnswer` says what the connection needs once the answer is out.
  */
-export function toWebRequest(incoming: IncomingMessage, body: Uint8Array | undefined): Request {
+export type LazyNodeBody = {
+  read: () => Promise<Uint8Array>;
+  /**
+   * "keep": the body was read whole, or its rest (within the limit) can be discarded after the answer;
+   * "close": the rest is beyond the limit or was never going to be read (the connection must close).
+   */
+  disposition: () => "keep" | "close";
+  /** Reads and discards what is left of a body the route did not read, up to the limit; beyond it, closes. */
+  discardRest: () => void;
+};
+
+export function lazyNodeBody(incoming: IncomingMessage, limitBytes: number): LazyNodeBody {
+  const declared = declaredLength(incoming);
+  let reading: Promise<Uint8Array> | undefined;
+  let overLimit = false;
+  const read = () =>
+    (reading ??= readUpTo(incoming, limitBytes).then((result) => {
+      overLimit = result.overLimit;
+      return result.bytes;
+    }));
+  return {
+    read,
+    disposition: () => {
+      if (incoming.complete) return "keep";
+      if (overLimit || (declared !== undefined && declared > limitBytes)) return "close";
+      return reading ? "close" : "keep";
+    },
+    discardRest: () => {
+      if (incoming.complete || reading) return;
+      let seen = 0;
+      incoming.on("data", (chunk: Buffer) => {
+        seen += chunk.byteLength;
+        if (seen > limitBytes) incoming.socket.destroy();
+      });
+    },
+  };
+}
+
+/** The body's declared length; undefined when it has none (chunked, or no body). */
+function declaredLength(incoming: IncomingMessage): number | undefined {
+  const header = incoming.headers["content-length"];
+  return header !== undefined && /^\d+$/.test(header) ? Number(header) : undefined;
+}
+
+function readUpTo(incoming: IncomingMessage, limitBytes: number): Promise<{ bytes: Uint8Array; overLimit: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    const done = (overLimit: boolean) => {
+      incoming.off("data", onData);
+      incoming.off("end", onEnd);
+      incoming.off("close", onClose);
+      // Over the limit: the rest stays unread (the connection closes after the 413).
+      if (overLimit) incoming.pause();
+      resolve({ bytes: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), overLimit });
+    };
+    const onData = (chunk: Buffer) => {
+      const room = limitBytes + 1 - kept;
+      chunks.push(chunk.byteLength > room ? chunk.subarray(0, room) : chunk);
+      kept += Math.min(chunk.byteLength, room);
+      if (kept > limitBytes) done(true);
+    };
+    const onEnd = () => done(false);
+    const onClose = () => {
+      incoming.off("data", onData);
+      incoming.off("end", onEnd);
+      reject(new AppError("invalid_request", "The connection closed before the request body was complete."));
+    };
+    incoming.on("data", onData);
+    incoming.once("end", onEnd);
+    incoming.once("close", onClose);
+  });
+}
+
+/**
+ * A web Request for a route handler: the same method, URL and headers; the body, already read or read when asked
+ * for, is attached for readJsonBody (lib/http/body.ts) rather than turned back into a stream.
+ */
+export function toWebRequest(incoming: IncomingMessage, body: Uint8Array | (() => Promise<Uint8Array>) | undefined): Request {
   // The parsed headers, not rawHeaders: Node joins repeated ones as each header's grammar wants (cookies with "; "),
   // and the front door has appended the socket peer to X-Forwarded-For there.
   const headers = new Headers();

@@ -9,7 +9,8 @@ import { holdsInFlight } from "@/lib/ops/request-context";
 /**
  * Prometheus metrics (prom-client), served by the front door at GET /metrics to a bearer of METRICS_TOKEN.
  * One registry per process, on globalThis: Next's server bundle and the process hosting it each load this module,
- * and both must count into the same series. Route labels are path templates (ids replaced), never raw paths.
+ * and both must count into the same series. Every label takes its values from a closed set (routeLabel, methodLabel,
+ * statuses, error codes; offer ids and job names are rows and code, not requests), so no request can add series of its own.
  */
 function createMetrics() {
   const registry = new Registry();
@@ -78,25 +79,35 @@ export function watchPool(name: string, pool: Pool): void {
   metrics.pools.set(name, pool);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A request the route table has no template for, whatever its path (never the raw path: that is a stranger's choice). */
+export const UNMATCHED_ROUTE = "unmatched";
+/** A page (or anything else outside the API) that the app answered with success or a redirect. */
+export const PAGE_ROUTE = "page";
+const METHOD_LABELS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const COMPLETIONS_ROUTE = "/v1/chat/completions";
 
-/** A path as a low-cardinality label: ids and other variable segments become {id}. */
-export function routeLabel(pathname: string): string {
-  return (
-    pathname
-      .split("/")
-      .map((segment) => (UUID.test(segment) || /^\d+$/.test(segment) || /^(chatcmpl|req|key|wd)[-_]/.test(segment) ? "{id}" : segment))
-      .join("/")
-      .slice(0, 120) || "/"
-  );
+/**
+ * A request's route label, from a closed set: the OpenAPI path template the front door's route table matched (the
+ * way Next routes the path: `/v1/offers/{id}`), else "page" for a GET or HEAD answered below 400, else "unmatched".
+ */
+export function routeLabel(input: { template: string | null | undefined; method: string; status: number }): string {
+  if (input.template) return input.template;
+  return (input.method === "GET" || input.method === "HEAD") && input.status < 400 ? PAGE_ROUTE : UNMATCHED_ROUTE;
 }
 
-export function observeRequest(input: { pathname: string; method: string; status: number; seconds: number; code?: string }): void {
-  const route = routeLabel(input.pathname);
-  metrics.requests.inc({ route, method: input.method, status: String(input.status) });
-  metrics.latency.observe({ route, method: input.method }, input.seconds);
+/** Methods outside the ones routes serve are one value; statuses are numbers (node:http allows 100–999). */
+export function methodLabel(method: string): string {
+  return METHOD_LABELS.has(method) ? method : "other";
+}
+
+export function observeRequest(input: { route: string; method: string; status: number; seconds: number; code?: string }): void {
+  const method = methodLabel(input.method);
+  metrics.requests.inc({ route: input.route, method, status: String(input.status) });
+  metrics.latency.observe({ route: input.route, method }, input.seconds);
   if (input.code) metrics.errors.inc({ status: String(input.status), code: input.code });
-  if (route === "/v1/chat/completions" && input.method === "POST") metrics.completions.inc({ status: String(input.status) });
+  // However the path was spelled; a redirect (Next's 308 for `//` or a trailing slash) is not a completion answered.
+  const redirect = input.status >= 300 && input.status < 400;
+  if (input.route === COMPLETIONS_ROUTE && method === "POST" && !redirect) metrics.completions.inc({ status: String(input.status) });
 }
 
 function tokenMatches(header: string | undefined): boolean {

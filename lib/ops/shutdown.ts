@@ -19,12 +19,24 @@ export function isShuttingDown(): boolean {
   return lifecycle.draining;
 }
 
-/** The front door registers every request it hands to the app, until its answer is finished or the socket closes. */
+/**
+ * The front door registers every request it hands to the app, until its answer is finished, the answer closes, or
+ * its connection closes: Node emits neither `finish` nor `close` on an answer still queued behind another on a
+ * connection that died, so the socket's own `close` is what ends it there.
+ */
 export function trackRequest(res: ServerResponse, context: RequestContext): void {
   lifecycle.inFlight.set(res, context);
-  const done = () => lifecycle.inFlight.delete(res);
+  const socket = res.req.socket;
+  const done = () => {
+    lifecycle.inFlight.delete(res);
+    res.off("finish", done);
+    res.off("close", done);
+    socket.off("close", done);
+  };
   res.once("finish", done);
   res.once("close", done);
+  socket.once("close", done);
+  if (socket.destroyed) done();
 }
 
 export function requestsInFlight(): number {

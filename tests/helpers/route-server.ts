@@ -5,11 +5,12 @@
  * The production front door (lib/http/front-door.ts) stands in front of it, as scripts/server.ts puts it in
  * front of Next: X-Forwarded-For gets the socket peer, unknown methods a 405 with Allow.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { API_ROUTES } from "@/app/api-routes";
 import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
-import { frontDoor, loadMethodTable } from "@/lib/http/front-door";
+import type { ConnectionLimits } from "@/lib/http/connections";
+import { createFrontDoorServer, loadMethodTable } from "@/lib/http/front-door";
 import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import { listOperations, type Operation } from "@/lib/openapi/operation";
 
@@ -34,7 +35,7 @@ function compile(spec: Operation): CompiledRoute {
 
 export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[] };
 
-export async function startRouteServer(options: { headers?: Record<string, string> } = {}): Promise<RouteServer> {
+export async function startRouteServer(options: { headers?: Record<string, string>; limits?: Partial<ConnectionLimits> } = {}): Promise<RouteServer> {
   const routes = listOperations(API_ROUTES)
     .map(compile)
     .sort((a, b) => a.rank - b.rank);
@@ -83,7 +84,7 @@ export async function startRouteServer(options: { headers?: Record<string, strin
       { meta: chatCompletions.meta },
     ),
   };
-  const server = createServer(frontDoor(app, { methods, headers: options.headers, direct }));
+  const server = createFrontDoorServer(app, { methods, headers: options.headers, direct, limits: options.limits });
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));

@@ -1,0 +1,381 @@
+/**
+ * What a client can make the front door hold (lib/http/connections.ts, lib/http/front-door.ts), over real sockets
+ * (node:net, so requests can be pipelined, left unread, left unfinished or aimed at `*`): one request at a time per
+ * connection and a cap on pipelined ones, in-flight tracking that ends with the socket, timeouts, a cap on
+ * connections per address, non-path targets refused, bounded metric labels, and the direct completion route
+ * answering 401/413 before it reads a body. Events are ordered by barriers (an app that holds its answer until the
+ * test releases it), never by sleeps.
+ */
+import { once } from "node:events";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { connect, type AddressInfo, type Socket } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createApiKey, revokeApiKey } from "@/lib/auth/api-keys";
+import { env, parseEnv } from "@/lib/env";
+import { createFrontDoorServer, methodTableFromOpenApi, routedPath, type FrontDoorOptions } from "@/lib/http/front-door";
+import { log } from "@/lib/log";
+import { requestsInFlight } from "@/lib/ops/shutdown";
+import { seedAccount } from "../helpers/factories";
+import { startRouteServer, type RouteServer } from "../helpers/route-server";
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+  vi.restoreAllMocks();
+});
+
+type App = { server: Server; port: number; calls: string[]; sockets: Socket[] };
+
+/** The front door in front of a small app (as scripts/server.ts puts it in front of Next). */
+async function startFrontDoor(app: (req: IncomingMessage, res: ServerResponse) => void, options: Partial<FrontDoorOptions> = {}): Promise<App> {
+  const calls: string[] = [];
+  const sockets: Socket[] = [];
+  const methods = Promise.resolve(methodTableFromOpenApi({ paths: { "/v1/models": { get: {} }, "/v1/offers/{id}": { get: {}, delete: {} } } }));
+  const server = createFrontDoorServer(
+    (req, res) => {
+      calls.push(`${req.method} ${req.url}`);
+      app(req, res);
+    },
+    { methods, ...options },
+  );
+  server.on("connection", (socket: Socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  stops.push(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  return { server, port: (server.address() as AddressInfo).port, calls, sockets };
+}
+
+/** A raw client connection: what it received, and a promise for its close. */
+type Raw = { socket: Socket; bytes: () => number; text: () => string; closed: Promise<void>; until: (done: (text: () => string) => boolean) => Promise<string> };
+
+async function rawClient(port: number, localAddress?: string): Promise<Raw> {
+  const socket = connect({ port, host: "127.0.0.1", localAddress });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const waiters: (() => void)[] = [];
+  socket.on("data", (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.byteLength;
+    for (const wake of waiters.splice(0)) wake();
+  });
+  socket.on("error", () => undefined); // a reset after the server's answer is part of some cases
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  void closed.then(() => {
+    for (const wake of waiters.splice(0)) wake();
+  });
+  await once(socket, "connect");
+  stops.push(async () => void socket.destroy());
+  let decoded = "";
+  let decodedChunks = 0;
+  const text = () => {
+    if (decodedChunks < chunks.length) decoded += Buffer.concat(chunks.slice(decodedChunks)).toString("latin1");
+    decodedChunks = chunks.length;
+    return decoded;
+  };
+  return {
+    socket,
+    bytes: () => size,
+    text,
+    closed,
+    until: async (done) => {
+      for (;;) {
+        if (done(text)) return text();
+        if (socket.destroyed || socket.readableEnded) throw new Error(`closed before the expected answer; got: ${text().slice(0, 300)}`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+  };
+}
+
+const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`;
+const statusLines = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+/** A turn of the event loop for whatever the last socket read set off. */
+const settle = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+
+describe("pipelined requests", () => {
+  it("reach the app one at a time, each after the answer before it is out: a client that never reads holds one answer", async () => {
+    const answer = Buffer.alloc(16 * 1024 * 1024, 0x61); // larger than the kernel's socket buffers can absorb
+    const events: string[] = [];
+    let firstCall!: () => void;
+    const firstCalled = new Promise<void>((resolve) => (firstCall = resolve));
+    let lastFinish!: () => void;
+    const lastFinished = new Promise<void>((resolve) => (lastFinish = resolve));
+    const front = await startFrontDoor((req, res) => {
+      events.push(`call ${req.url}`);
+      res.once("finish", () => {
+        events.push(`finished ${req.url}`);
+        if (req.url === "/d") lastFinish();
+      });
+      res.writeHead(200, { "content-type": "text/plain", "content-length": answer.byteLength });
+      res.end(answer);
+      firstCall();
+    });
+    const client = await rawClient(front.port);
+    client.socket.pause(); // never reads, until the end of the test
+    client.socket.write(["/a", "/b", "/c", "/d"].map(get).join(""));
+    await firstCalled;
+    await settle();
+    // Node alone hands all four to the app at once and buffers their answers (64 MB here) for a client that reads nothing.
+    expect(front.calls).toEqual(["GET /a"]);
+
+    client.socket.resume();
+    await client.until(() => client.bytes() >= 4 * answer.byteLength);
+    await lastFinished; // the client can have every byte before the server's write callback says so
+    expect(front.calls).toEqual(["GET /a", "GET /b", "GET /c", "GET /d"]);
+    expect(events).toEqual(["call /a", "finished /a", "call /b", "finished /b", "call /c", "finished /c", "call /d", "finished /d"]);
+  });
+
+  it("beyond the cap of waiting ones close the connection; up to it they are all answered in order", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const front = await startFrontDoor(
+      (req, res) => {
+        void released.then(() => res.end(`answer ${req.url}`));
+      },
+      { limits: { maxPipelined: 2 } },
+    );
+    // One being answered and two waiting: served, in order.
+    const within = await rawClient(front.port);
+    within.socket.write(["/1", "/2", "/3"].map(get).join(""));
+    release();
+    const text = await within.until((read) => read().includes("answer /3"));
+    expect(statusLines(text)).toEqual([200, 200, 200]);
+    expect(text.indexOf("answer /1")).toBeLessThan(text.indexOf("answer /2"));
+
+    // One being answered and three waiting: the connection is closed, nothing more is served.
+    const calls = front.calls.length;
+    const beyond = await rawClient(front.port);
+    beyond.socket.write(["/4", "/5", "/6", "/7"].map(get).join(""));
+    await beyond.closed;
+    expect(front.calls.length - calls).toBeLessThanOrEqual(1);
+    expect(statusLines(beyond.text()).length).toBeLessThanOrEqual(1);
+  });
+
+  it("are no longer in flight once their connection is gone, whether or not Node says so about their answers", async () => {
+    const before = requestsInFlight();
+    let go!: () => void;
+    const going = new Promise<void>((resolve) => (go = resolve));
+    let firstCall!: () => void;
+    const firstCalled = new Promise<void>((resolve) => (firstCall = resolve));
+    const answer = Buffer.alloc(16 * 1024 * 1024, 0x62);
+    const front = await startFrontDoor((_req, res) => {
+      firstCall();
+      void going.then(() => res.end(answer));
+    });
+    const client = await rawClient(front.port);
+    client.socket.write(["/x", "/y", "/z"].map(get).join(""));
+    await firstCalled;
+    await settle();
+    const [serverSocket] = front.sockets;
+    const serverClosed = new Promise((resolve) => serverSocket.once("close", resolve)); // after an EPIPE: not once()
+    client.socket.destroy();
+    go();
+    await serverClosed;
+    await settle();
+    expect(requestsInFlight()).toBe(before);
+  });
+});
+
+describe("timeouts", () => {
+  it("close a connection that never sends a byte, one that never finishes its headers, and one that never finishes its body", async () => {
+    const front = await startFrontDoor((req, res) => void req.resume().on("end", () => res.end("ok")), {
+      limits: { headersTimeoutMs: 200, requestTimeoutMs: 600 },
+    });
+    const silent = await rawClient(front.port);
+    const partialHeaders = await rawClient(front.port);
+    partialHeaders.socket.write("GET /v1/models HTTP/1.1\r\nHost: localhost\r\n");
+    const partialBody = await rawClient(front.port);
+    partialBody.socket.write("POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n0123456789");
+    // Node's defaults keep all three for 60 s to 5 min (and check every 30 s).
+    await Promise.all([silent.closed, partialHeaders.closed, partialBody.closed]);
+    expect(statusLines(partialHeaders.text())).toEqual([408]);
+    expect(statusLines(partialBody.text())).toEqual([408]);
+    expect(front.calls).toEqual(["POST /upload"]);
+  });
+
+  it("are the configured ones, and the kept-alive connection closes after the keep-alive timeout it announces", async () => {
+    const configured = await startFrontDoor((_req, res) => res.end("ok"));
+    expect(configured.server.keepAliveTimeout).toBe(env.HTTP_KEEP_ALIVE_TIMEOUT_MS);
+    expect(configured.server.headersTimeout).toBe(env.HTTP_HEADERS_TIMEOUT_MS);
+    expect(configured.server.requestTimeout).toBe(env.HTTP_REQUEST_TIMEOUT_MS);
+    const defaults = await rawClient(configured.port);
+    defaults.socket.write(get("/v1/models"));
+    expect(await defaults.until((read) => read().endsWith("ok"))).toMatch(/\r\nKeep-Alive: timeout=5\r\n/i);
+
+    // The headers are part of the request: a headers timeout above the request timeout is a configuration error.
+    expect(() => parseEnv({ HTTP_HEADERS_TIMEOUT_MS: "60000", HTTP_REQUEST_TIMEOUT_MS: "30000" })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
+
+    const short = await startFrontDoor((_req, res) => res.end("ok"), { limits: { keepAliveTimeoutMs: 1_000 } });
+    const client = await rawClient(short.port);
+    client.socket.write(get("/v1/models"));
+    expect(await client.until((read) => read().endsWith("ok"))).toMatch(/\r\nKeep-Alive: timeout=1\r\n/i);
+    await client.closed;
+  });
+});
+
+describe("connections per client address", () => {
+  it("beyond the cap are answered 429 and closed, logged once; other addresses and freed slots are served", async () => {
+    const warn = vi.spyOn(log, "warn");
+    const front = await startFrontDoor((_req, res) => res.end("ok"), { limits: { maxConnectionsPerClient: 2 } });
+    const first = await rawClient(front.port);
+    const second = await rawClient(front.port);
+    const refused = [await rawClient(front.port), await rawClient(front.port), await rawClient(front.port)];
+    for (const client of refused) {
+      await client.closed;
+      expect(statusLines(client.text())).toEqual([429]);
+      expect(JSON.parse(client.text().split("\r\n\r\n")[1]).error.code).toBe("rate_limited");
+    }
+    expect(warn.mock.calls.filter(([message]) => message.startsWith("connections refused"))).toHaveLength(1);
+
+    // Another address (the socket peer, not a header) has its own count.
+    const other = await rawClient(front.port, "127.0.0.2");
+    other.socket.write(get("/v1/models"));
+    await other.until((read) => read().endsWith("ok"));
+    // A freed slot is taken by the next connection.
+    first.socket.destroy();
+    await new Promise((resolve) => front.sockets[0].once("close", resolve));
+    const next = await rawClient(front.port);
+    next.socket.write(get("/v1/models"));
+    await next.until((read) => read().endsWith("ok"));
+    second.socket.write(get("/v1/models"));
+    await second.until((read) => read().endsWith("ok"));
+  });
+});
+
+describe("request targets that are not a path", () => {
+  it("are answered 400 in the API's error shape by the front door, whatever the method; the app never sees them", async () => {
+    const front = await startFrontDoor((_req, res) => res.end("app"));
+    for (const line of ["GET *", "OPTIONS *", "POST *x", "DELETE *", "GET http://evil.example/v1/models", "PUT https://localhost/v1/offers/1"]) {
+      const client = await rawClient(front.port);
+      client.socket.write(`${line} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`);
+      const text = await client.until((read) => read().includes("}}"));
+      expect(statusLines(text), line).toEqual([400]);
+      const [head, body] = text.split("\r\n\r\n");
+      expect(head).toMatch(/\r\nx-request-id: req_/i);
+      expect(JSON.parse(body)).toEqual({ error: { message: expect.stringContaining("path"), type: "invalid_request_error", code: "invalid_request" } });
+    }
+    expect(front.calls).toEqual([]);
+  });
+});
+
+describe("metric labels", () => {
+  it("are the route table's templates and two fixed values, whatever the paths and methods; completions count however the path is spelled", async () => {
+    const server = await startRouteServer();
+    stops.push(server.stop);
+    const scrape = async () => (await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${env.METRICS_TOKEN}` } })).text());
+    const completions401 = (text: string) => Number(/^svc_completions_total\{status="401"\} (\d+)/m.exec(text)?.[1] ?? 0);
+    const before = await scrape();
+
+    const asks: Promise<unknown>[] = [];
+    for (let i = 0; i < 40; i++) asks.push(fetch(`${server.url}/nope-${i}/${"x".repeat(i)}`).then((r) => r.arrayBuffer()));
+    for (let i = 0; i < 20; i++) asks.push(fetch(`${server.url}/v1/unknown-${i}`).then((r) => r.arrayBuffer()));
+    for (let i = 0; i < 5; i++) asks.push(fetch(`${server.url}/v1/supply/offers/${"00000000-0000-4000-8000-00000000000" + i}`).then((r) => r.arrayBuffer()));
+    await Promise.all(asks);
+    const odd = await rawClient(Number(new URL(server.url).port));
+    odd.socket.write("PROPFIND /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\nGET * HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    await odd.until((read) => statusLines(read()).length === 2 && read().endsWith("}}"));
+    // Spellings Next routes to the completion handler (its URL parsing resolves `.` and `%2e` segments).
+    for (const path of ["/v1/chat/./completions", "/v1/chat/%2e/completions", "/v1/chat/completions"]) {
+      const res = await fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      expect(res.status, path).toBe(401);
+    }
+
+    const after = await scrape();
+    const routes = new Set([...after.matchAll(/^svc_http_requests_total\{route="([^"]*)",method="([^"]*)"/gm)].map((m) => m[1]));
+    const methods = new Set([...after.matchAll(/^svc_http_requests_total\{route="[^"]*",method="([^"]*)"/gm)].map((m) => m[1]));
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    for (const route of routes) expect([...Object.keys(doc.paths), "page", "unmatched"], route).toContain(route);
+    expect([...routes]).toEqual(expect.arrayContaining(["unmatched", "/v1/{path}", "/v1/supply/offers/{id}", "/v1/chat/completions"]));
+    expect([...methods].every((m) => ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"].includes(m))).toBe(true);
+    expect(methods).toContain("other");
+    expect(after).not.toMatch(/nope|unknown-|00000000-0000/);
+    expect(completions401(after) - completions401(before)).toBe(3);
+  });
+
+  it("match the path Next routes to: repeated slashes, backslashes, dot segments and a trailing slash are the same route", () => {
+    const table = methodTableFromOpenApi({ paths: { "/v1/chat/completions": { post: {} }, "/v1/supply/offers/{id}": { get: {} }, "/v1/{path}": { get: { "x-svc-catch-all": true } } } });
+    for (const spelling of ["/v1/chat/completions", "//v1/chat/completions", "/v1//chat/completions/", "/v1/chat\\completions", "/v1/chat/./completions", "/v1/chat/%2E/completions", "/v1/x/../chat/completions?a=b"]) {
+      expect(table.template(routedPath(spelling)), spelling).toBe("/v1/chat/completions");
+    }
+    expect(table.template(routedPath("/v1/supply/offers/abc"))).toBe("/v1/supply/offers/{id}");
+    expect(table.template(routedPath("/v1/chat/completion%73"))).toBe("/v1/{path}"); // Next does not decode it either
+    expect(table.template(routedPath("/market/llama"))).toBeNull();
+  });
+});
+
+// Last in the file: its requests count in 127.0.0.1's per-IP windows.
+describe("the direct completion route", () => {
+  const limit = env.MAX_BODY_BYTES;
+  const head = (headers: Record<string, string>) =>
+    `POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("")}\r\n`;
+  const errorOf = (text: string) => JSON.parse(text.split("\r\n\r\n")[1]) as { error: { code: string } };
+
+  async function serverAndKeys() {
+    const server: RouteServer = await startRouteServer();
+    stops.push(server.stop);
+    const buyer = await seedAccount();
+    const { key } = await createApiKey(buyer.id, { name: "live" });
+    const revoked = await createApiKey(buyer.id, { name: "revoked" });
+    await revokeApiKey(buyer.id, revoked.id);
+    return { server, port: Number(new URL(server.url).port), key, revokedKey: revoked.key };
+  }
+
+  it("answers a missing, malformed, unknown or revoked key 401 and a Content-Length over the limit 413 before reading a byte of the body", async () => {
+    const { server, port, key, revokedKey } = await serverAndKeys();
+    const tenGigabytes = "10000000000";
+    const cases: [Record<string, string>, number, string][] = [
+      [{ "Content-Length": tenGigabytes }, 401, "missing_credentials"],
+      [{ "Content-Length": tenGigabytes, Authorization: "Bearer not-a-key" }, 401, "invalid_api_key"],
+      [{ "Content-Length": tenGigabytes, Authorization: `Bearer svc_${"x".repeat(43)}` }, 401, "invalid_api_key"],
+      [{ "Content-Length": tenGigabytes, Authorization: `Bearer ${revokedKey}` }, 401, "invalid_api_key"],
+      [{ "Content-Length": tenGigabytes, Authorization: `Bearer ${key}` }, 413, "payload_too_large"],
+      [{ "Transfer-Encoding": "chunked", Authorization: "Basic eDp5" }, 401, "missing_credentials"],
+    ];
+    for (const [headers, status, code] of cases) {
+      const client = await rawClient(port);
+      client.socket.write(head(headers)); // the headers only: a body that is not read never needs to arrive
+      const text = await client.until((read) => read().includes("}}"));
+      expect(statusLines(text), code).toEqual([status]);
+      expect(errorOf(text).error.code).toBe(code);
+      if (headers["Content-Length"]) {
+        expect(text).toMatch(/\r\nconnection: close\r\n/i);
+        await client.closed;
+      }
+    }
+    // A body within the limit that the route did not need is discarded: the connection stays usable.
+    const client = await rawClient(port);
+    const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }] });
+    client.socket.write(`${head({ "Content-Length": String(body.length), Authorization: "Bearer svc_nope" })}${body}`);
+    await client.until((read) => read().includes("}}"));
+    client.socket.write(get("/healthz"));
+    const text = await client.until((read) => statusLines(read()).length === 2 && read().endsWith("}"));
+    expect(statusLines(text)[0]).toBe(401);
+    expect(server.requests.filter((r) => r.startsWith("POST"))).toHaveLength(cases.length + 1);
+  });
+
+  it("stops reading an endless chunked body at the limit, answers 413 and closes the connection", async () => {
+    const { port, key } = await serverAndKeys();
+    const client = await rawClient(port);
+    client.socket.write(head({ "Transfer-Encoding": "chunked", Authorization: `Bearer ${key}` }));
+    const chunk = Buffer.concat([Buffer.from("10000\r\n"), Buffer.alloc(0x10000, 0x20), Buffer.from("\r\n")]);
+    let sent = 0;
+    const answered = client.until((read) => read().includes("}}"));
+    let done = false;
+    void answered.finally(() => (done = true)).catch(() => undefined);
+    // Send until the server answers (it never will if it reads on): 64 MB at most, 64 times the limit.
+    while (!done && !client.socket.destroyed && sent < 64 * 1024 * 1024) {
+      sent += 0x10000;
+      if (!client.socket.write(chunk)) await Promise.race([once(client.socket, "drain"), client.closed, answered.catch(() => undefined)]);
+    }
+    const text = await answered;
+    expect(statusLines(text)).toEqual([413]);
+    expect(errorOf(text).error.code).toBe("payload_too_large");
+    await client.closed;
+    expect(sent).toBeLessThan(64 * 1024 * 1024);
+    expect(limit).toBeLessThan(sent);
+  });
+});
