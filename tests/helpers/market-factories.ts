@@ -195,3 +195,20 @@ export async function seedActiveHold(options: { offerId: string; modelId: string
     return hold;
   });
 }
+
+/** A private model with one offer at list price on `upstream` (a canned or reference upstream), for router tests. */
+export async function seedMarketOn(
+  upstream: { url: string; apiKey: string },
+  options: { tools?: boolean; billsReasoning?: boolean } = {},
+) {
+  const model = await seedPrivateModel({ supportsTools: options.tools ?? false, billsReasoning: options.billsReasoning ?? false, maxOutputTokens: 8_192 });
+  const offer = await seedOffer({
+    models: [{ id: model.id, upstreamModel: "canned-model" }],
+    priceCents: 100,
+    dailyCapacityMicroDiem: 1_000_000_000n,
+    upstreamBaseUrl: upstream.url,
+    upstreamApiKey: upstream.apiKey,
+    features: { tools: options.tools ?? false },
+  });
+  return { model, offer };
+}

@@ -12,7 +12,7 @@ import { allowedClaim } from "@/lib/router/metering";
 import { countPromptTokens, countReplyTokens } from "@/lib/upstream/tokens";
 import { completion, startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { jsonRequest } from "../helpers/http";
-import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { seedMarketOn } from "../helpers/market-factories";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
 
 const ONE_USDC = 1_000_000n;
@@ -23,18 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => canned.stop());
 
-async function market(options: { tools?: boolean; billsReasoning?: boolean } = {}) {
-  const model = await seedPrivateModel({ supportsTools: options.tools ?? false, billsReasoning: options.billsReasoning ?? false, maxOutputTokens: 8_192 });
-  const offer = await seedOffer({
-    models: [{ id: model.id, upstreamModel: "canned-model" }],
-    priceCents: 100,
-    dailyCapacityMicroDiem: 1_000_000_000n,
-    upstreamBaseUrl: canned.url,
-    upstreamApiKey: canned.apiKey,
-    features: { tools: options.tools ?? false },
-  });
-  return { model, offer };
-}
+const market = (options: { tools?: boolean; billsReasoning?: boolean } = {}) => seedMarketOn(canned, options);
 
 const usage = (prompt: number, completionTokens: number, reasoning?: number) => ({
   prompt_tokens: prompt,

@@ -13,7 +13,7 @@ import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { queuedClears, releaseHold } from "@/lib/router/holds";
 import { countPromptTokens, countReplyTokens } from "@/lib/upstream/tokens";
 import { completion, startCannedUpstream, type CannedAnswer, type CannedUpstream } from "../helpers/canned-upstream";
-import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { seedMarketOn } from "../helpers/market-factories";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
 
 const ONE_USDC = 1_000_000n;
@@ -25,17 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => canned.stop());
 
-async function market() {
-  const model = await seedPrivateModel();
-  const offer = await seedOffer({
-    models: [{ id: model.id, upstreamModel: "canned-model" }],
-    priceCents: 100,
-    dailyCapacityMicroDiem: 1_000_000_000n,
-    upstreamBaseUrl: canned.url,
-    upstreamApiKey: canned.apiKey,
-  });
-  return { model, offer };
-}
+const market = (options: { tools?: boolean; billsReasoning?: boolean } = {}) => seedMarketOn(canned, options);
 
 function offerHealth(offerId: string) {
   return db.offer.findUniqueOrThrow({ where: { id: offerId }, select: { consecutiveFailures: true, unhealthyUntil: true, lastFailureReason: true } });
