@@ -39,6 +39,11 @@ export type ReferenceUpstreamOptions = {
   apiKey?: string;
   defaultMode?: UpstreamMode;
   models?: typeof REFERENCE_MODELS;
+  /**
+   * Awaited before each chat request is answered (once its body has arrived): a test's barrier, which holds the
+   * answers until the test lets them go (tests/helpers/answer-gate.ts). Unset: answered at once.
+   */
+  gate?: () => Promise<void>;
 };
 
 export type ReferenceUpstream = {
@@ -385,6 +390,7 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
     const mode = requestMode(req, fallbackMode);
     const raw = await readBody(req);
     if (mode.kind === "timeout") return;
+    if (opts.gate) await opts.gate();
     if (mode.kind === "latency") await sleep(mode.ms);
     if (mode.kind === "error") {
       return sendError(res, mode.status, "injected_error", `Reference upstream injected HTTP ${mode.status}`);

@@ -6,6 +6,7 @@ import { sweepExpiredHolds } from "@/lib/router/holds";
 import { allowedClaim } from "@/lib/router/metering";
 import { promptMaterial, tokenBounds } from "@/lib/upstream/tokens";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
+import { AnswerGate } from "../helpers/answer-gate";
 import { startAppProcess, type AppProcess } from "../helpers/app-process";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
@@ -18,16 +19,18 @@ import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-fact
 const MAX_TOKENS = 200;
 const messages = [{ role: "user" as const, content: "Count to three, please." }];
 
-let slow: ReferenceUpstream;
+// The upstream holds its answers until the test lets them go (in this process, so for the app processes too): every
+// parallel request has reserved, or been refused, before any clears, and the counts are exact however slow the machine.
+const gate = new AnswerGate();
+let held: ReferenceUpstream;
 let apps: AppProcess[] = [];
 beforeAll(async () => {
-  // Slow enough that every parallel request has reserved before any clears: the counts are then exact.
-  slow = await startReferenceUpstream({ defaultMode: "latency:2500" });
+  held = await startReferenceUpstream({ gate: gate.pass });
   apps = await Promise.all([startAppProcess(), startAppProcess()]);
 }, 60_000);
 afterAll(async () => {
   await Promise.all(apps.map((a) => a.kill()));
-  await slow.stop();
+  await held.stop();
 });
 
 function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }, priceCents: number) {
@@ -43,11 +46,12 @@ function post(base: string, key: string, body: unknown) {
   });
 }
 
-/** `n` requests at once, alternating between the two app processes; statuses and error codes counted. */
-async function fireAcrossProcesses(n: number, key: string, modelId: string) {
-  const responses = await Promise.all(
-    Array.from({ length: n }, (_, i) => post(apps[i % 2].url, key, { model: modelId, messages, max_tokens: MAX_TOKENS })),
-  );
+/**
+ * `n` requests at once, alternating between the two app processes, answered by the upstream once each has been refused
+ * or reached it (`atMost` the design allows through); statuses and error codes counted.
+ */
+async function fireAcrossProcesses(n: number, key: string, modelId: string, atMost = n) {
+  const responses = await gate.burst(n, (i) => post(apps[i % 2].url, key, { model: modelId, messages, max_tokens: MAX_TOKENS }), atMost);
   const counts: Record<string, number> = {};
   for (const r of responses) {
     const code = r.status === 200 ? "200" : `${r.status} ${((await r.json()) as { error: { code: string } }).error.code}`;
@@ -57,25 +61,25 @@ async function fireAcrossProcesses(n: number, key: string, modelId: string) {
   return counts;
 }
 
-/** An offer at 100¢ on the slow upstream (each completion stays in flight while the others reserve). */
-function seedSlowOffer(modelId: string, dailyCapacityMicroDiem = 1_000_000_000n) {
+/** An offer at 100¢ on the held upstream (each completion stays in flight until the test lets its answer go). */
+function seedHeldOffer(modelId: string, dailyCapacityMicroDiem = 1_000_000_000n) {
   return seedOffer({
     models: [{ id: modelId, upstreamModel: "llama-3.3-70b" }],
     priceCents: 100,
     dailyCapacityMicroDiem,
-    upstreamBaseUrl: slow.url,
-    upstreamApiKey: slow.apiKey,
+    upstreamBaseUrl: held.url,
+    upstreamApiKey: held.apiKey,
   });
 }
 
 describe("two app processes reserving against the same limits at once", () => {
   it("a balance covering 30 worst cases: exactly 30 answered, 90 get 402, across both processes", async () => {
     const model = await seedPrivateModel();
-    const offer = await seedSlowOffer(model.id);
+    const offer = await seedHeldOffer(model.id);
     const { charge } = worstCase(model, 100);
     const buyer = await seedBuyer(charge * 30n);
 
-    expect(await fireAcrossProcesses(120, buyer.key, model.id)).toEqual({ "200": 30, "402 insufficient_balance": 90 });
+    expect(await fireAcrossProcesses(120, buyer.key, model.id, 30)).toEqual({ "200": 30, "402 insufficient_balance": 90 });
 
     const clears = await db.clear.findMany({ where: { offerId: offer.id } });
     expect(clears).toHaveLength(30);
@@ -85,11 +89,11 @@ describe("two app processes reserving against the same limits at once", () => {
 
   it("a key spend limit covering 30 worst cases: exactly 30 answered, 90 get 402 spend_limit_exceeded", async () => {
     const model = await seedPrivateModel();
-    await seedSlowOffer(model.id);
+    await seedHeldOffer(model.id);
     const { charge } = worstCase(model, 100);
     const buyer = await seedBuyer(1_000_000_000n, { spend_limit: charge * 30n });
 
-    expect(await fireAcrossProcesses(120, buyer.key, model.id)).toEqual({ "200": 30, "402 spend_limit_exceeded": 90 });
+    expect(await fireAcrossProcesses(120, buyer.key, model.id, 30)).toEqual({ "200": 30, "402 spend_limit_exceeded": 90 });
 
     const key = await db.apiKey.findUniqueOrThrow({ where: { id: buyer.apiKeyId } });
     expect(await db.completion.count({ where: { apiKeyId: buyer.apiKeyId } })).toBe(30);
@@ -99,10 +103,10 @@ describe("two app processes reserving against the same limits at once", () => {
   it("an offer whose capacity covers 30 worst cases: exactly 30 answered, 90 get 503 no_capacity", async () => {
     const model = await seedPrivateModel();
     const { burn } = worstCase(model, 100);
-    const offer = await seedSlowOffer(model.id, burn * 30n);
+    const offer = await seedHeldOffer(model.id, burn * 30n);
     const buyer = await seedBuyer(1_000_000_000n);
 
-    expect(await fireAcrossProcesses(120, buyer.key, model.id)).toEqual({ "200": 30, "503 no_capacity": 90 });
+    expect(await fireAcrossProcesses(120, buyer.key, model.id, 30)).toEqual({ "200": 30, "503 no_capacity": 90 });
 
     const day = await db.offerDay.findFirstOrThrow({ where: { offerId: offer.id } });
     expect(day.heldMicroDiem).toBe(0n);
@@ -112,7 +116,7 @@ describe("two app processes reserving against the same limits at once", () => {
 
   it("a key revoked while another process has it cached is refused at once by both, and reserves nothing", async () => {
     const model = await seedPrivateModel();
-    await seedSlowOffer(model.id);
+    await seedHeldOffer(model.id);
     const buyer = await seedBuyer(1_000_000_000n);
     // Both processes have now seen the key live (and cached it).
     expect(await fireAcrossProcesses(2, buyer.key, model.id)).toEqual({ "200": 2 });
@@ -126,15 +130,16 @@ describe("two app processes reserving against the same limits at once", () => {
 describe("the clear", () => {
   it("meters with the list prices the hold snapshotted, not the catalog's prices at clearing time", async () => {
     const model = await seedPrivateModel();
-    await seedSlowOffer(model.id);
+    await seedHeldOffer(model.id);
     const buyer = await seedBuyer(1_000_000_000n);
 
     const pending = callCompletions(buyer.key, { model: model.id, messages, max_tokens: MAX_TOKENS });
-    // While the upstream takes its time the catalog's prices go up tenfold.
-    for (let i = 0; i < 100 && (await db.hold.count({ where: { accountId: buyer.id } })) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    // Reserved and at the upstream, whose answer waits while the catalog's prices go up tenfold.
+    await gate.until(1);
     const hold = await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } });
     expect([hold.inputMicroDiemPerMTok, hold.outputMicroDiemPerMTok]).toEqual([model.inputMicroDiemPerMTok, model.outputMicroDiemPerMTok]);
     await db.model.update({ where: { id: model.id }, data: { inputMicroDiemPerMTok: model.inputMicroDiemPerMTok * 10n, outputMicroDiemPerMTok: model.outputMicroDiemPerMTok * 10n } });
+    gate.release();
 
     const res = await pending;
     expect(res.status).toBe(200);

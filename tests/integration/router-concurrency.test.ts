@@ -6,6 +6,7 @@ import { NO_FEATURES } from "@/lib/router/features";
 import { allowedClaim } from "@/lib/router/metering";
 import { promptMaterial, tokenBounds } from "@/lib/upstream/tokens";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
+import { AnswerGate } from "../helpers/answer-gate";
 import { readError } from "../helpers/http";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
@@ -14,13 +15,15 @@ const REQUESTS = 200;
 const MAX_TOKENS = 200;
 const messages = [{ role: "user" as const, content: "Count to three, please." }];
 
-// The upstream answers slowly, so every one of the parallel requests has reserved before any clears:
-// what succeeds is then decided by the reservations alone, which is what makes the counts exact.
-let slow: ReferenceUpstream;
+// The upstream holds its answers until every one of the parallel requests has reserved (or been refused), so none
+// clears before the last reserves: what succeeds is decided by the reservations alone, which makes the counts exact
+// however slow the machine.
+const gate = new AnswerGate();
+let upstream: ReferenceUpstream;
 beforeAll(async () => {
-  slow = await startReferenceUpstream({ defaultMode: "latency:2500" });
+  upstream = await startReferenceUpstream({ gate: gate.pass });
 });
-afterAll(() => slow.stop());
+afterAll(() => upstream.stop());
 
 /** The router's worst case for `messages` at MAX_TOKENS: the prompt at its byte bound, plus the usage tolerance. */
 function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }, price_cents: number) {
@@ -29,10 +32,9 @@ function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTo
   return { burn, charge: chargeMicros(burn, price_cents) };
 }
 
-async function fireAll(key: string, modelId: string) {
-  const responses = await Promise.all(
-    Array.from({ length: REQUESTS }, () => callCompletions(key, { model: modelId, messages, max_tokens: MAX_TOKENS })),
-  );
+/** REQUESTS at once; the upstream answers once each has been refused or reached it (`atMost` the design allows). */
+async function fireAll(key: string, modelId: string, atMost: number) {
+  const responses = await gate.burst(REQUESTS, () => callCompletions(key, { model: modelId, messages, max_tokens: MAX_TOKENS }), atMost);
   const byStatus = new Map<number, number>();
   for (const r of responses) byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + 1);
   return { responses, byStatus };
@@ -45,13 +47,13 @@ describe("200 concurrent completions", () => {
       models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
       priceCents: 100,
       dailyCapacityMicroDiem: 1_000_000_000n,
-      upstreamBaseUrl: slow.url,
-      upstreamApiKey: slow.apiKey,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
     });
     const { charge } = worstCase(model, 100);
     const buyer = await seedBuyer(charge * 50n);
 
-    const { responses, byStatus } = await fireAll(buyer.key, model.id);
+    const { responses, byStatus } = await fireAll(buyer.key, model.id, 50);
 
     expect(byStatus.get(200)).toBe(50);
     expect(byStatus.get(402)).toBe(150);
@@ -65,7 +67,7 @@ describe("200 concurrent completions", () => {
     expect(after.held).toBe(0n);
     expect(after.balance).toBe(charge * 50n - charged);
     expect(after.balance).toBeGreaterThanOrEqual(0n);
-    expect(slow.requestCount()).toBeGreaterThanOrEqual(50);
+    expect(upstream.requestCount()).toBeGreaterThanOrEqual(50);
   }, 60_000);
 
   it("on an offer whose capacity covers 30 worst cases: exactly 30 succeed, the rest get 503 no_capacity", async () => {
@@ -75,12 +77,12 @@ describe("200 concurrent completions", () => {
       models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
       priceCents: 100,
       dailyCapacityMicroDiem: burn * 30n,
-      upstreamBaseUrl: slow.url,
-      upstreamApiKey: slow.apiKey,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
     });
     const buyer = await seedBuyer(1_000_000_000n);
 
-    const { responses, byStatus } = await fireAll(buyer.key, model.id);
+    const { responses, byStatus } = await fireAll(buyer.key, model.id, 30);
 
     expect(byStatus.get(200)).toBe(30);
     expect(byStatus.get(503)).toBe(170);
