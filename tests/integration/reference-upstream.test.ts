@@ -7,6 +7,7 @@ import {
   startReferenceUpstream,
   type ReferenceUpstream,
 } from "@/scripts/reference-upstream/server";
+import { AnswerGate } from "../helpers/answer-gate";
 
 let upstream: ReferenceUpstream;
 let client: OpenAI;
@@ -292,6 +293,53 @@ describe("reference upstream: failure injection", () => {
     await holding.stop();
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(await pending).toBeInstanceOf(OpenAI.APIConnectionError);
+  });
+});
+
+describe("reference upstream: a gate (tests/helpers/answer-gate.ts)", () => {
+  it("holds each chat answer until the test releases it; other routes answer meanwhile", async () => {
+    const gate = new AnswerGate();
+    const gated = await startReferenceUpstream({ gate: gate.pass });
+    try {
+      const other = new OpenAI({ baseURL: gated.url, apiKey: gated.apiKey, maxRetries: 0 });
+      let answered = 0;
+      const chat = () => other.chat.completions.create({ model: "llama-3.3-70b", messages: MESSAGES }).finally(() => (answered += 1));
+      const pending = Promise.all([chat(), chat()]);
+      await gate.until(2);
+      expect((await other.models.list()).data.length).toBeGreaterThan(0);
+      expect(answered).toBe(0);
+
+      gate.release();
+      expect((await pending).map((c) => c.choices[0].finish_reason)).toEqual(["stop", "stop"]);
+      expect(gate.parked).toBe(0);
+    } finally {
+      await gated.stop();
+    }
+  });
+
+  it("in a burst, lets the answers go only once every request has come back refused or is parked", async () => {
+    const gate = new AnswerGate();
+    const gated = await startReferenceUpstream({ gate: gate.pass });
+    try {
+      const events: number[] = [];
+      const send = (i: number) =>
+        fetch(`${gated.url}/chat/completions`, {
+          method: "POST",
+          // Every other one with a wrong key: refused before the gate, as a request that cannot reserve never reaches it.
+          headers: { authorization: `Bearer ${i % 2 ? "wrong" : gated.apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "llama-3.3-70b", messages: MESSAGES }),
+        }).then((res) => (events.push(res.status), res));
+      const responses = await gate.burst(6, send);
+      expect(responses.map((r) => r.status)).toEqual([200, 401, 200, 401, 200, 401]);
+      expect(events).toEqual([401, 401, 401, 200, 200, 200]);
+      // Closed again after the burst: the next request waits for the test.
+      const next = send(0);
+      await gate.until(1);
+      gate.release();
+      expect((await next).status).toBe(200);
+    } finally {
+      await gated.stop();
+    }
   });
 });
 
