@@ -9,7 +9,7 @@ import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/re
 import { AnswerGate } from "../helpers/answer-gate";
 import { startAppProcess, type AppProcess } from "../helpers/app-process";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
-import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
+import { buyerBalance, seedBuyer } from "../helpers/router-factories";
 
 /**
  * The batched hot path (svc_reserve_batch / svc_clear_batch through lib/router/group-commit.ts) across two app
@@ -23,10 +23,13 @@ const messages = [{ role: "user" as const, content: "Count to three, please." }]
 // parallel request has reserved, or been refused, before any clears, and the counts are exact however slow the machine.
 const gate = new AnswerGate();
 let held: ReferenceUpstream;
+const UNHURRIED = { UPSTREAM_TIMEOUT_MS: "600000" };
 let apps: AppProcess[] = [];
 beforeAll(async () => {
   held = await startReferenceUpstream({ gate: gate.pass });
-  apps = await Promise.all([startAppProcess(), startAppProcess()]);
+  // The first answer waits at the gate for as long as the slowest of the parallel reservations takes: the apps run
+  // with an upstream timeout no slow machine reaches (the suite's 6 s is for the tests that wait one out).
+  apps = await Promise.all([startAppProcess(UNHURRIED), startAppProcess(UNHURRIED)]);
 }, 60_000);
 afterAll(async () => {
   await Promise.all(apps.map((a) => a.kill()));
@@ -133,7 +136,7 @@ describe("the clear", () => {
     await seedHeldOffer(model.id);
     const buyer = await seedBuyer(1_000_000_000n);
 
-    const pending = callCompletions(buyer.key, { model: model.id, messages, max_tokens: MAX_TOKENS });
+    const pending = post(apps[0].url, buyer.key, { model: model.id, messages, max_tokens: MAX_TOKENS });
     // Reserved and at the upstream, whose answer waits while the catalog's prices go up tenfold.
     await gate.until(1);
     const hold = await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { db } from "@/lib/db";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { reserveCompletion, sweepExpiredHolds } from "@/lib/router/holds";
@@ -9,7 +9,7 @@ import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/re
 import { AnswerGate } from "../helpers/answer-gate";
 import { readError } from "../helpers/http";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
-import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
+import { buyerBalance, seedBuyer, type callCompletions as CallCompletions } from "../helpers/router-factories";
 
 const REQUESTS = 200;
 const MAX_TOKENS = 200;
@@ -20,10 +20,20 @@ const messages = [{ role: "user" as const, content: "Count to three, please." }]
 // however slow the machine.
 const gate = new AnswerGate();
 let upstream: ReferenceUpstream;
+let callCompletions: typeof CallCompletions;
 beforeAll(async () => {
   upstream = await startReferenceUpstream({ gate: gate.pass });
+  // The first answer waits at the gate for as long as the slowest of the 200 reservations takes: the route is loaded
+  // with an upstream timeout no slow machine reaches (the suite's 6 s is for the tests that wait one out).
+  vi.resetModules();
+  vi.stubEnv("UPSTREAM_TIMEOUT_MS", "600000");
+  ({ callCompletions } = await import("../helpers/router-factories"));
 });
-afterAll(() => upstream.stop());
+afterAll(async () => {
+  vi.unstubAllEnvs();
+  vi.resetModules();
+  await upstream.stop();
+});
 
 /** The router's worst case for `messages` at MAX_TOKENS: the prompt at its byte bound, plus the usage tolerance. */
 function worstCase(model: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }, price_cents: number) {
