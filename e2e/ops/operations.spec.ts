@@ -15,6 +15,7 @@ import { startLocalChain, type LocalChain } from "../../scripts/local-chain";
 import { resetTestDatabase } from "../../scripts/migrate";
 import { waitFor } from "../../scripts/process-utils";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
+import { AnswerGate } from "../../tests/helpers/answer-gate";
 import { bearerClient, SvcSession } from "../fixtures/api";
 import { E2E_PORTS } from "../fixtures/stack";
 
@@ -31,15 +32,18 @@ const RELAYER = getDevAccount("relayer").address;
 let chain: LocalChain;
 let upstream: ReferenceUpstream;
 let slowUpstream: ReferenceUpstream;
+/** Holds the slow upstream's chat answers until the test lets them go: "in flight" is then a fact, not a delay. */
+const gate = new AnswerGate();
 
 test.beforeAll(async () => {
   [chain, upstream, slowUpstream] = await Promise.all([
     startLocalChain({ port: PORTS.chain }),
     startReferenceUpstream({ port: PORTS.upstream }),
-    startReferenceUpstream({ port: PORTS.slowUpstream, defaultMode: "latency:3000" }),
+    startReferenceUpstream({ port: PORTS.slowUpstream, gate: gate.pass }),
   ]);
 });
 test.afterAll(async () => {
+  gate.release();
   await Promise.all([chain?.stop(), upstream?.stop(), slowUpstream?.stop()]);
 });
 
@@ -276,7 +280,7 @@ test("SIGTERM during 20 completions in flight: each is answered 200 and cleared,
   await resetTestDatabase(databaseUrl(db));
   const deploy = await runCommand("npm", ["run", "--silent", "db:deploy"], appEnv(db, PORTS.app));
   expect(deploy.code, deploy.stderr).toBe(0);
-  // A cheaper offer on a slow upstream (3 s per answer) takes every completion, so they stay in flight.
+  // A cheaper offer on the gated upstream takes every completion; its answers wait until the test releases them.
   const setup = await serve(db, PORTS.app + 3);
   let key: CreatedApiKey;
   let buyerId: string;
@@ -302,12 +306,15 @@ test("SIGTERM during 20 completions in flight: each is answered 200 and cleared,
         body: JSON.stringify({ model: "mistral-31-24b", messages: [{ role: "user", content: `Completion ${i}` }], max_tokens: 16 }),
       }).then(async (res) => ({ status: res.status, body: (await res.json()) as { id?: string; error?: { code: string } } }));
     const answers = Promise.all(Array.from({ length: 20 }, (_, i) => send(i)));
+    // All 20 reserved and forwarded, none answered: the holds are in flight until the gate opens.
+    await gate.until(20);
     await expect.poll(async () => (await scrape(app.origin)).match(/^svc_holds_in_flight (\d+)/m)?.[1], { timeout: 20_000 }).toBe("20");
     // Wrapped: an async function returning the promise itself would wait for the answers.
     return { answers };
   }
 
-  // A grace longer than the upstream: all 20 finish, answered 200 and cleared; new connections are refused meanwhile.
+  // A grace long enough: all 20 finish once the upstream answers, answered 200 and cleared; new connections are
+  // refused meanwhile.
   const patient = await serve(db, PORTS.app + 4, { SHUTDOWN_GRACE_MS: "15000" });
   const before = await balance();
   const { answers: first } = await twentyInFlight(patient);
@@ -317,6 +324,7 @@ test("SIGTERM during 20 completions in flight: each is answered 200 and cleared,
   const probe = () => fetch(`${patient.origin}/healthz`).then((r) => r.status, () => "refused");
   await expect.poll(probe, { timeout: 5_000 }).not.toBe(200);
   expect(["refused", 503]).toContain(await probe());
+  gate.release();
   const answered = await first;
   expect(answered.map((a) => a.status)).toEqual(Array(20).fill(200));
   expect(await patient.exited).toBe(0);
@@ -336,11 +344,13 @@ test("SIGTERM during 20 completions in flight: each is answered 200 and cleared,
   expect(patient.output()).not.toContain(key.key);
   await assertLedgerInvariants(db);
 
-  // A grace shorter than the upstream: all 20 are refused with 503 shutting_down, their holds released, nothing charged.
+  // A grace that ends while the upstream still holds every answer: all 20 are refused with 503 shutting_down, their
+  // holds released, nothing charged.
   const hurried = await serve(db, PORTS.app + 5, { SHUTDOWN_GRACE_MS: "500" });
   const { answers: second } = await twentyInFlight(hurried);
   hurried.child.kill("SIGTERM");
   const refusedAnswers = await second;
+  gate.release();
   expect(refusedAnswers.map((a) => [a.status, a.body.error?.code])).toEqual(Array(20).fill([503, "shutting_down"]));
   expect(await hurried.exited).toBe(0);
   const afterSecond = await balance();
