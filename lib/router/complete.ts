@@ -80,7 +80,7 @@ export async function completeChat(input: {
 
     const completionId = `chatcmpl-${randomId(24)}`;
     const rules = billingRules(body, model);
-    const { usage, clear } = await billAndClear({ meter, holdId, offerId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, rules });
+    const { usage, clear } = await billAndClear({ meter, holdId, offerId, accountId: reservation.accountId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, rules });
     // The offer's success (health) was recorded by the clear's own statement.
     if (usage.disputed) log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
 
@@ -101,6 +101,8 @@ async function billAndClear(input: {
   meter: PromptMeter;
   holdId: string;
   offerId: string;
+  /** The buyer, for the offer's health: a failure is weighed across distinct buyers. */
+  accountId: string;
   completionId: string;
   model: CatalogEntry;
   upstream: Forwarded;
@@ -128,7 +130,14 @@ async function billAndClear(input: {
   }
   // After the clear, whose statement records the offer's success: the failure is the offer's last word.
   const { outOfBounds } = billed.usage;
-  if (outOfBounds) await reportUpstreamFailure(input.offerId, outOfBounds).catch((error: unknown) => log.warn("health report failed", { error }));
+  // Weighed like a failed answer, across buyers (lib/supply/offer-health.ts): the reference upstream, like a provider
+  // that counts hidden reasoning into completion_tokens, can exceed max_tokens honestly, and one buyer's requests
+  // must not take an offer off the book.
+  if (outOfBounds) {
+    await reportUpstreamFailure(input.offerId, outOfBounds, { accountId: input.accountId, cause: "answer" }).catch((error: unknown) =>
+      log.warn("health report failed", { error }),
+    );
+  }
   return billed;
 }
 
