@@ -51,6 +51,7 @@ let queue: Promise<unknown> = Promise.resolve();
 // One relayer transaction at a time per process (the row lock below orders the processes among themselves).
 function serialize<T>(fn: () => Promise<T>): Promise<T> {
   const run = queue.then(fn, fn);
+  // The queue only orders the sends; each caller gets its own outcome (and error) from `run`.
   queue = run.catch(() => undefined);
   return run;
 }
@@ -97,8 +98,12 @@ async function withRelayerNonce<T>(fn: (nonce: number, sent: () => void) => Prom
     return result;
   } finally {
     // Ending the session releases the lock anyway; the embedded database's one session outlives this connection.
-    await client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockKey]).catch(() => undefined);
-    await client.end().catch(() => undefined);
+    // Neither failure says anything about the send (its outcome is already decided above), but an unlock that failed
+    // on the embedded database would leave the lock held: say so.
+    await client
+      .query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockKey])
+      .catch((error: unknown) => log.warn("relayer nonce lock not released explicitly", { error }));
+    await client.end().catch((error: unknown) => log.warn("relayer lock connection did not close cleanly", { error }));
   }
 }
 

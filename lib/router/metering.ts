@@ -104,6 +104,7 @@ export class PromptMeter {
    */
   start(): void {
     setImmediate(() => {
+      // The count's own error reaches whoever awaits count() later; started here, it must not be an unhandled rejection.
       if (!this.cancelled) this.count().catch(() => undefined);
     });
   }
