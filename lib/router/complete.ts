@@ -8,14 +8,14 @@ import { log } from "@/lib/log";
 import { getActiveModelOrThrow, getDepthByModel, refuseInactiveModel, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
 import { requiredFeatures, type Features } from "@/lib/router/features";
+import { serializeForwardedFields } from "@/lib/router/forwarded-fields";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
 import { clearCompletion, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
 import { allowedClaim, billingRules, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type BillingRules, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
-import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
+import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
 import { parseUpstreamAnswer, upstreamErrorMessage, type UpstreamAnswer } from "@/lib/router/upstream-answer";
 import { answerBounds, classifyUpstreamError, classifyUpstreamStatus, type AnswerBounds, type ForwardFailure } from "@/lib/router/upstream-failure";
-import type { ChatCompletionResponse } from "@/lib/router/response";
 import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 import { decryptCredential } from "@/lib/upstream/key-encryption";
@@ -139,26 +139,6 @@ async function billAndClear(input: {
     );
   }
   return billed;
-}
-
-/**
- * The buyer's fields as the upstream gets them (nulls dropped), serialized once. They never exceed the body limit
- * we validated against (only numbers like 1e20 can re-encode longer); the envelope added when forwarding (the
- * upstream's model name, max_tokens, stream) replaces the buyer's own model and is at most a few hundred bytes.
- */
-function serializeForwardedFields(body: ChatCompletionRequest): string {
-  const fields: Record<string, unknown> = { messages: body.messages };
-  for (const field of PASSTHROUGH_FIELDS) if (body[field] != null) fields[field] = body[field];
-  const json = JSON.stringify(fields);
-  if (Buffer.byteLength(json) > env.MAX_BODY_BYTES) {
-    // Only numbers written as e.g. 1e20 inside schemas re-encode longer than they were sent.
-    throw new AppError(
-      "payload_too_large",
-      `The request re-encodes to more than ${env.MAX_BODY_BYTES} bytes; nothing is forwarded larger than the body limit. Write numbers without exponents.`,
-      { details: { limit_bytes: env.MAX_BODY_BYTES } },
-    );
-  }
-  return json;
 }
 
 type ReservedOk = Extract<KeyedReservation, { status: "ok" }>;
