@@ -3,7 +3,7 @@ import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import type { DeploymentFacts } from "@/components/docs/guides";
 import { MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN, PROMPT_TEMPLATE_TOKENS, USAGE_TOLERANCE_FLOOR_TOKENS, USAGE_TOLERANCE_PERCENT } from "@/lib/router/metering";
-import { MAX_IMAGES, MAX_TOOLS } from "@/lib/router/request";
+import { MAX_IMAGES, MAX_TOOLS } from "@/lib/router/schemas";
 import {
   LOGPROB_ENTRY_BYTES,
   OUTPUT_TOKENS_PER_SECOND,

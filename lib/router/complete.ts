@@ -6,19 +6,20 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { getActiveModelOrThrow, getDepthByModel, refuseInactiveModel, type CatalogEntry } from "@/lib/market/book";
-import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
+import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { requiredFeatures, type Features } from "@/lib/router/features";
+import { serializeForwardedFields } from "@/lib/router/forwarded-fields";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
 import { clearCompletion, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
 import { allowedClaim, billingRules, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type BillingRules, type PromptSizing } from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
-import { PASSTHROUGH_FIELDS, type ChatCompletionRequest } from "@/lib/router/request";
-import { parseUpstreamAnswer, upstreamErrorMessage, type UpstreamAnswer } from "@/lib/router/upstream-answer";
+import { insufficientBalance, maxPriceAboveKeyCap, requestRejected, spendLimitExceeded, streamNotSupported, upstreamFailed } from "@/lib/router/refusals";
+import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
+import { parseUpstreamAnswer, type UpstreamAnswer } from "@/lib/router/upstream-answer";
 import { answerBounds, classifyUpstreamError, classifyUpstreamStatus, type AnswerBounds, type ForwardFailure } from "@/lib/router/upstream-failure";
-import type { ChatCompletionResponse } from "@/lib/router/response";
+import { upstreamKey } from "@/lib/router/upstream-key-cache";
 import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
-import { decryptCredential } from "@/lib/upstream/key-encryption";
 
 /** Upstream answers that our validated request provoked: they never count against the supplier. */
 const REQUEST_REJECTED_STATUSES = new Set([400, 413, 422]);
@@ -52,11 +53,7 @@ export async function completeChat(input: {
 }): Promise<ChatCompletionResult> {
   const clock = input.now ?? (() => new Date());
   const { body, apiKey } = input;
-  if (body.stream) {
-    throw new AppError("stream_not_supported", "stream: true is not supported in v1; send stream: false or omit it.", {
-      details: { param: "stream" },
-    });
-  }
+  if (body.stream) throw streamNotSupported();
   const model = await getActiveModelOrThrow(body.model);
   const features = requiredFeatures(body);
   const forwarded = serializeForwardedFields(body);
@@ -141,26 +138,6 @@ async function billAndClear(input: {
   return billed;
 }
 
-/**
- * The buyer's fields as the upstream gets them (nulls dropped), serialized once. They never exceed the body limit
- * we validated against (only numbers like 1e20 can re-encode longer); the envelope added when forwarding (the
- * upstream's model name, max_tokens, stream) replaces the buyer's own model and is at most a few hundred bytes.
- */
-function serializeForwardedFields(body: ChatCompletionRequest): string {
-  const fields: Record<string, unknown> = { messages: body.messages };
-  for (const field of PASSTHROUGH_FIELDS) if (body[field] != null) fields[field] = body[field];
-  const json = JSON.stringify(fields);
-  if (Buffer.byteLength(json) > env.MAX_BODY_BYTES) {
-    // Only numbers written as e.g. 1e20 inside schemas re-encode longer than they were sent.
-    throw new AppError(
-      "payload_too_large",
-      `The request re-encodes to more than ${env.MAX_BODY_BYTES} bytes; nothing is forwarded larger than the body limit. Write numbers without exponents.`,
-      { details: { limit_bytes: env.MAX_BODY_BYTES } },
-    );
-  }
-  return json;
-}
-
 type ReservedOk = Extract<KeyedReservation, { status: "ok" }>;
 
 /**
@@ -223,11 +200,7 @@ async function reserve(input: {
       // Retired (or removed) since the cached catalog was read: the statement reads models.active itself.
       return refuseInactiveModel(model.id);
     case "max_price_above_key_cap":
-      throw new AppError(
-        "max_price_above_key_cap",
-        `X-Svc-Max-Cents: ${input.requestedMaxPriceCents} is above this API key's cap of ${reservation.keyMaxPriceCents} cents per diem.`,
-        { details: { key_max_price_cents: reservation.keyMaxPriceCents } },
-      );
+      throw maxPriceAboveKeyCap(input.requestedMaxPriceCents, reservation.keyMaxPriceCents);
     case "no_offer":
       throw await noOfferError({ modelId: model.id, maxPriceCents: reservation.maxPriceCents, burnMicroDiem: reservation.burnMicroDiem, features, now });
     case "insufficient_balance":
@@ -291,40 +264,7 @@ async function forwardOnce(input: {
   } else {
     log.info("upstream failure not counted against the offer", { offerId: input.offerId, reason: failure.reason, cause: failure.cause });
   }
-  throw new AppError(
-    "upstream_error",
-    `The supplier's upstream failed (${failure.reason}); nothing was charged and the request was not retried. ` +
-      (counted
-        ? "Retrying may route to another offer."
-        : cause === "explained"
-          ? "This request asks for an answer that large or that long (its max_tokens, logprobs or schema), so it does not count against the offer; ask for less to be served."
-          : "It does not count against the offer; retry."),
-    { details: { upstream_failure: failure.reason } },
-  );
-}
-
-/**
- * Decrypted upstream keys by ciphertext: decrypting is done once per key and process. Nothing to invalidate: the
- * ciphertext comes fresh from the offer's row with every reservation, and an edited key is a new ciphertext.
- */
-const decrypted = new Map<string, string>();
-function upstreamKey(ciphertext: string): string {
-  let key = decrypted.get(ciphertext);
-  if (key === undefined) {
-    key = decryptCredential(ciphertext);
-    if (decrypted.size >= 1000) decrypted.delete(decrypted.keys().next().value!);
-    decrypted.set(ciphertext, key);
-  }
-  return key;
-}
-
-function requestRejected(status: number, json: unknown) {
-  const said = upstreamErrorMessage(json);
-  return new AppError(
-    "upstream_rejected_request",
-    `The supplier's upstream rejected this request (HTTP ${status}${said ? `: ${said}` : ""}). Nothing was charged, and it does not count against the offer.`,
-    { details: { upstream_status: status } },
-  );
+  throw upstreamFailed(failure, counted);
 }
 
 function responseBody(input: { completionId: string; created: number; model: string; answer: UpstreamAnswer; usage: BilledUsage }): ChatCompletionResponse {
@@ -348,25 +288,4 @@ function responseBody(input: { completionId: string; created: number; model: str
 
 async function availableBalance(accountId: string): Promise<bigint> {
   return (await getBalance("buyer", accountId)).availableMicros;
-}
-
-/** priceCents null: `amountMicros` is the least the request can cost at any price on the book. */
-function insufficientBalance(r: { amountMicros: bigint; priceCents: number | null }, available: bigint) {
-  const cost =
-    r.priceCents === null
-      ? `costs at least ${formatMicros(r.amountMicros)} USDC`
-      : `can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem`;
-  return new AppError(
-    "insufficient_balance",
-    `This request ${cost}, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,
-    { details: { needed: formatMicros(r.amountMicros), available: formatMicros(available), price_cents: r.priceCents } },
-  );
-}
-
-function spendLimitExceeded(spendLimitMicros: bigint | null, amountMicros: bigint) {
-  return new AppError(
-    "spend_limit_exceeded",
-    `This API key's spend limit (${formatMicros(spendLimitMicros ?? 0n)} USDC) cannot cover this request's worst case of ${formatMicros(amountMicros)} USDC. Raise the limit or use another key.`,
-    { details: { limit: "key_spend_limit", spend_limit: formatMicros(spendLimitMicros ?? 0n), needed: formatMicros(amountMicros) } },
-  );
 }

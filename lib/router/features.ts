@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest } from "@/lib/router/request";
+import type { ChatCompletionRequest } from "@/lib/router/schemas";
 
 /**
  * The features a model may or may not serve: function tools, JSON-schema structured outputs, image inputs.

@@ -1,5 +1,5 @@
 import "server-only";
-import type { ChatCompletionRequest } from "@/lib/router/request";
+import type { ChatCompletionRequest } from "@/lib/router/schemas";
 import { upstreamErrorCode } from "@/lib/router/upstream-answer";
 import type { FailureCause } from "@/lib/supply/offer-health";
 import type { UpstreamError } from "@/lib/upstream/client";

@@ -3,7 +3,7 @@ import { db } from "@/lib/db";
 import { getBook } from "@/lib/market/book";
 import { getOfferCapacity, nextUtcMidnight, remainingMicroDiem, utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { cooldownMs, isHealthy, reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
-import { listOffers } from "@/lib/supply/offers";
+import { listOffers } from "@/lib/supply/list-offers";
 import { seedAccount } from "../helpers/factories";
 import { seedActiveHold, seedClear, seedOffer, seedPrivateModel } from "../helpers/market-factories";
 

@@ -9,7 +9,7 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
 import { decryptCredential } from "@/lib/upstream/key-encryption";
 import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
-import { createOffer } from "@/lib/supply/offers";
+import { createOffer } from "@/lib/supply/create-offer";
 import { CreateOfferBody, type OfferView, type UpstreamPricingView } from "@/lib/supply/schemas";
 import { postChatCompletion } from "@/lib/upstream/client";
 import { REFERENCE_MODELS } from "../../scripts/reference-upstream/catalog";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { POST as postOfferRoute } from "@/app/v1/supply/offers/route";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
-import { createOffer } from "@/lib/supply/offers";
+import { createOffer } from "@/lib/supply/create-offer";
 import { CreateOfferBody } from "@/lib/supply/schemas";
 import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed, isOwnAddress, ownAddresses } from "@/lib/upstream/ssrf";
 import { seedSignedInAccount } from "../helpers/factories";

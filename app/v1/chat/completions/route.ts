@@ -3,8 +3,7 @@ import { route } from "@/lib/http/route";
 import { assertNotForwardedBySvc, costHeaders, readMaxPriceHeader } from "@/lib/http/svc-headers";
 import { response } from "@/lib/openapi/operation";
 import { completeChat } from "@/lib/router/complete";
-import { ChatCompletionRequest } from "@/lib/router/request";
-import { ChatCompletionSchema } from "@/lib/router/response";
+import { ChatCompletionRequest, ChatCompletionSchema } from "@/lib/router/schemas";
 
 export const dynamic = "force-dynamic";
 

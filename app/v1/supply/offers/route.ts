@@ -1,8 +1,10 @@
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { response } from "@/lib/openapi/operation";
-import { createOffer, listOffers, UPSTREAM_CHECK_ERRORS } from "@/lib/supply/offers";
+import { createOffer } from "@/lib/supply/create-offer";
+import { listOffers } from "@/lib/supply/list-offers";
 import { CheckedOfferSchema, CreateOfferBody, ListOffersQuery, OfferListSchema } from "@/lib/supply/schemas";
+import { UPSTREAM_CHECK_ERRORS } from "@/lib/supply/upstream-check";
 
 export const dynamic = "force-dynamic";
 

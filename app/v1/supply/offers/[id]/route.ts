@@ -1,8 +1,11 @@
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { response } from "@/lib/openapi/operation";
-import { getOfferOrThrow, updateOffer, UPSTREAM_CHECK_ERRORS, withdrawOffer } from "@/lib/supply/offers";
+import { getOfferOrThrow } from "@/lib/supply/get-offer";
 import { CheckedOfferSchema, OfferSchema, UpdateOfferBody } from "@/lib/supply/schemas";
+import { updateOffer } from "@/lib/supply/update-offer";
+import { UPSTREAM_CHECK_ERRORS } from "@/lib/supply/upstream-check";
+import { withdrawOffer } from "@/lib/supply/withdraw-offer";
 
 export const dynamic = "force-dynamic";
 

@@ -1,0 +1,49 @@
+import "server-only";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/http/errors";
+import type { ChatCompletionRequest } from "@/lib/router/schemas";
+
+/**
+ * What the upstream gets of the buyer's request: the messages and the fields below as sent (nulls dropped). The
+ * model, the token cap and `stream` are ours (the envelope lib/router/complete.ts adds when forwarding); metadata,
+ * stream_options and n are accepted and never forwarded.
+ */
+
+/** Fields forwarded to the upstream as sent (when not null), besides model, messages and the token cap. */
+export const PASSTHROUGH_FIELDS = [
+  "temperature",
+  "top_p",
+  "stop",
+  "user",
+  "presence_penalty",
+  "frequency_penalty",
+  "seed",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "response_format",
+  "logprobs",
+  "top_logprobs",
+  "logit_bias",
+  "reasoning_effort",
+] as const satisfies readonly (keyof ChatCompletionRequest)[];
+
+/**
+ * The buyer's fields as the upstream gets them (nulls dropped), serialized once. They never exceed the body limit
+ * we validated against (only numbers like 1e20 can re-encode longer); the envelope added when forwarding (the
+ * upstream's model name, max_tokens, stream) replaces the buyer's own model and is at most a few hundred bytes.
+ */
+export function serializeForwardedFields(body: ChatCompletionRequest): string {
+  const fields: Record<string, unknown> = { messages: body.messages };
+  for (const field of PASSTHROUGH_FIELDS) if (body[field] != null) fields[field] = body[field];
+  const json = JSON.stringify(fields);
+  if (Buffer.byteLength(json) > env.MAX_BODY_BYTES) {
+    // Only numbers written as e.g. 1e20 inside schemas re-encode longer than they were sent.
+    throw new AppError(
+      "payload_too_large",
+      `The request re-encodes to more than ${env.MAX_BODY_BYTES} bytes; nothing is forwarded larger than the body limit. Write numbers without exponents.`,
+      { details: { limit_bytes: env.MAX_BODY_BYTES } },
+    );
+  }
+  return json;
+}

@@ -1,0 +1,71 @@
+import "server-only";
+import { AppError } from "@/lib/http/errors";
+import { formatMicros } from "@/lib/money";
+import { upstreamErrorMessage } from "@/lib/router/upstream-answer";
+import type { ForwardFailure } from "@/lib/router/upstream-failure";
+
+/**
+ * The errors a chat completion is refused or failed with, worded once (lib/router/complete.ts throws them): each
+ * names what the buyer can change, and any that comes after the reservation says nothing was charged. Builders
+ * return the error and never throw it, so the caller's control flow stays visible where it is decided.
+ */
+
+export function streamNotSupported() {
+  return new AppError("stream_not_supported", "stream: true is not supported in v1; send stream: false or omit it.", {
+    details: { param: "stream" },
+  });
+}
+
+export function maxPriceAboveKeyCap(requestedMaxPriceCents: number | null, keyMaxPriceCents: number | null) {
+  return new AppError(
+    "max_price_above_key_cap",
+    `X-Svc-Max-Cents: ${requestedMaxPriceCents} is above this API key's cap of ${keyMaxPriceCents} cents per diem.`,
+    { details: { key_max_price_cents: keyMaxPriceCents } },
+  );
+}
+
+/** priceCents null: `amountMicros` is the least the request can cost at any price on the book. */
+export function insufficientBalance(r: { amountMicros: bigint; priceCents: number | null }, available: bigint) {
+  const cost =
+    r.priceCents === null
+      ? `costs at least ${formatMicros(r.amountMicros)} USDC`
+      : `can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem`;
+  return new AppError(
+    "insufficient_balance",
+    `This request ${cost}, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,
+    { details: { needed: formatMicros(r.amountMicros), available: formatMicros(available), price_cents: r.priceCents } },
+  );
+}
+
+/** The key's spend limit cannot cover the request's worst case (its reservation). */
+export function spendLimitExceeded(spendLimitMicros: bigint | null, amountMicros: bigint) {
+  return new AppError(
+    "spend_limit_exceeded",
+    `This API key's spend limit (${formatMicros(spendLimitMicros ?? 0n)} USDC) cannot cover this request's worst case of ${formatMicros(amountMicros)} USDC. Raise the limit or use another key.`,
+    { details: { limit: "key_spend_limit", spend_limit: formatMicros(spendLimitMicros ?? 0n), needed: formatMicros(amountMicros) } },
+  );
+}
+
+/** The upstream answered 400, 413 or 422 to our validated request: the request's to change, never the offer's fault. */
+export function requestRejected(status: number, json: unknown) {
+  const said = upstreamErrorMessage(json);
+  return new AppError(
+    "upstream_rejected_request",
+    `The supplier's upstream rejected this request (HTTP ${status}${said ? `: ${said}` : ""}). Nothing was charged, and it does not count against the offer.`,
+    { details: { upstream_status: status } },
+  );
+}
+
+/** The upstream failed after the hold was released; `counted` says whether the failure counts against the offer. */
+export function upstreamFailed(failure: ForwardFailure, counted: boolean) {
+  return new AppError(
+    "upstream_error",
+    `The supplier's upstream failed (${failure.reason}); nothing was charged and the request was not retried. ` +
+      (counted
+        ? "Retrying may route to another offer."
+        : failure.cause === "explained"
+          ? "This request asks for an answer that large or that long (its max_tokens, logprobs or schema), so it does not count against the offer; ask for less to be served."
+          : "It does not count against the offer; retry."),
+    { details: { upstream_failure: failure.reason } },
+  );
+}

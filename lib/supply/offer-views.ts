@@ -1,0 +1,77 @@
+import "server-only";
+import { db } from "@/lib/db";
+import { formatMicros } from "@/lib/money";
+import { FEATURES, featuresOf } from "@/lib/router/features";
+import { nextUtcMidnight, remainingMicroDiem, utcDayKey } from "@/lib/supply/capacity";
+import { disputeWindowStart, healthView, isHealthy } from "@/lib/supply/offer-health";
+import type { OfferView } from "@/lib/supply/schemas";
+
+/**
+ * A supplier's offers as the wire shows them (OfferView): today's capacity use, earnings, health, and whether the
+ * offer is on the book. The upstream key's ciphertext is never read here (omitted from the query), so no view can
+ * carry it.
+ */
+
+const MAX_LISTED_OFFERS = 200;
+
+export async function loadOfferViews(
+  where: { supplierId: string; id?: string; status?: "active" | "paused" | "withdrawn" },
+  now: Date,
+): Promise<OfferView[]> {
+  const offers = await db.offer.findMany({
+    where,
+    orderBy: [{ createdAt: "desc" }, { id: "asc" }],
+    take: MAX_LISTED_OFFERS,
+    omit: { upstreamKeyCiphertext: true },
+    include: {
+      models: {
+        select: { modelId: true, upstreamModel: true, supportsTools: true, supportsJsonSchema: true, supportsVision: true },
+        orderBy: { modelId: "asc" },
+      },
+      days: { where: { day: { gte: disputeWindowStart(now) } } },
+    },
+  });
+  if (offers.length === 0) return [];
+  const earnings = await db.clear.groupBy({
+    by: ["offerId"],
+    where: { offerId: { in: offers.map((o) => o.id) } },
+    _sum: { supplierMicros: true },
+    _count: { _all: true },
+  });
+  const earned = new Map(earnings.map((e) => [e.offerId, e]));
+  const resetsAt = nextUtcMidnight(now).toISOString();
+  return offers.map((o) => {
+    const today = o.days.find((d) => utcDayKey(d.day) === utcDayKey(now));
+    const use = {
+      dailyCapacityMicroDiem: o.dailyCapacityMicroDiem,
+      burnedMicroDiem: today?.burnedMicroDiem ?? 0n,
+      heldMicroDiem: today?.heldMicroDiem ?? 0n,
+    };
+    const remaining = remainingMicroDiem(use);
+    return {
+      id: o.id,
+      status: o.status,
+      price_cents: o.priceCents,
+      daily_capacity: formatMicros(o.dailyCapacityMicroDiem),
+      upstream_base_url: o.upstreamBaseUrl,
+      models: o.models.map((m) => ({
+        id: m.modelId,
+        upstream_model: m.upstreamModel,
+        features: FEATURES.filter((f) => featuresOf(m)[f]),
+      })),
+      today: {
+        day: utcDayKey(now),
+        burned_diem: formatMicros(use.burnedMicroDiem),
+        held_diem: formatMicros(use.heldMicroDiem),
+        remaining_diem: formatMicros(remaining),
+        resets_at: resetsAt,
+      },
+      earnings_usdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
+      clears: earned.get(o.id)?._count._all ?? 0,
+      health: healthView(o, now, o.days),
+      on_book: o.status === "active" && isHealthy(o, now) && remaining > 0n,
+      created_at: o.createdAt.toISOString(),
+      updated_at: o.updatedAt.toISOString(),
+    };
+  });
+}
