@@ -45,7 +45,7 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   await new Promise<void>((resolve) => server.listen(port, values.hostname, resolve));
   const { port: listening } = server.address() as AddressInfo;
   // The SSRF check refuses upstreams that are this server (lib/upstream/ssrf.ts).
-  (globalThis as { [LISTEN_PORT]?: number })[LISTEN_PORT] = listening;
+  LISTEN_PORT.set(listening);
   console.log(`svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers, connection limits)`);
 
   const selfHost = !values.hostname || values.hostname === "0.0.0.0" || values.hostname === "::" ? "127.0.0.1" : values.hostname;
