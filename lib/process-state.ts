@@ -1,6 +1,6 @@
 /**
  * State that must exist once per process, whatever loads the module that owns it. Two module graphs run in one
- * process: the front door's host (scripts/server.ts, which serves the completion route itself) and Next's server
+ * process: the front door's host (server/main.ts, which serves the completion route itself) and Next's server
  * bundle, each with its own copy of every lib module; and Next's dev server re-evaluates modules on every edit.
  * A module-level `const` would be one per copy, so a pool, a registry, a rate-limit window or the draining flag
  * would split in two (or leak on each reload). Such state lives here instead, on `globalThis` under

@@ -1,5 +1,5 @@
 /**
- * The HTTP server's first look at a request, before Next.js sees it (scripts/server.ts; the tests' route server
+ * The HTTP server's first look at a request, before Next.js sees it (server/main.ts; the tests' route server
  * too). Three things only it can do, because Next's route handlers get neither the socket nor every method:
  *
  * - It appends the socket peer to X-Forwarded-For, so the right-most entry is always the real peer and
@@ -97,7 +97,7 @@ export type FrontDoorOptions = {
 
 /**
  * The HTTP server with the front door in front of `app`: node:http's timeouts set deliberately and a cap on
- * connections per client address (lib/http/connections.ts). scripts/server.ts and the tests' route server use it.
+ * connections per client address (lib/http/connections.ts). server/main.ts and the tests' route server use it.
  */
 export function createFrontDoorServer(app: RequestListener, options: FrontDoorOptions): Server {
   const limits = connectionLimits(options.limits);

@@ -7,7 +7,7 @@ import { processState } from "@/lib/process-state";
  * door opens the context, route() fills in the request id and the account, the hot path's hold wrappers record the
  * holds it took (so a shutdown can release what an unfinished request still holds), and the upstream client reads
  * the request id to send the same X-Request-Id upstream. Process state (lib/process-state.ts): Next's server bundle
- * and the process hosting it (scripts/server.ts) load their own copies of this module, and both must see one store.
+ * and the process hosting it (server/main.ts) load their own copies of this module, and both must see one store.
  */
 export type RequestContext = {
   requestId?: string;

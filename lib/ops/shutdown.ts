@@ -7,7 +7,7 @@ import { holdsInFlight, type RequestContext } from "@/lib/ops/request-context";
 import { processState } from "@/lib/process-state";
 
 /**
- * Graceful shutdown (scripts/server.ts on SIGTERM/SIGINT): stop accepting, let the requests in flight finish until
+ * Graceful shutdown (server/main.ts on SIGTERM/SIGINT): stop accepting, let the requests in flight finish until
  * SHUTDOWN_GRACE_MS, then release the holds of those still unfinished and answer them 503 `shutting_down` (nothing
  * was charged: a released hold can no longer clear), then exit. Background jobs stop taking ticks at once.
  * Process state (lib/process-state.ts): the front door (host process) and the jobs (Next's bundle) each load this module.

@@ -176,7 +176,7 @@ export function ownAddresses(addresses: string[], ports: number[]): OwnAddresses
   return { addresses: new Set(addresses.map(canonicalAddress).filter((a): a is string => a !== null)), ports: new Set(ports) };
 }
 
-/** Where the server entry (scripts/server.ts) records the port this process listens on. */
+/** Where the server entry (server/main.ts) records the port this process listens on. */
 export const LISTEN_PORT = processSlot<number>("listen-port");
 
 /** One spelling per address: IPv4 dotted, IPv6 as its 128-bit value (IPv4-mapped forms count as IPv4). */

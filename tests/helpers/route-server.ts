@@ -2,7 +2,7 @@
  * A real HTTP server in the test process that hands each request to the app's own route handler, found by
  * path in the route manifest (app/api-routes.ts), the way Next.js would: static segments win over
  * dynamic ones, a catch-all matches last. Lets a child process (the agent CLI) talk HTTP to the real routes.
- * The production front door (lib/http/front-door.ts) stands in front of it, as scripts/server.ts puts it in
+ * The production front door (lib/http/front-door.ts) stands in front of it, as server/main.ts puts it in
  * front of Next: X-Forwarded-For gets the socket peer, unknown methods a 405 with Allow.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -74,7 +74,7 @@ export async function startRouteServer(options: { headers?: Record<string, strin
       outgoing.end(`route server: ${(error as Error).stack ?? String(error)}`);
     });
   };
-  // As in production (scripts/server.ts), the front door serves the completion route itself.
+  // As in production (server/main.ts), the front door serves the completion route itself.
   const direct = {
     "POST /v1/chat/completions": Object.assign(
       (req: Request) => {

@@ -1,5 +1,5 @@
 /**
- * The front door (lib/http/front-door.ts), in front of the real routes over real HTTP as scripts/server.ts puts it
+ * The front door (lib/http/front-door.ts), in front of the real routes over real HTTP as server/main.ts puts it
  * in front of Next: client IPs from X-Forwarded-For read from the right past TRUST_PROXY_HOPS, 405 with Allow for
  * every method a route does not serve (TRACE included), and the production security headers.
  */

@@ -1,7 +1,7 @@
 /**
  * The app's HTTP server: Next.js behind lib/http/front-door.ts (`npm start`, `npm run serve`; `npm run dev` and the
  * e2e stack start it with --dev or against a test build). Next's own `next start` cannot see the socket peer or
- * refuse TRACE, which the front door does. Usage: tsx scripts/server.ts [--dev] [--port 3000] [--hostname 0.0.0.0]
+ * refuse TRACE, which the front door does. Usage: tsx server/main.ts [--dev] [--port 3000] [--hostname 0.0.0.0]
  *
  * SIGTERM (or SIGINT) drains it (lib/ops/shutdown.ts): no new requests, the ones in flight finish until
  * SHUTDOWN_GRACE_MS, the holds of those still unfinished are released and they are answered 503, then it exits.
