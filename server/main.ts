@@ -11,8 +11,9 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { db } from "../lib/db";
 import { env, publicRpcUrl, deployment } from "../lib/env";
+import { API_ROUTES } from "../app/api-routes";
 import { POST as createChatCompletion } from "../app/v1/chat/completions/route";
-import { createFrontDoorServer, loadMethodTable } from "../lib/http/front-door";
+import { createFrontDoorServer, methodTableFromRoutes } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
 import { drainServer } from "../lib/ops/shutdown";
 import { releaseHold } from "../lib/router/holds";
@@ -30,12 +31,8 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   await app.prepare();
   const handle = app.getRequestHandler();
 
-  let resolveTable!: (table: Awaited<ReturnType<typeof loadMethodTable>>) => void;
-  let rejectTable!: (error: unknown) => void;
-  const methods = new Promise<Awaited<ReturnType<typeof loadMethodTable>>>((resolve, reject) => {
-    resolveTable = resolve;
-    rejectTable = reject;
-  });
+  // Which methods each route serves, from the route list itself (the host already loads the completion route).
+  const methods = methodTableFromRoutes(API_ROUTES);
   const headers = securityHeaders({ production: env.SVC_ENV === "production", secure: deployment.secure, publicRpcUrl });
   // In production the completion route is served by the front door itself, the same handler without Next's
   // per-request cost; in dev Next serves it too, so an edit to the route reloads as every other route does.
@@ -47,12 +44,6 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   // The SSRF check refuses upstreams that are this server (lib/upstream/ssrf.ts).
   LISTEN_PORT.set(listening);
   console.log(`svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers, connection limits)`);
-
-  const selfHost = !values.hostname || values.hostname === "0.0.0.0" || values.hostname === "::" ? "127.0.0.1" : values.hostname;
-  loadMethodTable(`http://${selfHost.includes(":") ? `[${selfHost}]` : selfHost}:${listening}`).then(resolveTable, (error: unknown) => {
-    console.error("could not read /openapi.json for the method table; unknown methods get Next's answers", error);
-    rejectTable(error);
-  });
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_ROUTES } from "@/app/api-routes";
 import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
 import type { ConnectionLimits } from "@/lib/http/connections";
-import { createFrontDoorServer, loadMethodTable } from "@/lib/http/front-door";
+import { createFrontDoorServer, methodTableFromRoutes } from "@/lib/http/front-door";
 import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import { listOperations, type Operation } from "@/lib/openapi/operation";
 
@@ -66,8 +66,7 @@ export async function startRouteServer(options: { headers?: Record<string, strin
   }
 
   const sockets = new Set<Socket>();
-  let loadTable!: (url: string) => void;
-  const methods = new Promise<string>((resolve) => (loadTable = resolve)).then((url) => loadMethodTable(url, { delayMs: 50 }));
+  const methods = methodTableFromRoutes(API_ROUTES);
   const app = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     handle(incoming, outgoing).catch((error: unknown) => {
       outgoing.statusCode = 500;
@@ -91,8 +90,6 @@ export async function startRouteServer(options: { headers?: Record<string, strin
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  loadTable(`http://127.0.0.1:${port}`);
-  await methods;
 
   return {
     url: `http://127.0.0.1:${port}`,

@@ -30,7 +30,7 @@ type App = { server: Server; port: number; calls: string[]; sockets: Socket[] };
 async function startFrontDoor(app: (req: IncomingMessage, res: ServerResponse) => void, options: Partial<FrontDoorOptions> = {}): Promise<App> {
   const calls: string[] = [];
   const sockets: Socket[] = [];
-  const methods = Promise.resolve(methodTableFromOpenApi({ paths: { "/v1/models": { get: {} }, "/v1/offers/{id}": { get: {}, delete: {} } } }));
+  const methods = methodTableFromOpenApi({ paths: { "/v1/models": { get: {} }, "/v1/offers/{id}": { get: {}, delete: {} } } });
   const server = createFrontDoorServer(
     (req, res) => {
       calls.push(`${req.method} ${req.url}`);
