@@ -30,7 +30,7 @@ export default defineConfig({
   },
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"], viewport: { width: 1280, height: 800 } } }],
   webServer: {
-    command: "node --import tsx --import ./scripts/server-modules.mjs scripts/e2e-stack.ts",
+    command: "node --import tsx --import ./server/server-modules.mjs scripts/e2e-stack.ts",
     url: `${APP_ORIGIN}/healthz`,
     // A production build comes first: a few minutes on a small machine.
     timeout: 600_000,

@@ -4,28 +4,30 @@ import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
 import { hearDatabaseErrors } from "@/lib/db-errors";
 import { watchPool } from "@/lib/ops/metrics";
+import { processState } from "@/lib/process-state";
 
 /**
  * The hot path's own `pg` pool (lib/router/holds.ts): the completion path runs two statements per request and
  * Prisma's per-query cost was a quarter of the app's CPU there. Prisma (lib/db.ts) stays for everything else.
- * One pool per process, created on first use; it lives on globalThis so Next's dev reloads do not leak pools.
+ * One pool per process, created on first use; it is process state (lib/process-state.ts), so
+ * Next's dev reloads do not leak pools and both module graphs share it.
  * Three connections: group commit keeps at most one reservation and one clear statement in flight per process.
  * int8 (BigInt money) comes back as strings and is turned into bigint by the caller.
  */
-const holder = globalThis as unknown as { svcPgPool?: pg.Pool };
+const holder = processState<{ pool?: pg.Pool }>("pg-pool", () => ({}));
 
 export function pgPool(): pg.Pool {
-  if (holder.svcPgPool) return holder.svcPgPool;
+  if (holder.pool) return holder.pool;
   const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 3 });
   hearDatabaseErrors(pool, "hot-path");
   watchPool("hot_path", pool);
-  return (holder.svcPgPool = pool);
+  return (holder.pool = pool);
 }
 
 /** Closes the pool if it was opened (tests and graceful shutdown). */
 export async function closePgPool(): Promise<void> {
-  const pool = holder.svcPgPool;
-  holder.svcPgPool = undefined;
+  const pool = holder.pool;
+  holder.pool = undefined;
   await pool?.end();
 }
 

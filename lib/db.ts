@@ -5,6 +5,7 @@ import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
 import { hearDatabaseErrors } from "@/lib/db-errors";
 import { watchPool } from "@/lib/ops/metrics";
+import { processState } from "@/lib/process-state";
 
 export { Prisma } from "@prisma/client";
 
@@ -21,11 +22,11 @@ function createPrismaClient() {
 }
 
 // One client per process, created on first use (so `next build` can import routes without a database);
-// Next.js dev reloads modules, so it lives on globalThis.
-const holder = globalThis as unknown as { svcPrisma?: PrismaClient };
+// it is process state (lib/process-state.ts): Next.js dev reloads modules, and the host process loads its own copy.
+const holder = processState<{ client?: PrismaClient }>("prisma", () => ({}));
 
 function client(): PrismaClient {
-  return (holder.svcPrisma ??= createPrismaClient());
+  return (holder.client ??= createPrismaClient());
 }
 
 export const db: PrismaClient = new Proxy({} as PrismaClient, {

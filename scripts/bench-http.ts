@@ -4,7 +4,7 @@
  * Starts, each in its own process: the reference upstream, a bare forwarder (node:http that reads the body, fetches
  * the same upstream once and answers), the same forwarder with one PostgreSQL insert before the fetch and one after
  * (each its own durable commit on a pooled `pg` connection: the floor of any reserve-forward-clear design on this
- * machine, without any of svc's work) and the app (`npm start`'s path: scripts/server.ts on the existing production
+ * machine, without any of svc's work) and the app (`npm start`'s path: server/main.ts on the existing production
  * build; this script builds nothing, run `npm run build` first). Drives all three with the same load generator
  * (`wrk` when on PATH, else autocannon) and the same body (max_tokens 32) at concurrency 1 and 64, prints rps, p50
  * and p99 per target and svc/forwarder, then checks the ledger invariants and prints clears against 200s.
@@ -25,7 +25,7 @@
  * migrated by this checkout, so the baseline must run on its schema.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -170,7 +170,7 @@ const SVC = "svc POST /v1/chat/completions";
 const BASELINE = "svc POST (--baseline checkout)";
 
 /**
- * Starts `npm start`'s path (scripts/server.ts on the checkout's production build) in `dir`, against the wiped
+ * Starts `npm start`'s path (server/main.ts on the checkout's production build) in `dir`, against the wiped
  * database and without rate limits; answers its URL once it serves GET /v1/models.
  */
 async function startApp(name: string, dir: string, profileDir?: string): Promise<string> {
@@ -178,7 +178,11 @@ async function startApp(name: string, dir: string, profileDir?: string): Promise
   const tsx = [join(dir, "node_modules/tsx/dist/cli.mjs")];
   // With --profile the app runs in this node directly (tsx as a loader) so that --cpu-prof applies to it.
   const launcher = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, "--import", "tsx"] : tsx;
-  const args = [...launcher, "--import", "./scripts/server-modules.mjs", "scripts/server.ts", "--port", String(port), "--hostname", "127.0.0.1"];
+  // A baseline checkout from before the server moved to server/ keeps it in scripts/.
+  const entry = existsSync(join(dir, "server/main.ts"))
+    ? ["./server/server-modules.mjs", "server/main.ts"]
+    : ["./scripts/server-modules.mjs", "scripts/server.ts"];
+  const args = [...launcher, "--import", entry[0], entry[1], "--port", String(port), "--hostname", "127.0.0.1"];
   start(name, process.execPath, args, {
     ...env,
     NODE_ENV: "production",
@@ -242,7 +246,7 @@ async function main() {
   const { checkLedgerInvariants } = await import("../lib/ledger/invariants");
   const { key } = await seedBenchWorld({ url: upstreamUrl, apiKey: upstreamKey, dailyCapacityMicroDiem: 1_000_000_000_000_000n });
 
-  const appUrl = await startApp("app (scripts/server.ts)", process.cwd(), opts.profile);
+  const appUrl = await startApp("app (server/main.ts)", process.cwd(), opts.profile);
   const baselineUrl = opts.baseline ? await startApp("baseline app", resolve(opts.baseline)) : undefined;
 
   const messages = [{ role: "user", content: "Say something short about benchmarks." }];

@@ -62,8 +62,8 @@ async function main() {
     await prisma.$disconnect();
   }
 
-  // Next's dev server behind the front door (scripts/server.ts), as in production.
-  const app = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--import", "./scripts/server-modules.mjs", "scripts/server.ts", "--dev", "--port", String(PORTS.app)], {
+  // Next's dev server behind the front door (server/main.ts), as in production.
+  const app = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--import", "./server/server-modules.mjs", "server/main.ts", "--dev", "--port", String(PORTS.app)], {
     stdio: "inherit",
     env: {
       ...process.env,

@@ -2,7 +2,7 @@
  * The stack `npm run test:e2e` runs against, brought up once per run (Playwright's webServer starts this):
  * a database (DATABASE_URL, wiped, when set, else a throwaway embedded PGlite), migrations, the local chain,
  * the reference upstream, the catalog and the demo supplier, then a PRODUCTION build of the app made with
- * the test wallet compiled in (SVC_TEST_WALLET=1) served by scripts/server.ts. SIGINT/SIGTERM stop everything.
+ * the test wallet compiled in (SVC_TEST_WALLET=1) served by server/main.ts. SIGINT/SIGTERM stop everything.
  *
  * SVC_E2E_SKIP_BUILD=1 reuses the existing .next build (it must be a test-wallet build); SVC_E2E_DEV=1 serves
  * Next in dev mode instead, for working on the UI against the same stack (`SVC_E2E_REUSE=1 npm run test:e2e` then uses it).
@@ -78,10 +78,10 @@ async function main() {
     step("next build (test wallet compiled in)…");
     await runNext(["build"], appEnv);
   }
-  // The app's own server (scripts/server.ts: Next behind the front door), on the test build or in dev mode.
+  // The app's own server (server/main.ts: Next behind the front door), on the test build or in dev mode.
   const app = spawn(
     process.execPath,
-    ["node_modules/tsx/dist/cli.mjs", "--import", "./scripts/server-modules.mjs", "scripts/server.ts", ...(dev ? ["--dev"] : []), "--port", String(E2E_PORTS.app), "--hostname", "127.0.0.1"],
+    ["node_modules/tsx/dist/cli.mjs", "--import", "./server/server-modules.mjs", "server/main.ts", ...(dev ? ["--dev"] : []), "--port", String(E2E_PORTS.app), "--hostname", "127.0.0.1"],
     { env: appEnv, stdio: ["ignore", "inherit", "inherit"] },
   );
   started.push({ name: "app server", stop: () => stopChild(app) });

@@ -90,7 +90,7 @@ async function serve(db: string, port: number, extra: Record<string, string> = {
   const args = ["--port", String(port), "--hostname", "127.0.0.1"];
   const child = options.viaNpm
     ? spawn("npm", ["run", "--silent", "serve", "--", ...args], { env: appEnv(db, port, extra), stdio: ["ignore", "pipe", "pipe"] })
-    : spawn(process.execPath, ["--import", "tsx", "--import", "./scripts/server-modules.mjs", "scripts/serve.ts", ...args], {
+    : spawn(process.execPath, ["--import", "tsx", "--import", "./server/server-modules.mjs", "server/serve.ts", ...args], {
         env: appEnv(db, port, extra),
         stdio: ["ignore", "pipe", "pipe"],
       });

@@ -2,7 +2,7 @@ import "server-only";
 import { isIP } from "node:net";
 
 /**
- * The client's IP address for per-IP limits. The server entry (scripts/server.ts, lib/http/front-door.ts) appends
+ * The client's IP address for per-IP limits. The server entry (server/main.ts, lib/http/front-door.ts) appends
  * the socket peer to X-Forwarded-For, so the right-most entry is always the connection's real peer. With
  * TRUST_PROXY_HOPS = n, the n right-most entries before it were written by our own proxies and the one left of them
  * is the client: X-Forwarded-For is read from the right, skipping exactly n trusted hops. Everything further left

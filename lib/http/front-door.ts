@@ -1,13 +1,15 @@
 /**
- * The HTTP server's first look at a request, before Next.js sees it (scripts/server.ts; the tests' route server
+ * The HTTP server's first look at a request, before Next.js sees it (server/main.ts; the tests' route server
  * too). Three things only it can do, because Next's route handlers get neither the socket nor every method:
  *
  * - It appends the socket peer to X-Forwarded-For, so the right-most entry is always the real peer and
  *   lib/http/client-ip.ts can skip exactly TRUST_PROXY_HOPS trusted entries from there (Next itself only fills
  *   the header in when the client sent none).
  * - It answers a method a route does not serve with 405 `method_not_allowed` and `Allow`, in the API's error
- *   shape, for every route the OpenAPI description lists: Next answers an empty 405 without `Allow`, and crashes
- *   with a 500 (a stack trace in dev) on TRACE, which its Request objects cannot represent.
+ *   shape, for every route of the route list (app/api-routes.ts, the list the OpenAPI description is made from):
+ *   Next answers an empty 405 without `Allow`, and crashes with a 500 (a stack trace in dev) on TRACE, which its
+ *   Request objects cannot represent. The method table is built from that list in-process when the server starts
+ *   (methodTableFromRoutes), so it is there before the first request.
  * - It sets the security headers of production answers (lib/http/security-headers.ts), pages and assets included.
  *
  * It also serves the routes it is given as `direct` itself (in production: POST /v1/chat/completions), the same
@@ -25,37 +27,56 @@
  */
 import "server-only";
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
-import { setTimeout as delay } from "node:timers/promises";
 import { randomHexId } from "@/lib/auth/tokens";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { capConnectionsPerClient, connectionLimits, serveInTurn, serverTimeouts, type ConnectionLimits } from "@/lib/http/connections";
 import { lazyNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import type { RouteHandler } from "@/lib/http/route";
 import { log } from "@/lib/log";
+import { HTTP_METHODS, type ApiRoute } from "@/lib/openapi/operation";
 import { methodLabel, observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
 import { newRequestContext, runInRequestContext, type RequestContext } from "@/lib/ops/request-context";
 import { isShuttingDown, refuseShuttingDown, trackRequest } from "@/lib/ops/shutdown";
 
 /** What Next.js route handlers can serve at all (next/dist/server/web/http.js). */
 const NEXT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"]);
-/** The description itself is fetched through this server to build the table, so it is never held back. */
-const DESCRIPTION_PATH = "/openapi.json";
-/** How long a request waits for the method table while the server starts (then Next's own answer stands). */
-const TABLE_WAIT_MS = 30_000;
 const METRICS_PATH = "/metrics";
 
 type Route = { path: string; segments: string[]; catchAll: boolean; methods: Set<string>; staticSegments: number };
 
-/** Which methods each described path serves, and its template, matched the way Next matches route files. */
+/** Which methods each listed path serves, and its template, matched the way Next matches route files. */
 export type MethodTable = { allowed(pathname: string): string[] | null; template(pathname: string): string | null };
 
-/** Builds the table from an OpenAPI document's `paths` (HEAD wherever GET is, OPTIONS everywhere, as Next adds them). */
+/**
+ * Builds the table from the route list (app/api-routes.ts): a route's methods are the HTTP method names its module
+ * exports, as Next serves them. The same paths, methods and catch-alls as the OpenAPI description built from that list
+ * (methodTableFromOpenApi of it gives the same table; tests/integration/front-door.test.ts compares the two).
+ */
+export function methodTableFromRoutes(routes: readonly ApiRoute[]): MethodTable {
+  return methodTable(
+    routes
+      .map((r) => ({ path: r.path, catchAll: r.catchAll === true, methods: HTTP_METHODS.filter((m) => typeof r.module[m] === "function") }))
+      .filter((r) => r.methods.length > 0),
+  );
+}
+
+/** Builds the table from an OpenAPI document's `paths`. */
 export function methodTableFromOpenApi(document: { paths: Record<string, Record<string, unknown>> }): MethodTable {
-  const routes: Route[] = Object.entries(document.paths).map(([path, item]) => {
-    const methods = new Set(Object.keys(item).map((m) => m.toUpperCase()).filter((m) => NEXT_METHODS.has(m)));
+  return methodTable(
+    Object.entries(document.paths).map(([path, item]) => ({
+      path,
+      methods: Object.keys(item).map((m) => m.toUpperCase()),
+      catchAll: Object.values(item).some((op) => (op as Record<string, unknown>)["x-svc-catch-all"] === true),
+    })),
+  );
+}
+
+/** HEAD wherever GET is, OPTIONS everywhere, as Next adds them. */
+function methodTable(paths: { path: string; methods: readonly string[]; catchAll: boolean }[]): MethodTable {
+  const routes: Route[] = paths.map(({ path, methods: declared, catchAll }) => {
+    const methods = new Set(declared.filter((m) => NEXT_METHODS.has(m)));
     if (methods.has("GET")) methods.add("HEAD");
     methods.add("OPTIONS");
-    const catchAll = Object.values(item).some((op) => (op as Record<string, unknown>)["x-svc-catch-all"] === true);
     const segments = path.split("/").filter(Boolean);
     return { path, segments, catchAll, methods, staticSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length };
   });
@@ -81,8 +102,8 @@ function matches(route: Route, parts: string[]): boolean {
 }
 
 export type FrontDoorOptions = {
-  /** The method table, once the description has been read. */
-  methods: Promise<MethodTable>;
+  /** Which methods each route serves (methodTableFromRoutes(API_ROUTES) in the server). */
+  methods: MethodTable;
   /** Headers set on every answer (empty outside production). */
   headers?: Record<string, string>;
   /**
@@ -97,7 +118,7 @@ export type FrontDoorOptions = {
 
 /**
  * The HTTP server with the front door in front of `app`: node:http's timeouts set deliberately and a cap on
- * connections per client address (lib/http/connections.ts). scripts/server.ts and the tests' route server use it.
+ * connections per client address (lib/http/connections.ts). server/main.ts and the tests' route server use it.
  */
 export function createFrontDoorServer(app: RequestListener, options: FrontDoorOptions): Server {
   const limits = connectionLimits(options.limits);
@@ -108,17 +129,11 @@ export function createFrontDoorServer(app: RequestListener, options: FrontDoorOp
 
 /** Wraps the app's request listener (Next's request handler) with the front door. */
 export function frontDoor(app: RequestListener, options: FrontDoorOptions): RequestListener {
-  let table: MethodTable | undefined;
-  void options.methods.then((loaded) => (table = loaded)).catch(() => undefined);
-  const waitForTable = (): Promise<MethodTable | undefined> =>
-    table
-      ? Promise.resolve(table)
-      : Promise.race([options.methods, delay(TABLE_WAIT_MS, undefined, { ref: false })]).catch(() => undefined);
-
+  const table = options.methods;
   const { maxPipelined } = connectionLimits(options.limits);
-  // The direct routes' paths are their own templates (they are labelled even before the table has loaded).
+  // The direct routes' paths are their own templates (labelled even when the table does not list them).
   const directPaths = new Set(Object.keys(options.direct ?? {}).map((key) => key.slice(key.indexOf(" ") + 1)));
-  const templateOf = (pathname: string) => table?.template(pathname) ?? (directPaths.has(pathname) ? pathname : null);
+  const templateOf = (pathname: string) => table.template(pathname) ?? (directPaths.has(pathname) ? pathname : null);
 
   return (req, res) => serveInTurn(req, res, () => admit(req, res), maxPipelined);
 
@@ -149,18 +164,20 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
   function serve(req: IncomingMessage, res: ServerResponse, method: string, pathname: string) {
     const direct = options.direct?.[`${method} ${pathname}`];
     if (direct && rawPathOf(req) === pathname) return serveDirect(direct, req, res);
-    if (pathname === DESCRIPTION_PATH && (method === "GET" || method === "HEAD")) return app(req, res);
-    void waitForTable()
-      .then((loaded) => {
-        // Paths the description does not list (pages, assets) keep Next's answers, except to methods it cannot take.
-        const allowed = loaded?.allowed(pathname) ?? (NEXT_METHODS.has(method) ? null : ["GET", "HEAD", "OPTIONS"]);
-        if (allowed && !allowed.includes(method)) return refuseMethod(res, method, pathname, allowed);
-        return app(req, res);
-      })
-      .catch(() => {
+    // Paths the route list does not have (pages, assets) keep Next's answers, except to methods it cannot take.
+    const allowed = table.allowed(pathname) ?? (NEXT_METHODS.has(method) ? null : ["GET", "HEAD", "OPTIONS"]);
+    if (allowed && !allowed.includes(method)) return refuseMethod(res, method, pathname, allowed);
+    // The app gets the request a microtask later: a pipelined request is taken inside the 'finish' event of the
+    // answer before it (lib/http/connections.ts), and the app must see that answer finished first.
+    queueMicrotask(() => {
+      try {
+        app(req, res);
+      } catch (error) {
+        log.error("app failed", { path: pathname.slice(0, 200), error });
         if (!res.headersSent) res.writeHead(500);
         res.end();
-      });
+      }
+    });
   }
 }
 
@@ -276,21 +293,4 @@ function sendError(res: ServerResponse, method: string, error: AppError, headers
     "cache-control": "no-store",
   });
   res.end(method === "HEAD" ? undefined : body);
-}
-
-/** Fetches the description from the running server and builds the table, retrying while the app starts. */
-export async function loadMethodTable(baseUrl: string, options: { attempts?: number; delayMs?: number } = {}): Promise<MethodTable> {
-  const attempts = options.attempts ?? 120;
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    try {
-      const res = await fetch(`${baseUrl}${DESCRIPTION_PATH}`);
-      if (res.ok) return methodTableFromOpenApi((await res.json()) as { paths: Record<string, Record<string, unknown>> });
-      lastError = new Error(`GET ${DESCRIPTION_PATH} answered ${res.status}`);
-    } catch (error) {
-      lastError = error;
-    }
-    await delay(options.delayMs ?? 1_000);
-  }
-  throw lastError;
 }

@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
+import { processState } from "@/lib/process-state";
 
 /**
  * Fixed one-minute windows, counted per API key, per client IP, per account for writes, and per IP for failed
@@ -60,19 +61,18 @@ export function createRedisStore(url: string): RateLimitStore {
 }
 
 /**
- * One store per process, on globalThis: the completion route runs in the process hosting Next (the front door's
+ * One store per process (lib/process-state.ts): the completion route runs in the process hosting Next (the front door's
  * direct route) and every other route in Next's server bundle, each with its own copy of this module, and a
  * client's per-IP window must count both.
  */
-const STORE = Symbol.for("svc.rate-limit-store");
 function defaultStore(): RateLimitStore {
-  const holder = globalThis as { [STORE]?: RateLimitStore };
-  return (holder[STORE] ??=
+  return processState<RateLimitStore>("rate-limit-store", () =>
     env.RATE_LIMIT_STORE === "redis"
       ? createRedisStore(env.REDIS_URL!)
       : env.RATE_LIMIT_STORE === "postgres"
         ? createPostgresStore()
-        : createMemoryStore());
+        : createMemoryStore(),
+  );
 }
 
 export type RateLimitRule = { name: string; key: string; limit: number };

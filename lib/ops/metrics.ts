@@ -5,10 +5,11 @@ import type { Pool } from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { env } from "@/lib/env";
 import { holdsInFlight } from "@/lib/ops/request-context";
+import { processState } from "@/lib/process-state";
 
 /**
  * Prometheus metrics (prom-client), served by the front door at GET /metrics to a bearer of METRICS_TOKEN.
- * One registry per process, on globalThis: Next's server bundle and the process hosting it each load this module,
+ * One registry per process (lib/process-state.ts): Next's server bundle and the process hosting it each load this module,
  * and both must count into the same series. Every label takes its values from a closed set (routeLabel, methodLabel,
  * statuses, error codes; offer ids and job names are rows and code, not requests), so no request can add series of its own.
  */
@@ -71,8 +72,7 @@ function createMetrics() {
 }
 
 type Metrics = ReturnType<typeof createMetrics>;
-const KEY = Symbol.for("svc.metrics");
-export const metrics: Metrics = ((globalThis as { [KEY]?: Metrics })[KEY] ??= createMetrics());
+export const metrics: Metrics = processState("metrics", createMetrics);
 
 /** Reports a pg pool's use under `name` (lib/db.ts registers Prisma's pool, lib/db-pool.ts the hot path's). */
 export function watchPool(name: string, pool: Pool): void {

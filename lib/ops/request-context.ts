@@ -1,12 +1,13 @@
 import "server-only";
 import { AsyncLocalStorage } from "node:async_hooks";
+import { processState } from "@/lib/process-state";
 
 /**
  * What this process knows about the request it is serving, across the layers that never pass it along: the front
  * door opens the context, route() fills in the request id and the account, the hot path's hold wrappers record the
  * holds it took (so a shutdown can release what an unfinished request still holds), and the upstream client reads
- * the request id to send the same X-Request-Id upstream. Kept on globalThis: Next's server bundle and the process
- * hosting it (scripts/server.ts) load their own copies of this module, and both must see one store.
+ * the request id to send the same X-Request-Id upstream. Process state (lib/process-state.ts): Next's server bundle
+ * and the process hosting it (server/main.ts) load their own copies of this module, and both must see one store.
  */
 export type RequestContext = {
   requestId?: string;
@@ -20,8 +21,7 @@ export type RequestContext = {
 };
 
 type Shared = { storage: AsyncLocalStorage<RequestContext>; holds: Set<string> };
-const KEY = Symbol.for("svc.request-context");
-const shared: Shared = ((globalThis as { [KEY]?: Shared })[KEY] ??= { storage: new AsyncLocalStorage(), holds: new Set() });
+const shared = processState<Shared>("request-context", () => ({ storage: new AsyncLocalStorage(), holds: new Set() }));
 
 export function newRequestContext(): RequestContext {
   return { holds: new Set() };

@@ -4,16 +4,16 @@ import { setTimeout as delay } from "node:timers/promises";
 import { AppError, errorBody } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { holdsInFlight, type RequestContext } from "@/lib/ops/request-context";
+import { processState } from "@/lib/process-state";
 
 /**
- * Graceful shutdown (scripts/server.ts on SIGTERM/SIGINT): stop accepting, let the requests in flight finish until
+ * Graceful shutdown (server/main.ts on SIGTERM/SIGINT): stop accepting, let the requests in flight finish until
  * SHUTDOWN_GRACE_MS, then release the holds of those still unfinished and answer them 503 `shutting_down` (nothing
  * was charged: a released hold can no longer clear), then exit. Background jobs stop taking ticks at once.
- * The state is on globalThis: the front door (host process) and the jobs (Next's bundle) each load this module.
+ * Process state (lib/process-state.ts): the front door (host process) and the jobs (Next's bundle) each load this module.
  */
 type Lifecycle = { draining: boolean; inFlight: Map<ServerResponse, RequestContext> };
-const KEY = Symbol.for("svc.lifecycle");
-const lifecycle: Lifecycle = ((globalThis as { [KEY]?: Lifecycle })[KEY] ??= { draining: false, inFlight: new Map() });
+const lifecycle = processState<Lifecycle>("lifecycle", () => ({ draining: false, inFlight: new Map() }));
 
 export function isShuttingDown(): boolean {
   return lifecycle.draining;

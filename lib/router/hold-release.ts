@@ -1,6 +1,7 @@
 import "server-only";
 import { isDatabaseUnavailable } from "@/lib/db-errors";
 import { log } from "@/lib/log";
+import { processState } from "@/lib/process-state";
 import { releaseHold } from "@/lib/router/holds";
 
 /**
@@ -17,8 +18,7 @@ const MAX_ATTEMPTS = 20;
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 10_000;
 
-const KEY = Symbol.for("svc.pendingHoldReleases");
-const pending: Set<string> = ((globalThis as { [KEY]?: Set<string> })[KEY] ??= new Set());
+const pending = processState("pending-hold-releases", () => new Set<string>());
 
 /** Releases the hold now, or schedules retries while the database is unavailable; other errors are thrown. */
 export async function releaseHoldOrRetry(holdId: string): Promise<void> {

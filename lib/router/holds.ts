@@ -4,6 +4,7 @@ import { db } from "@/lib/db";
 import { preparedQuery } from "@/lib/db-pool";
 import { env } from "@/lib/env";
 import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
+import { processState } from "@/lib/process-state";
 import type { Features } from "@/lib/router/features";
 import { GroupCommit } from "@/lib/router/group-commit";
 
@@ -253,7 +254,8 @@ const RESERVE_SQL = `SELECT * FROM svc_reserve_batch($1::text[], $2::text[], $3:
 /** A hold outlives the upstream deadline by this much before the sweeper may release it. */
 export const HOLD_GRACE_MS = 60_000;
 
-const batchers = globalThis as unknown as { reserve?: GroupCommit<KeyedReservationInput, ReserveBatchRow>; clear?: GroupCommit<ClearInput, ClearRow> };
+type Batchers = { reserve?: GroupCommit<KeyedReservationInput, ReserveBatchRow>; clear?: GroupCommit<ClearInput, ClearRow> };
+const batchers = processState<Batchers>("hold-batchers", () => ({}));
 
 /** PostgreSQL answered with an error (a SQLSTATE): the statement, and so the whole batch, was rolled back. */
 function refusedByDatabase(error: unknown): boolean {

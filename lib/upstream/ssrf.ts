@@ -4,6 +4,7 @@ import { isIP } from "node:net";
 import { networkInterfaces } from "node:os";
 import { deployment, env } from "@/lib/env";
 import { AppError } from "@/lib/http/errors";
+import { processSlot } from "@/lib/process-state";
 
 /**
  * SSRF policy for supplier upstreams. A supplier names a URL; we call it from inside our network,
@@ -167,7 +168,7 @@ async function loadOwnAddresses(): Promise<OwnAddresses> {
   const host = origin.hostname.replace(/^\[|\]$/g, "");
   const resolved = isIP(host) ? [host] : await lookup(host, { all: true, verbatim: true }).then((all) => all.map((a) => a.address), () => []);
   const interfaces = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
-  const listening = (globalThis as { [LISTEN_PORT]?: number })[LISTEN_PORT];
+  const listening = LISTEN_PORT.get();
   return ownAddresses([...resolved, ...interfaces], listening ? [defaultPort(origin), listening] : [defaultPort(origin)]);
 }
 
@@ -175,8 +176,8 @@ export function ownAddresses(addresses: string[], ports: number[]): OwnAddresses
   return { addresses: new Set(addresses.map(canonicalAddress).filter((a): a is string => a !== null)), ports: new Set(ports) };
 }
 
-/** Where the server entry (scripts/server.ts) records the port this process listens on. */
-export const LISTEN_PORT = Symbol.for("svc.listen-port");
+/** Where the server entry (server/main.ts) records the port this process listens on. */
+export const LISTEN_PORT = processSlot<number>("listen-port");
 
 /** One spelling per address: IPv4 dotted, IPv6 as its 128-bit value (IPv4-mapped forms count as IPv4). */
 function canonicalAddress(address: string): string | null {

@@ -13,7 +13,7 @@ const CHILD = "tests/helpers/app-process-main.ts";
 export async function startAppProcess(env: Record<string, string> = {}): Promise<AppProcess> {
   // tsx as a loader in this very node (not its CLI, which would run the server in a grandchild): killing `pid`
   // kills the server itself.
-  const child = spawn(process.execPath, ["--import", "tsx", "--import", "./scripts/server-modules.mjs", CHILD], {
+  const child = spawn(process.execPath, ["--import", "tsx", "--import", "./server/server-modules.mjs", CHILD], {
     // eslint-disable-next-line no-restricted-properties -- the child inherits the test run's configuration
     env: { ...process.env, RATE_LIMIT_PER_KEY_PER_MINUTE: "1000000", ...env },
     stdio: ["ignore", "pipe", "inherit"],

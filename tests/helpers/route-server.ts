@@ -2,7 +2,7 @@
  * A real HTTP server in the test process that hands each request to the app's own route handler, found by
  * path in the route manifest (app/api-routes.ts), the way Next.js would: static segments win over
  * dynamic ones, a catch-all matches last. Lets a child process (the agent CLI) talk HTTP to the real routes.
- * The production front door (lib/http/front-door.ts) stands in front of it, as scripts/server.ts puts it in
+ * The production front door (lib/http/front-door.ts) stands in front of it, as server/main.ts puts it in
  * front of Next: X-Forwarded-For gets the socket peer, unknown methods a 405 with Allow.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -10,7 +10,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { API_ROUTES } from "@/app/api-routes";
 import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
 import type { ConnectionLimits } from "@/lib/http/connections";
-import { createFrontDoorServer, loadMethodTable } from "@/lib/http/front-door";
+import { createFrontDoorServer, methodTableFromRoutes } from "@/lib/http/front-door";
 import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import { listOperations, type Operation } from "@/lib/openapi/operation";
 
@@ -66,15 +66,14 @@ export async function startRouteServer(options: { headers?: Record<string, strin
   }
 
   const sockets = new Set<Socket>();
-  let loadTable!: (url: string) => void;
-  const methods = new Promise<string>((resolve) => (loadTable = resolve)).then((url) => loadMethodTable(url, { delayMs: 50 }));
+  const methods = methodTableFromRoutes(API_ROUTES);
   const app = (incoming: IncomingMessage, outgoing: ServerResponse) => {
     handle(incoming, outgoing).catch((error: unknown) => {
       outgoing.statusCode = 500;
       outgoing.end(`route server: ${(error as Error).stack ?? String(error)}`);
     });
   };
-  // As in production (scripts/server.ts), the front door serves the completion route itself.
+  // As in production (server/main.ts), the front door serves the completion route itself.
   const direct = {
     "POST /v1/chat/completions": Object.assign(
       (req: Request) => {
@@ -91,8 +90,6 @@ export async function startRouteServer(options: { headers?: Record<string, strin
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  loadTable(`http://127.0.0.1:${port}`);
-  await methods;
 
   return {
     url: `http://127.0.0.1:${port}`,

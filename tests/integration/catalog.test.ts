@@ -18,7 +18,7 @@ const exec = promisify(execFile);
 
 /** The operator's CLI, as `npm run catalog -- …` runs it, against this run's database. */
 async function catalogCli(...args: string[]) {
-  return exec(process.execPath, ["--import", "tsx", "--import", "./scripts/server-modules.mjs", "scripts/catalog.ts", ...args], {
+  return exec(process.execPath, ["--import", "tsx", "--import", "./server/server-modules.mjs", "scripts/catalog.ts", ...args], {
     env: { ...process.env },
     timeout: 60_000,
   });

@@ -26,11 +26,11 @@ afterEach(async () => {
 
 type App = { server: Server; port: number; calls: string[]; sockets: Socket[] };
 
-/** The front door in front of a small app (as scripts/server.ts puts it in front of Next). */
+/** The front door in front of a small app (as server/main.ts puts it in front of Next). */
 async function startFrontDoor(app: (req: IncomingMessage, res: ServerResponse) => void, options: Partial<FrontDoorOptions> = {}): Promise<App> {
   const calls: string[] = [];
   const sockets: Socket[] = [];
-  const methods = Promise.resolve(methodTableFromOpenApi({ paths: { "/v1/models": { get: {} }, "/v1/offers/{id}": { get: {}, delete: {} } } }));
+  const methods = methodTableFromOpenApi({ paths: { "/v1/models": { get: {} }, "/v1/offers/{id}": { get: {}, delete: {} } } });
   const server = createFrontDoorServer(
     (req, res) => {
       calls.push(`${req.method} ${req.url}`);

@@ -1,16 +1,18 @@
 /**
- * The front door (lib/http/front-door.ts), in front of the real routes over real HTTP as scripts/server.ts puts it
+ * The front door (lib/http/front-door.ts), in front of the real routes over real HTTP as server/main.ts puts it
  * in front of Next: client IPs from X-Forwarded-For read from the right past TRUST_PROXY_HOPS, 405 with Allow for
  * every method a route does not serve (TRACE included), and the production security headers.
  */
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { API_ROUTES } from "@/app/api-routes";
 import { POST as createChatCompletion } from "@/app/v1/chat/completions/route";
 import { createApiKey } from "@/lib/auth/api-keys";
-import { frontDoor, methodTableFromOpenApi } from "@/lib/http/front-door";
+import { frontDoor, methodTableFromOpenApi, methodTableFromRoutes } from "@/lib/http/front-door";
 import { securityHeaders } from "@/lib/http/security-headers";
 import { publicRpcUrl } from "@/lib/env";
+import { buildOpenApiDocument } from "@/lib/openapi/document";
 import { seedSignedInAccount } from "../helpers/factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 
@@ -61,6 +63,24 @@ describe("methods a route does not serve", () => {
     expect(checked).toBeGreaterThan(60);
     // What a route serves still reaches it.
     expect((await send(`${server.url}/v1/models`, "GET")).status).toBe(200);
+  });
+
+  it("come from a table built from the route list that answers as one built from the OpenAPI description", () => {
+    const doc = buildOpenApiDocument(API_ROUTES) as unknown as { paths: Record<string, Record<string, unknown>> };
+    const fromRoutes = methodTableFromRoutes(API_ROUTES);
+    const fromDescription = methodTableFromOpenApi(doc);
+    const id = "00000000-0000-4000-8000-000000000000";
+    const paths = [
+      ...Object.keys(doc.paths).flatMap((template) => [template.replace(/\{[^}]+\}/g, id), template.replace(/\{[^}]+\}/g, "a/b")]),
+      ...["/", "/market/llama", "/docs", "/v1", "/v1/nope", "/v1/a/b/c", "/v1/account/api-keys/x/y", "/healthz/x", "/auth/other"],
+    ];
+    expect(paths.length).toBeGreaterThan(60);
+    for (const path of paths) {
+      expect(fromRoutes.allowed(path), path).toEqual(fromDescription.allowed(path));
+      expect(fromRoutes.template(path), path).toEqual(fromDescription.template(path));
+    }
+    expect(fromRoutes.allowed("/v1/account/api-keys/abc")).toEqual(["DELETE", "OPTIONS"]);
+    expect(fromRoutes.template("/v1/chat/completion%73")).toBe("/v1/{path}");
   });
 });
 
@@ -120,7 +140,7 @@ describe("security headers", () => {
 describe("the completion route served by the front door itself (no Next in front of it)", () => {
   it("answers exactly POST /v1/chat/completions with the route's own handler; everything else still reaches the app", async () => {
     const reachedApp: string[] = [];
-    const methods = Promise.resolve(methodTableFromOpenApi({ paths: { "/v1/chat/completions": { post: {} } } }));
+    const methods = methodTableFromOpenApi({ paths: { "/v1/chat/completions": { post: {} } } });
     const app = (req: { method?: string; url?: string }, res: { statusCode: number; end: (body: string) => void }) => {
       reachedApp.push(`${req.method} ${req.url}`);
       res.statusCode = 299;

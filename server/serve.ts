@@ -2,7 +2,7 @@
  * `npm run serve`: production in one command. Checks the configuration (with SVC_ENV=production it refuses the
  * public dev keys and missing secrets, listing every problem at once), applies pending migrations, seeds the
  * default catalog (catalog/default.json) when the catalog is empty, then serves the production build (`npm run
- * build` first) through scripts/server.ts, which drains gracefully on SIGTERM.
+ * build` first) through server/main.ts, which drains gracefully on SIGTERM.
  * Usage: npm run serve -- [--port 3000] [--hostname 0.0.0.0]
  */
 import { parseArgs } from "node:util";
@@ -20,7 +20,7 @@ async function main() {
   }
   const url = env.requireDatabaseUrl();
 
-  const { migrateDatabase } = await import("./migrate");
+  const { migrateDatabase } = await import("../scripts/migrate");
   console.log("applying pending migrations");
   await migrateDatabase(url);
 
@@ -28,7 +28,7 @@ async function main() {
   const seeded = await seedCatalogWhenEmpty(db);
   console.log(seeded ? `catalog was empty: seeded ${seeded} models from catalog/default.json` : "catalog present");
 
-  const { startServer } = await import("./server");
+  const { startServer } = await import("./main");
   await startServer({ port: values.port, hostname: values.hostname });
 }
 

@@ -1,5 +1,5 @@
 /**
- * `node --import ./scripts/server-modules.mjs …`: lets a plain Node process (the custom server that hosts Next, the
+ * `node --import ./server/server-modules.mjs …`: lets a plain Node process (the custom server that hosts Next, the
  * dev and bench scripts) load the app's server modules. They start with `import "server-only"`, which throws outside
  * a server bundle; a server process is exactly where they belong, so here that import resolves to nothing.
  */

@@ -1,7 +1,7 @@
 /**
  * The app's HTTP server: Next.js behind lib/http/front-door.ts (`npm start`, `npm run serve`; `npm run dev` and the
  * e2e stack start it with --dev or against a test build). Next's own `next start` cannot see the socket peer or
- * refuse TRACE, which the front door does. Usage: tsx scripts/server.ts [--dev] [--port 3000] [--hostname 0.0.0.0]
+ * refuse TRACE, which the front door does. Usage: tsx server/main.ts [--dev] [--port 3000] [--hostname 0.0.0.0]
  *
  * SIGTERM (or SIGINT) drains it (lib/ops/shutdown.ts): no new requests, the ones in flight finish until
  * SHUTDOWN_GRACE_MS, the holds of those still unfinished are released and they are answered 503, then it exits.
@@ -11,8 +11,9 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { db } from "../lib/db";
 import { env, publicRpcUrl, deployment } from "../lib/env";
+import { API_ROUTES } from "../app/api-routes";
 import { POST as createChatCompletion } from "../app/v1/chat/completions/route";
-import { createFrontDoorServer, loadMethodTable } from "../lib/http/front-door";
+import { createFrontDoorServer, methodTableFromRoutes } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
 import { drainServer } from "../lib/ops/shutdown";
 import { releaseHold } from "../lib/router/holds";
@@ -30,12 +31,8 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   await app.prepare();
   const handle = app.getRequestHandler();
 
-  let resolveTable!: (table: Awaited<ReturnType<typeof loadMethodTable>>) => void;
-  let rejectTable!: (error: unknown) => void;
-  const methods = new Promise<Awaited<ReturnType<typeof loadMethodTable>>>((resolve, reject) => {
-    resolveTable = resolve;
-    rejectTable = reject;
-  });
+  // Which methods each route serves, from the route list itself (the host already loads the completion route).
+  const methods = methodTableFromRoutes(API_ROUTES);
   const headers = securityHeaders({ production: env.SVC_ENV === "production", secure: deployment.secure, publicRpcUrl });
   // In production the completion route is served by the front door itself, the same handler without Next's
   // per-request cost; in dev Next serves it too, so an edit to the route reloads as every other route does.
@@ -45,14 +42,8 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   await new Promise<void>((resolve) => server.listen(port, values.hostname, resolve));
   const { port: listening } = server.address() as AddressInfo;
   // The SSRF check refuses upstreams that are this server (lib/upstream/ssrf.ts).
-  (globalThis as { [LISTEN_PORT]?: number })[LISTEN_PORT] = listening;
+  LISTEN_PORT.set(listening);
   console.log(`svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers, connection limits)`);
-
-  const selfHost = !values.hostname || values.hostname === "0.0.0.0" || values.hostname === "::" ? "127.0.0.1" : values.hostname;
-  loadMethodTable(`http://${selfHost.includes(":") ? `[${selfHost}]` : selfHost}:${listening}`).then(resolveTable, (error: unknown) => {
-    console.error("could not read /openapi.json for the method table; unknown methods get Next's answers", error);
-    rejectTable(error);
-  });
 
   let stopping = false;
   const stop = (signal: string) => {
