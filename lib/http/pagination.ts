@@ -1,6 +1,6 @@
 import "server-only";
 import { z } from "zod";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;

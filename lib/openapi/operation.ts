@@ -4,7 +4,7 @@
  * file's own route() call, so a route and its description are one piece of code.
  */
 import type { z } from "zod";
-import type { AppErrorCode } from "@/lib/http/errors";
+import type { AppErrorCode } from "@/lib/errors";
 import type { RouteHandler } from "@/lib/http/route";
 import type { RequestHeaderName, ResponseHeaderName } from "@/lib/openapi/headers";
 

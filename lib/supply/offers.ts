@@ -1,7 +1,7 @@
 import "server-only";
 import type { z } from "zod";
 import { db, type Tx } from "@/lib/db";
-import { AppError, type AppErrorCode } from "@/lib/http/errors";
+import { AppError, type AppErrorCode } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { formatMicros } from "@/lib/money";
 import { nextUtcMidnight, remainingMicroDiem, utcDay, utcDayKey } from "@/lib/supply/capacity";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GET as catchAll, POST as catchAllPost } from "@/app/v1/[...path]/route";
-import { AppError, ERROR_STATUS } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { ERROR_STATUS } from "@/lib/http/errors";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import type { OperationDocs } from "@/lib/openapi/operation";
