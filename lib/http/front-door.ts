@@ -31,7 +31,7 @@ import { AppError } from "@/lib/errors";
 import { errorBody, errorStatus } from "@/lib/http/errors";
 import { capConnectionsPerClient, connectionLimits, serveInTurn, serverTimeouts, type ConnectionLimits } from "@/lib/http/connections";
 import { lazyNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
-import type { RouteHandler } from "@/lib/http/route";
+import type { RouteHandler } from "@/lib/http/route-types";
 import { log } from "@/lib/log";
 import { methodLabel, observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
 import { newRequestContext, runInRequestContext, type RequestContext } from "@/lib/ops/request-context";

@@ -12,11 +12,9 @@ import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
 import { clientIp } from "@/lib/http/client-ip";
 import { countFailedAuthentication, enforceRateLimits, postAuthRules, preAuthRules, tighter } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
+import type { AuthMode, NextRouteContext, OperationDocs, RouteHandler, RouteMeta } from "@/lib/http/route-types";
 import { log } from "@/lib/log";
 import { currentRequestContext, newRequestContext, runInRequestContext } from "@/lib/ops/request-context";
-import type { OperationDocs } from "@/lib/openapi/operation";
-
-export type AuthMode = "public" | "session" | "bearer";
 
 type Schema = z.ZodType | undefined;
 type Infer<S extends Schema> = S extends z.ZodType ? z.infer<S> : undefined;
@@ -48,21 +46,6 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   /** The route's description for GET /openapi.json and /docs (summary, success shapes, its own error codes). */
   docs: OperationDocs;
 };
-
-type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
-
-/** What a route enforces, attached to its handler so descriptions (lib/openapi) read it from the route itself. */
-export type RouteMeta = {
-  auth: AuthMode;
-  body?: z.ZodType;
-  query?: z.ZodType;
-  /** The JSON body limit this route reads with (the configured one unless the route overrides it). */
-  maxBodyBytes: number;
-  rateLimit: boolean;
-  docs: OperationDocs;
-};
-
-export type RouteHandler = ((req: Request, next?: NextRouteContext) => Promise<Response>) & { readonly meta: RouteMeta };
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);

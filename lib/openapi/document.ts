@@ -10,7 +10,7 @@ import { z } from "zod";
 import { deployment } from "@/lib/env";
 import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS, ErrorBodySchema, errorTypeForStatus } from "@/lib/http/errors";
-import type { AuthMode } from "@/lib/http/route";
+import type { AuthMode } from "@/lib/http/route-types";
 import { ERROR_DESCRIPTIONS, guardErrors } from "@/lib/openapi/errors";
 import { REQUEST_HEADERS, RESPONSE_HEADERS, type ResponseHeaderName } from "@/lib/openapi/headers";
 import { listOperations, type ApiRoute, type HttpMethod, type Operation } from "@/lib/openapi/operation";

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { GET as getOpenApiJson } from "@/app/openapi.json/route";
 import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS } from "@/lib/http/errors";
-import type { RouteHandler } from "@/lib/http/route";
+import type { RouteHandler } from "@/lib/http/route-types";
 import { API_ROUTES } from "@/app/api-routes";
 import { buildOpenApiDocument, securityFor, type OpenApiDocument, type OpenApiOperation, type OpenApiParameter } from "@/lib/openapi/document";
 import { HTTP_METHODS, listOperations } from "@/lib/openapi/operation";
