@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
 import { hearDatabaseErrors } from "@/lib/db-errors";
-import { watchPool } from "@/lib/ops/metrics";
+import { registerPool } from "@/lib/db-pools";
 
 /**
  * The hot path's own `pg` pool (lib/router/holds.ts): the completion path runs two statements per request and
@@ -18,7 +18,7 @@ export function pgPool(): pg.Pool {
   if (holder.svcPgPool) return holder.svcPgPool;
   const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 3 });
   hearDatabaseErrors(pool, "hot-path");
-  watchPool("hot_path", pool);
+  registerPool("hot_path", pool);
   return (holder.svcPgPool = pool);
 }
 
