@@ -1,6 +1,10 @@
 /**
- * Every route of the app, by OpenAPI path: the one list the API description (lib/openapi) is assembled from. tests/integration/openapi.test.ts checks it against the route
- * files on disk, so a route added without an entry here fails there.
+ * Every route of the app, by OpenAPI path, with its module: the one list the API description (lib/openapi) is
+ * assembled from. tests/integration/openapi.test.ts checks it against the route files on disk, so a route added
+ * without an entry here fails there.
+ *
+ * GET /openapi.json is declared here, beside the list it describes, and app/openapi.json/route.ts exports it: so the
+ * list holds that handler without importing the file that imports the list.
  */
 import * as authLogout from "@/app/auth/logout/route";
 import * as authNonce from "@/app/auth/nonce/route";
@@ -8,7 +12,9 @@ import * as authSession from "@/app/auth/session/route";
 import * as authVerify from "@/app/auth/verify/route";
 import * as healthLedger from "@/app/healthz/ledger/route";
 import * as health from "@/app/healthz/route";
-import * as openapi from "@/app/openapi.json/route";
+// In the document route's place among the routes: the document and the docs list component schemas in the order
+// their modules load, and this one registers OpenApiDocument.
+import { getOpenApiDocument, OpenApiDocumentSchema } from "@/lib/openapi/document";
 import * as v1NotFound from "@/app/v1/[...path]/route";
 import * as apiKey from "@/app/v1/account/api-keys/[id]/route";
 import * as apiKeys from "@/app/v1/account/api-keys/route";
@@ -29,7 +35,25 @@ import * as offers from "@/app/v1/supply/offers/route";
 import * as pool from "@/app/v1/supply/pool/summary/route";
 import * as withdrawals from "@/app/v1/supply/withdrawals/route";
 import * as topUp from "@/app/v1/x402/top-up/route";
-import type { ApiRoute } from "@/lib/openapi/operation";
+import { ok } from "@/lib/http/responses";
+import { route } from "@/lib/http/route";
+import { response, type ApiRoute } from "@/lib/openapi/operation";
+
+export const openApiJson = {
+  // GET /openapi.json – the OpenAPI 3.1 description of every route, generated from the routes' own schemas
+  GET: route(
+    {
+      auth: "public",
+      docs: {
+        operationId: "getOpenApiDocument",
+        tag: "Operations",
+        summary: "This OpenAPI 3.1 description",
+        responses: [response(200, OpenApiDocumentSchema, "The document.")],
+      },
+    },
+    async () => ok(getOpenApiDocument(API_ROUTES), { "cache-control": "public, max-age=300" }),
+  ),
+};
 
 export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/auth/nonce", module: authNonce },
@@ -57,6 +81,6 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/supply/withdrawals", module: withdrawals },
   { path: "/healthz", module: health },
   { path: "/healthz/ledger", module: healthLedger },
-  { path: "/openapi.json", module: openapi },
+  { path: "/openapi.json", module: openApiJson },
   { path: "/v1/{path}", module: v1NotFound, catchAll: true },
 ];

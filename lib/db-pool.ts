@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
 import { hearDatabaseErrors } from "@/lib/db-errors";
-import { watchPool } from "@/lib/ops/metrics";
+import { registerPool } from "@/lib/db-pools";
 import { processState } from "@/lib/process-state";
 
 /**
@@ -20,7 +20,7 @@ export function pgPool(): pg.Pool {
   if (holder.pool) return holder.pool;
   const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 3 });
   hearDatabaseErrors(pool, "hot-path");
-  watchPool("hot_path", pool);
+  registerPool("hot_path", pool);
   return (holder.pool = pool);
 }
 

@@ -4,7 +4,7 @@ import { PrismaClient } from "@prisma/client";
 import pg from "pg";
 import { requireDatabaseUrl } from "@/lib/env";
 import { hearDatabaseErrors } from "@/lib/db-errors";
-import { watchPool } from "@/lib/ops/metrics";
+import { registerPool } from "@/lib/db-pools";
 import { processState } from "@/lib/process-state";
 
 export { Prisma } from "@prisma/client";
@@ -16,7 +16,7 @@ function createPrismaClient() {
   // Our own pool, so /metrics can report its use (svc_db_pool_connections).
   const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 10 });
   hearDatabaseErrors(pool, "prisma");
-  watchPool("prisma", pool);
+  registerPool("prisma", pool);
   const adapter = new PrismaPg(pool);
   return new PrismaClient({ adapter });
 }

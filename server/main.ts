@@ -13,7 +13,7 @@ import { db } from "../lib/db";
 import { env, publicRpcUrl, deployment } from "../lib/env";
 import { API_ROUTES } from "../app/api-routes";
 import { POST as createChatCompletion } from "../app/v1/chat/completions/route";
-import { createFrontDoorServer, methodTableFromRoutes } from "../lib/http/front-door";
+import { createFrontDoorServer, methodTableFromRoutes, refuseShuttingDown } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
 import { drainServer } from "../lib/ops/shutdown";
 import { releaseHold } from "../lib/router/holds";
@@ -50,7 +50,7 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
     if (stopping) return;
     stopping = true;
     console.log(`${signal}: draining (up to ${env.SHUTDOWN_GRACE_MS} ms for requests in flight)`);
-    void drainServer(server, { graceMs: dev ? Math.min(env.SHUTDOWN_GRACE_MS, 2_000) : env.SHUTDOWN_GRACE_MS, releaseHold: (id) => releaseHold(id) })
+    void drainServer(server, { graceMs: dev ? Math.min(env.SHUTDOWN_GRACE_MS, 2_000) : env.SHUTDOWN_GRACE_MS, releaseHold: (id) => releaseHold(id), refuse: refuseShuttingDown })
       .then((report) => console.log(`stopped: ${report.finished} finished, ${report.refused} refused, ${report.releasedHolds} holds released`))
       .catch((error: unknown) => console.error("shutdown failed", error))
       .finally(() => void Promise.allSettled([app.close(), db.$disconnect()]).finally(() => process.exit(0)));

@@ -7,11 +7,10 @@ import { C } from "@/components/docs/code-block";
 import { errorAnchor, ErrorTable } from "@/components/docs/error-table";
 import type { DocsSearchEntry } from "@/components/docs/docs-search";
 import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/components/docs/guides";
-import { API_ROUTES } from "@/app/api-routes";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
-import { getOpenApiDocument, type OpenApiDocument, type OpenApiOperation } from "@/lib/openapi/document";
+import type { OpenApiDocument, OpenApiOperation } from "@/lib/openapi/document";
 
 /** One page of the docs: /docs is the quick start, /docs/<id> each of the others. */
 export type DocsPage = {
@@ -69,10 +68,6 @@ export const DOCS_PAGES: DocsPage[] = [
 
 export function docsHref(id: string): string {
   return id === "quick-start" ? "/docs" : `/docs/${id}`;
-}
-
-export function openApiDocument(): OpenApiDocument {
-  return getOpenApiDocument(API_ROUTES);
 }
 
 export async function deploymentFacts(): Promise<DeploymentFacts> {

@@ -1,10 +1,13 @@
 import "server-only";
 import Link from "next/link";
-import { DOCS_PAGES, deploymentFacts, docsHref, openApiDocument, type DocsPage } from "@/components/docs/docs-content";
+import { DOCS_PAGES, deploymentFacts, docsHref, type DocsPage } from "@/components/docs/docs-content";
+import type { OpenApiDocument } from "@/lib/openapi/document";
 
-/** One docs page: its title (the page's h1), lead, content, and links to the previous and next pages. */
-export async function DocsPageBody({ page }: { page: DocsPage }) {
-  const doc = openApiDocument();
+/**
+ * One docs page: its title (the page's h1), lead, content, and links to the previous and next pages. `doc` is the
+ * API description the page in app/ built from the route list (components import nothing from app/).
+ */
+export async function DocsPageBody({ page, doc }: { page: DocsPage; doc: OpenApiDocument }) {
   const facts = await deploymentFacts();
   const index = DOCS_PAGES.indexOf(page);
   const previous = DOCS_PAGES[index - 1];

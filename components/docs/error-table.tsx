@@ -1,7 +1,8 @@
 /** Every error code, rendered from ERROR_STATUS (so the table cannot drift), with the operations that return it. */
 import { Prose } from "@/components/docs/code-block";
 import { Table, Td, Th } from "@/components/ui/table";
-import { ERROR_STATUS, errorTypeForStatus, type AppErrorCode } from "@/lib/http/errors";
+import type { AppErrorCode } from "@/lib/errors";
+import { ERROR_STATUS, errorTypeForStatus } from "@/lib/http/errors";
 import type { OpenApiDocument } from "@/lib/openapi/document";
 import { ERROR_DESCRIPTIONS } from "@/lib/openapi/errors";
 

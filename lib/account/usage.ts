@@ -1,6 +1,6 @@
 import "server-only";
 import { db } from "@/lib/db";
-import { decodeCursor, encodeCursor } from "@/lib/http/pagination";
+import { decodeCursor, encodeCursor } from "@/lib/pagination";
 import { formatMicros } from "@/lib/money";
 import type { DailySpendList, UsagePage } from "@/lib/account/schemas";
 

@@ -1,6 +1,6 @@
 import "server-only";
 import { db } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/auth/tokens";
 
 export const API_KEY_PREFIX = "svc_";

@@ -3,7 +3,7 @@ import type { ApiKey } from "@prisma/client";
 import { API_KEY_PREFIX } from "@/lib/auth/api-key-auth";
 import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import type { ApiKeyList, ApiKeyView, CreateApiKeyInput, CreatedApiKey } from "@/lib/auth/schemas";
 import { UUID_PATTERN } from "@/lib/wire";

@@ -1,6 +1,6 @@
 import "server-only";
 import { db, type Tx } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { randomBase62 } from "@/lib/auth/tokens";
 
 export const NONCE_TTL_MS = 10 * 60 * 1000;

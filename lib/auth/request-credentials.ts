@@ -1,7 +1,7 @@
 /** The one place that reads credentials off a request (the session cookie and the Bearer header) and writes the cookie. */
 import "server-only";
 import { deployment } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 /**
  * The session cookie is `svc_session` on http (local dev), `__Host-svc_session` on https: the `__Host-` prefix makes

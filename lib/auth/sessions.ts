@@ -1,7 +1,7 @@
 import "server-only";
 import type { SessionView } from "@/lib/auth/schemas";
 import { db, type Tx } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
 
 export type SessionContext = {

@@ -7,7 +7,7 @@ import { publicClient } from "@/lib/chain/client";
 import { BASE_CHAIN_ID } from "@/lib/chain/constants";
 import { db, type Tx } from "@/lib/db";
 import { deployment } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import type { SiweChallenge, VerifyInput } from "@/lib/auth/schemas";
 
 /**

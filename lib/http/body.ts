@@ -1,6 +1,7 @@
 import "server-only";
 import type { z } from "zod";
-import { AppError, ERROR_STATUS, type AppErrorCode } from "@/lib/http/errors";
+import { AppError, type AppErrorCode } from "@/lib/errors";
+import { ERROR_STATUS } from "@/lib/http/errors";
 
 /**
  * Bodies a server reads itself (lib/http/node-adapter.ts): the Request then carries none, and readJsonBody takes

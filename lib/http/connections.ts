@@ -20,7 +20,8 @@ import "server-only";
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { env } from "@/lib/env";
-import { AppError, errorBody } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { errorBody } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 
 /** Parsed requests that may wait behind the one being answered on a connection (pipelining); beyond it: closed. */

@@ -1,5 +1,10 @@
-/** The one error type. Route handlers and domain functions throw it; `route()` renders it. */
+/**
+ * AppError (lib/errors.ts) at the edge: each code's HTTP status, OpenAI's error `type` for it, and the
+ * `{"error":{"message","type","code"}}` body that route(), the front door and the connection guard answer with.
+ * Client-safe: the docs render the status table.
+ */
 import { z } from "zod";
+import { APP_ERROR_CODES, type AppError, type AppErrorCode } from "@/lib/errors";
 import { component } from "@/lib/wire";
 
 export const ERROR_STATUS = {
@@ -71,9 +76,12 @@ export const ERROR_STATUS = {
   no_offer_supports_vision: 503,
   // A chat request carrying svc's own hop header: an offer whose upstream is svc itself.
   loop_detected: 508,
-} as const satisfies Record<string, number>;
+} as const satisfies Record<AppErrorCode, number>;
 
-export type AppErrorCode = keyof typeof ERROR_STATUS;
+/** The status an error is answered with. */
+export function errorStatus(error: AppError): number {
+  return ERROR_STATUS[error.code];
+}
 
 /** OpenAI's `type` for a status, so OpenAI SDKs classify our errors as they do theirs. */
 export function errorTypeForStatus(status: number): string {
@@ -85,40 +93,15 @@ export function errorTypeForStatus(status: number): string {
   return "invalid_request_error";
 }
 
-export type AppErrorOptions = {
-  /** Extra machine-readable fields placed beside message/type/code in the error body. */
-  details?: Record<string, unknown>;
-  headers?: Record<string, string>;
-  cause?: unknown;
-};
-
-export class AppError extends Error {
-  readonly code: AppErrorCode;
-  readonly status: number;
-  readonly details?: Record<string, unknown>;
-  readonly headers?: Record<string, string>;
-
-  constructor(code: AppErrorCode, message: string, options: AppErrorOptions = {}) {
-    super(message, { cause: options.cause });
-    this.name = "AppError";
-    this.code = code;
-    this.status = ERROR_STATUS[code];
-    this.details = options.details;
-    this.headers = options.headers;
-  }
-}
-
 export type ErrorBody = {
   error: { message: string; type: string; code: AppErrorCode } & Record<string, unknown>;
 };
 
 export function errorBody(error: AppError): ErrorBody {
   return {
-    error: { ...error.details, message: error.message, type: errorTypeForStatus(error.status), code: error.code },
+    error: { ...error.details, message: error.message, type: errorTypeForStatus(errorStatus(error)), code: error.code },
   };
 }
-
-const ERROR_CODES = Object.keys(ERROR_STATUS) as [AppErrorCode, ...AppErrorCode[]];
 
 export const ErrorBodySchema = component(
   "Error",
@@ -127,7 +110,7 @@ export const ErrorBodySchema = component(
       error: z.looseObject({
         message: z.string(),
         type: z.string().describe("OpenAI's error type for the status, e.g. invalid_request_error"),
-        code: z.enum(ERROR_CODES),
+        code: z.enum(APP_ERROR_CODES),
       }),
     })
     .describe("Every error: OpenAI's shape. Some codes add machine-readable fields beside message/type/code (e.g. needed, available, param)."),

@@ -28,15 +28,16 @@
 import "server-only";
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
 import { randomHexId } from "@/lib/auth/tokens";
-import { AppError, errorBody } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { errorBody, errorStatus } from "@/lib/http/errors";
 import { capConnectionsPerClient, connectionLimits, serveInTurn, serverTimeouts, type ConnectionLimits } from "@/lib/http/connections";
 import { lazyNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
-import type { RouteHandler } from "@/lib/http/route";
+import type { RouteHandler } from "@/lib/http/route-types";
 import { log } from "@/lib/log";
 import { HTTP_METHODS, type ApiRoute } from "@/lib/openapi/operation";
 import { methodLabel, observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
 import { newRequestContext, runInRequestContext, type RequestContext } from "@/lib/ops/request-context";
-import { isShuttingDown, refuseShuttingDown, trackRequest } from "@/lib/ops/shutdown";
+import { isShuttingDown, trackRequest } from "@/lib/ops/shutdown";
 
 /** What Next.js route handlers can serve at all (next/dist/server/web/http.js). */
 const NEXT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"]);
@@ -285,7 +286,7 @@ function refuseTarget(res: ServerResponse, method: string, context: RequestConte
 
 function sendError(res: ServerResponse, method: string, error: AppError, headers: Record<string, string> = {}) {
   const body = JSON.stringify(errorBody(error));
-  res.writeHead(error.status, {
+  res.writeHead(errorStatus(error), {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(body),
     ...headers,
@@ -293,4 +294,23 @@ function sendError(res: ServerResponse, method: string, error: AppError, headers
     "cache-control": "no-store",
   });
   res.end(method === "HEAD" ? undefined : body);
+}
+
+/**
+ * The answer to a request that arrives (on a kept-alive connection) or is still unanswered while the instance drains
+ * (lib/ops/shutdown.ts: drainServer is given this as its `refuse`).
+ */
+export function refuseShuttingDown(res: ServerResponse, requestId?: string): void {
+  if (res.headersSent) return;
+  const error = new AppError("shutting_down", "This instance is shutting down; nothing was charged. Retry: another instance will serve it.");
+  const body = JSON.stringify(errorBody(error));
+  res.writeHead(errorStatus(error), {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    connection: "close",
+    "retry-after": "1",
+    "cache-control": "no-store",
+    ...(requestId && { "x-request-id": requestId }),
+  });
+  res.end(body);
 }

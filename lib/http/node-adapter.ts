@@ -5,7 +5,7 @@
 import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { attachReadBody } from "@/lib/http/body";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { jsonBodyText } from "@/lib/http/responses";
 
 /**

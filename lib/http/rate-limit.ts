@@ -2,7 +2,7 @@ import "server-only";
 import { Redis } from "ioredis";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { processState } from "@/lib/process-state";
 
 /**

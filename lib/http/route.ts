@@ -6,16 +6,15 @@ import { randomHexId } from "@/lib/auth/tokens";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { isDatabaseUnavailable } from "@/lib/db-errors";
 import { env } from "@/lib/env";
-import { AppError, errorBody } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { errorBody, errorStatus } from "@/lib/http/errors";
 import { parseInput, readJsonBody, readQuery } from "@/lib/http/body";
 import { clientIp } from "@/lib/http/client-ip";
 import { countFailedAuthentication, enforceRateLimits, postAuthRules, preAuthRules, tighter } from "@/lib/http/rate-limit";
 import { json } from "@/lib/http/responses";
+import type { AuthMode, NextRouteContext, OperationDocs, RouteHandler, RouteMeta } from "@/lib/http/route-types";
 import { log } from "@/lib/log";
 import { currentRequestContext, newRequestContext, runInRequestContext } from "@/lib/ops/request-context";
-import type { OperationDocs } from "@/lib/openapi/operation";
-
-export type AuthMode = "public" | "session" | "bearer";
 
 type Schema = z.ZodType | undefined;
 type Infer<S extends Schema> = S extends z.ZodType ? z.infer<S> : undefined;
@@ -48,21 +47,6 @@ type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   docs: OperationDocs;
 };
 
-type NextRouteContext = { params: Promise<Record<string, string | string[]>> };
-
-/** What a route enforces, attached to its handler so descriptions (lib/openapi) read it from the route itself. */
-export type RouteMeta = {
-  auth: AuthMode;
-  body?: z.ZodType;
-  query?: z.ZodType;
-  /** The JSON body limit this route reads with (the configured one unless the route overrides it). */
-  maxBodyBytes: number;
-  rateLimit: boolean;
-  docs: OperationDocs;
-};
-
-export type RouteHandler = ((req: Request, next?: NextRouteContext) => Promise<Response>) & { readonly meta: RouteMeta };
-
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
@@ -90,7 +74,7 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
       const write = options.rateLimit === "write" || !SAFE_METHODS.has(req.method);
       if (limited) rateHeaders = await enforceRateLimits(preAuthRules(ip, { write, bearer: options.auth === "bearer" }));
       const auth = await authenticate(options.auth, req).catch(async (error: unknown) => {
-        throw limited && error instanceof AppError && error.status === 401 ? await countFailedAuthentication(ip, error) : error;
+        throw limited && error instanceof AppError && errorStatus(error) === 401 ? await countFailedAuthentication(ip, error) : error;
       });
       if (limited) {
         const who = { apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined, accountId: "session" in auth ? auth.session?.accountId : undefined, write };
@@ -147,7 +131,7 @@ function flattenParams(params: Record<string, string | string[]>): Record<string
 
 export function errorResponse(error: unknown, requestId: string, req?: Request): Response {
   if (error instanceof AppError) {
-    return json(errorBody(error), { status: error.status, headers: error.headers });
+    return json(errorBody(error), { status: errorStatus(error), headers: error.headers });
   }
   if (isDatabaseUnavailable(error)) {
     log.error("database unavailable", { requestId, method: req?.method, path: req ? new URL(req.url).pathname : undefined, error });
@@ -155,7 +139,7 @@ export function errorResponse(error: unknown, requestId: string, req?: Request):
   }
   log.error("unhandled error", { requestId, method: req?.method, path: req ? new URL(req.url).pathname : undefined, error });
   const internal = new AppError("internal_error", `Internal error; quote request id ${requestId} when reporting it.`);
-  return json(errorBody(internal), { status: internal.status });
+  return json(errorBody(internal), { status: errorStatus(internal) });
 }
 
 /** Seconds a client is asked to wait before retrying while the database is unreachable (a restart takes a few). */

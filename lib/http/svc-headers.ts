@@ -1,6 +1,6 @@
 /** The X-Svc-* request and response headers of the inference endpoint, read and written here, at the edge. */
 import "server-only";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import type { CompletionCost } from "@/lib/router/complete";
 import { HOP_HEADER } from "@/lib/upstream/client";

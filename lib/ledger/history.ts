@@ -1,6 +1,6 @@
 import "server-only";
 import { db } from "@/lib/db";
-import { decodeCursor, encodeCursor, PAGE_DEFAULT } from "@/lib/http/pagination";
+import { decodeCursor, encodeCursor, PAGE_DEFAULT } from "@/lib/pagination";
 import { formatMicros } from "@/lib/money";
 import type { LedgerItem, LedgerPage } from "@/lib/ledger/schemas";
 

@@ -1,6 +1,6 @@
 import "server-only";
 import { Prisma, type Tx } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 
 export type JournalEntryKind = "topup" | "clear" | "withdrawal" | "withdrawal_reversal";
 

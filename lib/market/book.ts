@@ -1,6 +1,6 @@
 import "server-only";
 import { db, Prisma } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { cached } from "@/lib/market/cache";
 import type { CatalogModel } from "@/lib/market/catalog";
 import { formatMicros } from "@/lib/money";

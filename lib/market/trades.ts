@@ -1,6 +1,6 @@
 import "server-only";
 import { db } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import type { TradeList, TradesInput } from "@/lib/market/schemas";
 

@@ -1,14 +1,16 @@
 /**
  * The OpenAPI 3.1 document, assembled from the routes themselves: auth class, body, query and the route's own
  * description come from each handler's `meta` (route()), response shapes are the domain's own schemas, error
- * codes and statuses come from ERROR_STATUS. Which routes exist is the caller's list (app/api-routes.ts); nothing
- * here imports app/. Served at GET /openapi.json and rendered at /docs.
+ * codes come from APP_ERROR_CODES (lib/errors.ts) and their statuses from ERROR_STATUS (lib/http/errors.ts). Which
+ * routes exist is the caller's list (app/api-routes.ts); nothing here imports app/. Served at GET /openapi.json and
+ * rendered at /docs.
  */
 import "server-only";
 import { z } from "zod";
 import { deployment } from "@/lib/env";
-import { ERROR_STATUS, ErrorBodySchema, errorTypeForStatus, type AppErrorCode } from "@/lib/http/errors";
-import type { AuthMode } from "@/lib/http/route";
+import type { AppErrorCode } from "@/lib/errors";
+import { ERROR_STATUS, ErrorBodySchema, errorTypeForStatus } from "@/lib/http/errors";
+import type { AuthMode } from "@/lib/http/route-types";
 import { ERROR_DESCRIPTIONS, guardErrors } from "@/lib/openapi/errors";
 import { REQUEST_HEADERS, RESPONSE_HEADERS, type ResponseHeaderName } from "@/lib/openapi/headers";
 import { listOperations, type ApiRoute, type HttpMethod, type Operation } from "@/lib/openapi/operation";

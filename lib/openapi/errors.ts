@@ -1,9 +1,9 @@
 /** What each error code means, and which codes a route can return only because of how route() guards it. */
-import type { AppErrorCode } from "@/lib/http/errors";
+import type { AppErrorCode } from "@/lib/errors";
 import type { HttpMethod } from "@/lib/openapi/operation";
-import type { RouteMeta } from "@/lib/http/route";
+import type { RouteMeta } from "@/lib/http/route-types";
 
-/** One line per code; a code added to ERROR_STATUS without a line here fails to compile. */
+/** One line per code; a code added to APP_ERROR_CODES (lib/errors.ts) without a line here fails to compile. */
 export const ERROR_DESCRIPTIONS = {
   invalid_request: "The body, query or a header failed validation; `param` names the field.",
   invalid_json: "The body is empty or not valid JSON.",

@@ -1,41 +1,10 @@
-/**
- * What a route says about itself for the OpenAPI description, beside what route() already enforces (auth class,
- * body, query): its summary, success shapes and the error codes its domain code throws. Declared in the route
- * file's own route() call, so a route and its description are one piece of code.
- */
+/** The manifest of routes and its operations, and the helper routes use to declare their answers. */
 import type { z } from "zod";
-import type { AppErrorCode } from "@/lib/http/errors";
-import type { RouteHandler } from "@/lib/http/route";
-import type { RequestHeaderName, ResponseHeaderName } from "@/lib/openapi/headers";
+import type { OperationDocs, ResponseSpec, RouteHandler } from "@/lib/http/route-types";
+import type { ResponseHeaderName } from "@/lib/openapi/headers";
 
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
-
-export type Tag = "Auth" | "Account" | "Inference" | "Payments" | "Market" | "Supply" | "Operations";
-
-export type ResponseSpec = {
-  status: number;
-  description: string;
-  /** The body's schema; none for an empty body (204). */
-  schema?: z.ZodType;
-  headers?: ResponseHeaderName[];
-};
-
-export type OperationDocs = {
-  operationId: string;
-  tag: Tag;
-  summary: string;
-  description?: string;
-  /** Path parameters, by name: their description. */
-  pathParams?: Record<string, string>;
-  requestHeaders?: RequestHeaderName[];
-  /** Answers other than errors (the success, and e.g. a 402 challenge or a 503 health report). */
-  responses: ResponseSpec[];
-  /** Error codes the route's own code can throw; route()'s guards add theirs (lib/openapi/errors.ts). */
-  errors?: AppErrorCode[];
-  /** Extra headers on the error answers of a status (e.g. the X-Svc-* explanation of a 503). */
-  errorHeaders?: Partial<Record<number, ResponseHeaderName[]>>;
-};
 
 /** A success (or other non-error) answer of a route. */
 export function response(status: number, schema: z.ZodType | null, description: string, headers?: ResponseHeaderName[]): ResponseSpec {

@@ -1,9 +1,11 @@
 import "server-only";
 import { timingSafeEqual, createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Pool } from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { db } from "@/lib/db";
+import { openPools } from "@/lib/db-pools";
 import { env } from "@/lib/env";
+import { getLedgerHealth } from "@/lib/ledger/ledger-health";
 import { holdsInFlight } from "@/lib/ops/request-context";
 import { processState } from "@/lib/process-state";
 
@@ -66,18 +68,25 @@ function createMetrics() {
       help: "Age of the oldest withdrawal neither confirmed sent nor reversed (0 when none): one the chain cannot prove either way stays pending",
       ...metric,
     }),
-    dbPool: new Gauge({ name: "svc_db_pool_connections", help: "Database pool connections by pool (prisma: everything but the hot path; hot_path: reservations and clears) and state", labelNames: ["pool", "state"], ...metric }),
-    pools: new Map<string, Pool>(),
+    dbPool: new Gauge({
+      name: "svc_db_pool_connections",
+      help: "Database pool connections by pool (prisma: everything but the hot path; hot_path: reservations and clears) and state",
+      labelNames: ["pool", "state"],
+      registers: [registry],
+      // The pools the database modules opened (lib/db-pools.ts), read at each scrape.
+      collect() {
+        for (const [name, pool] of openPools()) {
+          this.set({ pool: name, state: "total" }, pool.totalCount);
+          this.set({ pool: name, state: "idle" }, pool.idleCount);
+          this.set({ pool: name, state: "waiting" }, pool.waitingCount);
+        }
+      },
+    }),
   };
 }
 
 type Metrics = ReturnType<typeof createMetrics>;
 export const metrics: Metrics = processState("metrics", createMetrics);
-
-/** Reports a pg pool's use under `name` (lib/db.ts registers Prisma's pool, lib/db-pool.ts the hot path's). */
-export function watchPool(name: string, pool: Pool): void {
-  metrics.pools.set(name, pool);
-}
 
 /** A request the route table has no template for, whatever its path (never the raw path: that is a stranger's choice). */
 export const UNMATCHED_ROUTE = "unmatched";
@@ -129,17 +138,11 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse): P
   };
   if (!env.METRICS_TOKEN) return send(404, "metrics are off: set METRICS_TOKEN\n");
   if (!tokenMatches(req.headers.authorization)) return send(401, "unauthorized\n", { "www-authenticate": 'Bearer realm="metrics"' });
-  for (const [name, pool] of metrics.pools) {
-    metrics.dbPool.set({ pool: name, state: "total" }, pool.totalCount);
-    metrics.dbPool.set({ pool: name, state: "idle" }, pool.idleCount);
-    metrics.dbPool.set({ pool: name, state: "waiting" }, pool.waitingCount);
-  }
   await Promise.all([refreshLedgerGauge(), refreshChainGauges(), refreshBacklogGauges()]);
   send(200, await metrics.registry.metrics(), { "content-type": metrics.registry.contentType });
 }
 
 async function refreshLedgerGauge() {
-  const { getLedgerHealth } = await import("@/lib/ledger/ledger-health");
   const health = await getLedgerHealth();
   metrics.ledgerOk.set(health.ok ? 1 : 0);
 }
@@ -151,6 +154,8 @@ let chainReadAt = 0;
 async function refreshChainGauges() {
   if (Date.now() - chainReadAt < CHAIN_READ_MS) return;
   chainReadAt = Date.now();
+  // Loaded at the first scrape, not by every module that counts something: the chain clients derive the relayer's
+  // account from its key when they load, and only this reads the chain.
   const [{ publicClient, relayerAccount }, { usdcAbi }] = await Promise.all([import("@/lib/chain/client"), import("@/lib/chain/usdc-abi")]);
   const usdc = env.USDC_ADDRESS as `0x${string}`;
   const treasury = env.TREASURY_ADDRESS as `0x${string}`;
@@ -171,7 +176,6 @@ async function refreshChainGauges() {
 }
 
 async function refreshBacklogGauges() {
-  const { db } = await import("@/lib/db");
   const rows = await db.$queryRaw<{ kind: string; age: string; n: bigint }[]>`
     SELECT 'payment' AS kind, CASE WHEN created_at < now() - interval '10 minutes' THEN 'over_10m' ELSE 'under_10m' END AS age, count(*) AS n
       FROM payments WHERE status = 'pending' GROUP BY 1, 2

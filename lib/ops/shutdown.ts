@@ -1,7 +1,6 @@
 import "server-only";
 import type { Server, ServerResponse } from "node:http";
 import { setTimeout as delay } from "node:timers/promises";
-import { AppError, errorBody } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 import { holdsInFlight, type RequestContext } from "@/lib/ops/request-context";
 import { processState } from "@/lib/process-state";
@@ -10,6 +9,8 @@ import { processState } from "@/lib/process-state";
  * Graceful shutdown (server/main.ts on SIGTERM/SIGINT): stop accepting, let the requests in flight finish until
  * SHUTDOWN_GRACE_MS, then release the holds of those still unfinished and answer them 503 `shutting_down` (nothing
  * was charged: a released hold can no longer clear), then exit. Background jobs stop taking ticks at once.
+ * The caller says how a hold is released and how a refused request is answered (lib/router/holds.ts and the front
+ * door's refuseShuttingDown), so this knows neither the router nor HTTP.
  * Process state (lib/process-state.ts): the front door (host process) and the jobs (Next's bundle) each load this module.
  */
 type Lifecycle = { draining: boolean; inFlight: Map<ServerResponse, RequestContext> };
@@ -43,27 +44,11 @@ export function requestsInFlight(): number {
   return lifecycle.inFlight.size;
 }
 
-/** The answer to a request that arrives (on a kept-alive connection) or is still unanswered while shutting down. */
-export function refuseShuttingDown(res: ServerResponse, requestId?: string): void {
-  if (res.headersSent) return;
-  const error = new AppError("shutting_down", "This instance is shutting down; nothing was charged. Retry: another instance will serve it.");
-  const body = JSON.stringify(errorBody(error));
-  res.writeHead(error.status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(body),
-    connection: "close",
-    "retry-after": "1",
-    "cache-control": "no-store",
-    ...(requestId && { "x-request-id": requestId }),
-  });
-  res.end(body);
-}
-
 export type DrainReport = { finished: number; refused: number; releasedHolds: number; ms: number };
 
 export async function drainServer(
   server: Server,
-  options: { graceMs: number; releaseHold: (holdId: string) => Promise<boolean> },
+  options: { graceMs: number; releaseHold: (holdId: string) => Promise<boolean>; refuse: (res: ServerResponse, requestId?: string) => void },
 ): Promise<DrainReport> {
   const started = Date.now();
   lifecycle.draining = true;
@@ -92,7 +77,7 @@ export async function drainServer(
         }
         if (!cleared && !res.headersSent) {
           refused++;
-          refuseShuttingDown(res, context.requestId);
+          options.refuse(res, context.requestId);
         }
       })(),
     );

@@ -1,5 +1,5 @@
 import "server-only";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatMicros, parseMicros } from "@/lib/money";
 
 /** An amount (already parsed by the wire's UsdAmount) within the configured bounds, or a 400 that says which. */

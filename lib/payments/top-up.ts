@@ -4,7 +4,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/
 import { getAddress, type Address, type Hash } from "viem";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { getBalance } from "@/lib/ledger/accounts";
 import { log } from "@/lib/log";
 import { formatMicros } from "@/lib/money";

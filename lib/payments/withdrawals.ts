@@ -7,7 +7,7 @@ import { findMinedTransactionAtNonce, getReceiptOrNull } from "@/lib/chain/looku
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { findLedgerAccount, getBalance } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";

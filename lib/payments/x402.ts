@@ -10,7 +10,7 @@ import { getAddress, isAddressEqual, type Address, type Hex } from "viem";
 import { z } from "zod";
 import { USDC_EIP712_NAME, USDC_EIP712_VERSION } from "@/lib/chain/constants";
 import { deployment, env } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 
 /** CAIP-2 id of Base mainnet (the local chain runs as 8453 too). */

@@ -3,7 +3,7 @@ import { assertApiKeyLive, forgetApiKey, type ApiKeyContext } from "@/lib/auth/a
 import { randomId } from "@/lib/auth/tokens";
 import { getBalance } from "@/lib/ledger/accounts";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { getActiveModelOrThrow, getDepthByModel, refuseInactiveModel, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";

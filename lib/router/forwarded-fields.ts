@@ -1,6 +1,6 @@
 import "server-only";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import type { ChatCompletionRequest } from "@/lib/router/schemas";
 
 /**

@@ -1,5 +1,5 @@
 import "server-only";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import type { AssistantMessageOut, ClaimedUsage, UpstreamAnswer } from "@/lib/router/upstream-answer";
 import {
   countMaterialTokens,

@@ -1,5 +1,5 @@
 import "server-only";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import { upstreamErrorMessage } from "@/lib/router/upstream-answer";
 import type { ForwardFailure } from "@/lib/router/upstream-failure";

@@ -1,6 +1,6 @@
 import "server-only";
 import { db } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { getOfferOrThrow } from "@/lib/supply/get-offer";
 import { offerModelRow, resolveModels } from "@/lib/supply/offer-models";

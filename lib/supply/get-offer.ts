@@ -1,6 +1,6 @@
 import "server-only";
 import { db } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { loadOfferViews } from "@/lib/supply/offer-views";
 import type { OfferView } from "@/lib/supply/schemas";
 import { UUID_PATTERN } from "@/lib/wire";

@@ -1,7 +1,7 @@
 import "server-only";
 import type { z } from "zod";
 import { db, type Tx } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { featuresOf, type Features } from "@/lib/router/features";
 import type { OfferModels } from "@/lib/supply/schemas";
 

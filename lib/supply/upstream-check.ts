@@ -1,5 +1,5 @@
 import "server-only";
-import { AppError, type AppErrorCode } from "@/lib/http/errors";
+import { AppError, type AppErrorCode } from "@/lib/errors";
 import type { Features } from "@/lib/router/features";
 import type { OfferedModel } from "@/lib/supply/offer-models";
 import type { PricingComparison, UpstreamPricingView } from "@/lib/supply/schemas";

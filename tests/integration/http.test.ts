@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GET as catchAll, POST as catchAllPost } from "@/app/v1/[...path]/route";
-import { AppError, ERROR_STATUS } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { ERROR_STATUS } from "@/lib/http/errors";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import type { OperationDocs } from "@/lib/openapi/operation";
+import type { OperationDocs } from "@/lib/http/route-types";
 import { jsonRequest, readError, routeParams } from "../helpers/http";
 
 const TEST_DOCS: OperationDocs = { operationId: "test", tag: "Operations", summary: "A route made for this test", responses: [] };

@@ -6,7 +6,8 @@ import { GET as listRoute, POST as postRoute } from "@/app/v1/supply/offers/rout
 import { DELETE as deleteRoute, GET as getRoute, PATCH as patchRoute } from "@/app/v1/supply/offers/[id]/route";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { errorStatus } from "@/lib/http/errors";
 import { decryptCredential } from "@/lib/upstream/key-encryption";
 import { reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";
 import { createOffer } from "@/lib/supply/create-offer";
@@ -174,7 +175,7 @@ describe("POST /v1/supply/offers", () => {
       resolver: async () => [{ address: "127.0.0.1", family: 4 }],
     }).catch((e: unknown) => e);
     expect((rebound as AppError).code).toBe("upstream_url_forbidden");
-    expect((rebound as AppError).status).toBe(400);
+    expect(errorStatus(rebound as AppError)).toBe(400);
     expect(await offerCount(supplier.id)).toBe(before);
   });
 

@@ -1,6 +1,7 @@
 import { createConnection } from "node:net";
 import { describe, expect, it, vi } from "vitest";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { errorStatus } from "@/lib/http/errors";
 import {
   createMemoryStore,
   createPostgresStore,
@@ -52,7 +53,7 @@ async function expectSharedLimit(a: RateLimitStore, b: RateLimitStore) {
   const last = await enforceRateLimits(rules, { store: a, now });
   expect(last["x-ratelimit-remaining"]).toBe("0");
   const error = await rejection(enforceRateLimits(rules, { store: b, now }));
-  expect(error.status).toBe(429);
+  expect(errorStatus(error)).toBe(429);
 }
 
 describe("rate limits", () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { POST as postOfferRoute } from "@/app/v1/supply/offers/route";
 import { db } from "@/lib/db";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+import { errorStatus } from "@/lib/http/errors";
 import { createOffer } from "@/lib/supply/create-offer";
 import { CreateOfferBody } from "@/lib/supply/schemas";
 import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed, isOwnAddress, ownAddresses } from "@/lib/upstream/ssrf";
@@ -107,7 +108,7 @@ describe("SSRF: upstream URLs at posting time", () => {
   ])("refuses %s with the dev flag off (400 upstream_url_forbidden)", (url, reason) => {
     const error = rejection(url);
     expect(error.code).toBe("upstream_url_forbidden");
-    expect(error.status).toBe(400);
+    expect(errorStatus(error)).toBe(400);
     expect(error.message).toMatch(reason);
   });
 

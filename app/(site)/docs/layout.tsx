@@ -1,12 +1,14 @@
 import { DocsSearch } from "@/components/docs/docs-search";
 import { DocsToc } from "@/components/docs/docs-toc";
-import { DOCS_PAGES, docsHref, openApiDocument, searchIndex } from "@/components/docs/docs-content";
+import { DOCS_PAGES, docsHref, searchIndex } from "@/components/docs/docs-content";
+import { API_ROUTES } from "@/app/api-routes";
 import { deployment } from "@/lib/env";
+import { getOpenApiDocument } from "@/lib/openapi/document";
 import { C } from "@/components/docs/code-block";
 
 /** The docs, one page per section, with a table of contents (sidebar, or a disclosure on a phone) and a search. */
 export default function DocsLayout({ children }: { children: React.ReactNode }) {
-  const doc = openApiDocument();
+  const doc = getOpenApiDocument(API_ROUTES);
   return (
     <main className="mx-auto w-full max-w-6xl px-4 py-8 sm:px-6 sm:py-12">
       <header className="max-w-3xl">

@@ -1,6 +1,8 @@
 import type { Metadata } from "next";
 import { DOCS_PAGES } from "@/components/docs/docs-content";
 import { DocsPageBody } from "@/components/docs/docs-page-body";
+import { API_ROUTES } from "@/app/api-routes";
+import { getOpenApiDocument } from "@/lib/openapi/document";
 
 export const dynamic = "force-dynamic";
 
@@ -11,5 +13,5 @@ export const metadata: Metadata = {
 
 // GET /docs – the quick start; the other sections are pages of their own (/docs/<section>)
 export default function DocsPage() {
-  return <DocsPageBody page={DOCS_PAGES[0]} />;
+  return <DocsPageBody page={DOCS_PAGES[0]} doc={getOpenApiDocument(API_ROUTES)} />;
 }

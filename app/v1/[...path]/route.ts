@@ -1,4 +1,4 @@
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
 import { route } from "@/lib/http/route";
 import type { HttpMethod } from "@/lib/openapi/operation";
 

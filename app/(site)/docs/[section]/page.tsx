@@ -2,6 +2,8 @@ import type { Metadata } from "next";
 import { notFound } from "next/navigation";
 import { DOCS_PAGES } from "@/components/docs/docs-content";
 import { DocsPageBody } from "@/components/docs/docs-page-body";
+import { API_ROUTES } from "@/app/api-routes";
+import { getOpenApiDocument } from "@/lib/openapi/document";
 
 export const dynamic = "force-dynamic";
 
@@ -20,5 +22,5 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
 export default async function DocsSectionPage({ params }: Params) {
   const page = pageFor((await params).section);
   if (!page) notFound();
-  return <DocsPageBody page={page} />;
+  return <DocsPageBody page={page} doc={getOpenApiDocument(API_ROUTES)} />;
 }

@@ -1,4 +1,4 @@
-import { PageQuery } from "@/lib/http/pagination";
+import { PageQuery } from "@/lib/pagination";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { listAccountLedger } from "@/lib/ledger/history";

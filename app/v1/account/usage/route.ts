@@ -1,6 +1,6 @@
 import { UsagePageSchema } from "@/lib/account/schemas";
 import { listUsage } from "@/lib/account/usage";
-import { PageQuery } from "@/lib/http/pagination";
+import { PageQuery } from "@/lib/pagination";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { response } from "@/lib/openapi/operation";

@@ -1,6 +1,12 @@
 import "server-only";
 import { z } from "zod";
-import { AppError } from "@/lib/http/errors";
+import { AppError } from "@/lib/errors";
+
+/**
+ * Cursor pagination for every list that pages (usage, ledger): the limits, the `?cursor=&limit=` query schema, and
+ * opaque cursors. The domain functions that page use it, so it knows nothing of HTTP; the page envelope's schema is
+ * pageOf in lib/wire.ts (client-safe: the dashboard reads pages too).
+ */
 
 export const PAGE_DEFAULT = 50;
 export const PAGE_MAX = 200;
@@ -16,7 +22,7 @@ export function encodeCursor(key: string): string {
   return Buffer.from(key).toString("base64url");
 }
 
-/** Decodes a cursor that must match `pattern`; anything else is a 400 naming the parameter. */
+/** Decodes a cursor that must match `pattern`; anything else is an `invalid_request` naming the parameter. */
 export function decodeCursor(cursor: string, pattern: RegExp): RegExpExecArray {
   const match = pattern.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (!match) {
