@@ -1,0 +1,132 @@
+/**
+ * `npm run lint`: the house's layering, kept by a tool rather than by a reminder in the README. Formatting is
+ * Prettier's (`.prettierrc.json`); this file checks what a formatter cannot:
+ *
+ * - Client-safe modules (CLIENT_SAFE below: what a browser bundle and the agent CLI may load) import only other
+ *   client-safe modules and packages, and never start with `import "server-only"`. Every other `lib/` module does
+ *   start with it, so Next refuses to build a browser bundle that reaches one.
+ * - `components/` (but the server-rendered docs) and `lib/browser/` import only client-safe `lib/` modules.
+ * - Nothing under `components/` or `lib/` imports `app/`, and the domains (`lib/<domain>/`) never import `lib/http/`
+ *   (the edge maps the domain's errors to statuses, not the other way round).
+ * - No import cycle anywhere.
+ */
+import js from "@eslint/js";
+import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
+import nextPlugin from "@next/eslint-plugin-next";
+import importX from "eslint-plugin-import-x";
+import reactHooks from "eslint-plugin-react-hooks";
+import tseslint from "typescript-eslint";
+
+const ROOT = import.meta.dirname;
+/** import-x matches a glob `from` and its `except` against absolute paths. */
+const abs = (glob) => `${ROOT}/${glob.includes("*") ? glob : `${glob}{,x}`}`;
+
+/** Importable by the browser and the agent CLI: pure code, zod schemas, wire units, constants. */
+const CLIENT_SAFE = [
+  "lib/browser/**",
+  "lib/*/schemas.ts",
+  "lib/api-error.ts",
+  "lib/money.ts",
+  "lib/wire.ts",
+  "lib/chain/constants.ts",
+  "lib/chain/usdc-abi.ts",
+  "lib/auth/siwe-message.ts",
+];
+
+/** Server components: the docs pages render on the server (they start with `import "server-only"` themselves). */
+const SERVER_COMPONENTS = ["components/docs/**"];
+const CLIENT_COMPONENTS_IN_SERVER_FOLDERS = ["components/docs/docs-search.tsx", "components/docs/docs-toc.tsx"];
+
+const DOMAINS = ["account", "auth", "chain", "ledger", "market", "ops", "payments", "router", "supply", "upstream"];
+
+/** `import "server-only"` as the module's first statement, exactly when the module is not client-safe. */
+const serverOnlyRule = {
+  meta: {
+    type: "problem",
+    docs: { description: "lib/ modules declare whether a browser may load them" },
+    schema: [{ type: "object", properties: { clientSafe: { type: "boolean" } }, additionalProperties: false }],
+    messages: {
+      missing: 'A server module of lib/ starts with `import "server-only"` (or, if the browser needs it, is listed as client-safe in eslint.config.mjs).',
+      forbidden: 'A client-safe module must not import "server-only".',
+    },
+  },
+  create(context) {
+    const clientSafe = context.options[0]?.clientSafe ?? false;
+    return {
+      Program(program) {
+        const isServerOnly = (node) => node?.type === "ImportDeclaration" && node.source.value === "server-only" && node.specifiers.length === 0;
+        const first = program.body[0];
+        if (clientSafe) {
+          const marker = program.body.find(isServerOnly);
+          if (marker) context.report({ node: marker, messageId: "forbidden" });
+        } else if (!isServerOnly(first)) {
+          context.report({ node: first ?? program, messageId: "missing" });
+        }
+      },
+    };
+  },
+};
+
+const svc = { rules: { "server-only": serverOnlyRule } };
+
+/** The zones of import-x/no-restricted-paths: `target` may not import `from` (paths relative to the repo). */
+const zones = [
+  // Client-safe modules stay client-safe all the way down.
+  { target: CLIENT_SAFE, from: abs("lib/**"), except: CLIENT_SAFE.map(abs), message: "client-safe modules import only client-safe modules" },
+  // Client components and the browser's lib import only client-safe lib modules.
+  {
+    target: ["components/**", ...CLIENT_COMPONENTS_IN_SERVER_FOLDERS],
+    from: abs("lib/**"),
+    except: CLIENT_SAFE.map(abs),
+    message: "a browser component imports only client-safe lib modules (eslint.config.mjs CLIENT_SAFE)",
+  },
+  // Arrows run down: app → components → lib, never back up.
+  { target: ["components", "lib"], from: "app", message: "components/ and lib/ never import app/" },
+  { target: "lib", from: "components", message: "lib/ never imports components/" },
+  // The domains know nothing of HTTP.
+  { target: DOMAINS.map((domain) => `lib/${domain}`), from: "lib/http", message: "a domain never imports lib/http/: the edge maps its errors" },
+];
+
+export default tseslint.config(
+  {
+    ignores: [".next/**", "node_modules/**", ".data/**", "test-results/**", "playwright-report/**", "next-env.d.ts", "tests/fixtures/**"],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.{ts,tsx,mjs}"],
+    plugins: { "import-x": importX, svc },
+    languageOptions: { ecmaVersion: 2022, sourceType: "module" },
+    settings: {
+      "import-x/resolver-next": [createTypeScriptImportResolver({ project: "./tsconfig.json" })],
+    },
+    linterOptions: { reportUnusedDisableDirectives: "error" },
+    rules: {
+      "import-x/no-cycle": ["error", { ignoreExternal: true }],
+      "import-x/no-restricted-paths": ["error", { zones }],
+      "import-x/no-self-import": "error",
+      "import-x/no-duplicates": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports", disallowTypeAnnotations: false }],
+      // lib/env.ts reads the environment once; launchers and test orchestration that hand configuration to the
+      // processes they start say so where they do it.
+      "no-restricted-properties": ["error", { object: "process", property: "env", message: "read configuration through lib/env.ts" }],
+    },
+  },
+  { files: ["lib/env.ts"], rules: { "no-restricted-properties": "off" } },
+  {
+    files: ["app/**/*.tsx", "components/**/*.tsx"],
+    plugins: { "react-hooks": reactHooks, "@next/next": nextPlugin },
+    rules: { ...nextPlugin.configs["core-web-vitals"].rules, "react-hooks/rules-of-hooks": "error", "react-hooks/exhaustive-deps": "error" },
+  },
+  // Server components of components/ (the docs) may read server modules, but still never app/.
+  {
+    files: SERVER_COMPONENTS,
+    ignores: CLIENT_COMPONENTS_IN_SERVER_FOLDERS,
+    rules: { "import-x/no-restricted-paths": ["error", { zones: zones.filter((zone) => !String(zone.message).startsWith("a browser component")) }] },
+  },
+  { files: ["lib/**/*.{ts,tsx}"], ignores: CLIENT_SAFE, rules: { "svc/server-only": ["error", { clientSafe: false }] } },
+  { files: CLIENT_SAFE, rules: { "svc/server-only": ["error", { clientSafe: true }] } },
+  // Node scripts and configs (plain ESM).
+  { files: ["**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } } },
+);
