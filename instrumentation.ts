@@ -5,6 +5,7 @@
  * from the Edge build.
  */
 export async function register() {
+  // eslint-disable-next-line no-restricted-properties -- Next's documented runtime check (see above)
   if (process.env.NEXT_RUNTIME === "nodejs") {
     const { startServerJobs } = await import("@/lib/ops/background-jobs");
     startServerJobs();

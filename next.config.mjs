@@ -2,6 +2,7 @@
  * SVC_TEST_WALLET=1 at build time (e2e builds only) swaps the test-wallet stub for the real in-process
  * test connector. Without it the connector module is never resolved, so production bundles cannot contain it.
  */
+// eslint-disable-next-line no-restricted-properties -- build configuration, read before any app module loads
 const testWallet = process.env.SVC_TEST_WALLET === "1";
 const TEST_CONNECTOR = "@/lib/browser/test-connector";
 const TEST_CONNECTOR_ENABLED = "./lib/browser/test-connector.enabled.ts";

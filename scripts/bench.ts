@@ -65,7 +65,6 @@ async function main() {
   });
 
   const { db } = await import("../lib/db");
-  const { encryptCredential } = await import("../lib/upstream/key-encryption");
   const { assertLedgerInvariants } = await import("../lib/ledger/invariants");
   const { POST: complete } = await import("../app/v1/chat/completions/route");
   const { key } = await seedBenchWorld({ url: upstream.url, apiKey: upstream.apiKey, dailyCapacityMicroDiem: 1_000_000_000_000n });

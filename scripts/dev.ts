@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
-import { DEV_ROLES, getDevAccount } from "../lib/chain/constants";
+import { getDevAccount, type DEV_ROLES } from "../lib/chain/constants";
 import { env } from "../lib/env";
 import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
 import { startEmbeddedDatabase } from "./embedded-db";
@@ -66,6 +66,7 @@ async function main() {
   const app = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--import", "./server/server-modules.mjs", "server/main.ts", "--dev", "--port", String(PORTS.app)], {
     stdio: "inherit",
     env: {
+      // eslint-disable-next-line no-restricted-properties -- orchestration: the app inherits the dev configuration
       ...process.env,
       DATABASE_URL: databaseUrl,
       BASE_RPC_URL: chain.rpcUrl,

@@ -3,6 +3,7 @@ import { run } from "./process-utils";
 /** Applies the committed migrations (`prisma migrate deploy`) to the database at `url`. */
 export async function migrateDatabase(url: string): Promise<void> {
   await run(process.execPath, ["node_modules/prisma/build/index.js", "migrate", "deploy"], {
+    // eslint-disable-next-line no-restricted-properties -- the Prisma CLI inherits the configuration
     ...process.env,
     DATABASE_URL: url,
     CHECKPOINT_DISABLE: "1",

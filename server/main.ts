@@ -25,6 +25,7 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   const dev = values.dev ?? false;
   const port = Number(values.port ?? "3000");
   // Next reads NODE_ENV itself (`next start` and `next dev` set it); it must be set before Next loads.
+  // eslint-disable-next-line no-restricted-properties -- NODE_ENV is Next's own, set for Next before it loads
   Object.assign(process.env, { NODE_ENV: process.env.NODE_ENV ?? (dev ? "development" : "production") });
   const { default: next } = await import("next");
   const app = next({ dev, dir: process.cwd(), hostname: values.hostname ?? "localhost", port, ...(dev ? { turbopack: true } : {}) });

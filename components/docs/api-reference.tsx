@@ -1,4 +1,5 @@
 /** The API reference, rendered on the server from the OpenAPI document (GET /openapi.json). */
+import Link from "next/link";
 import { Badge } from "@/components/ui/badge";
 import { Card } from "@/components/ui/card";
 import { cn } from "@/components/ui/cn";
@@ -95,9 +96,9 @@ function ErrorSchemaNote() {
   return (
     <p className="font-mono text-xs text-zinc-600 dark:text-zinc-400">
       {'{"error": {"message": string, "type": string, "code": '}
-      <a href="/docs/errors" className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400">
+      <Link href="/docs/errors" className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400">
         an error code
-      </a>
+      </Link>
       {", …extra fields}}"}
     </p>
   );

@@ -6,7 +6,7 @@ import { PriceBadge, TradesTable } from "@/components/market/market-parts";
 import { useBook, useMarketStats, useTrades, type BookView, type MarketStats, type TradeList } from "@/components/market/queries";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDecimalCents, formatDiem, formatInteger, formatUsd, microsOf, plural } from "@/components/ui/format";
+import { formatDecimalCents, formatDiem, formatUsd, microsOf, plural } from "@/components/ui/format";
 import { Term } from "@/components/ui/term";
 import { QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";

@@ -3,6 +3,7 @@
  * `{"error":{"message","type","code"}}` body that route(), the front door and the connection guard answer with.
  * Client-safe: the docs render the status table.
  */
+import "server-only";
 import { z } from "zod";
 import { APP_ERROR_CODES, type AppError, type AppErrorCode } from "@/lib/errors";
 import { component } from "@/lib/wire";

@@ -3,6 +3,7 @@
  * mode, its inputs and limits, and the description it declares in its own route() call. One file both import, so
  * neither imports the other's types. Types only.
  */
+import "server-only";
 import type { z } from "zod";
 import type { AppErrorCode } from "@/lib/errors";
 import type { RequestHeaderName, ResponseHeaderName } from "@/lib/openapi/headers";

@@ -4,6 +4,7 @@
  * in the database (models, with its price history in model_prices) and is managed with `npm run catalog`
  * (lib/market/catalog-store.ts); `catalog/default.json` is what a fresh install starts with.
  */
+import "server-only";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { parseMicros } from "@/lib/money";
@@ -66,7 +67,7 @@ export function parseCatalogFile(text: string, source = "catalog file"): Catalog
   try {
     raw = JSON.parse(text);
   } catch (error) {
-    throw new Error(`${source}: not JSON (${(error as Error).message})`);
+    throw new Error(`${source}: not JSON (${(error as Error).message})`, { cause: error });
   }
   const parsed = CatalogFile.safeParse(raw);
   if (!parsed.success) {

@@ -1,4 +1,5 @@
 /** What each error code means, and which codes a route can return only because of how route() guards it. */
+import "server-only";
 import type { AppErrorCode } from "@/lib/errors";
 import type { HttpMethod } from "@/lib/openapi/operation";
 import type { RouteMeta } from "@/lib/http/route-types";

@@ -1,4 +1,5 @@
 /** The response and request headers the API defines (lib/http/route.ts, lib/router/*, lib/payments/*). */
+import "server-only";
 
 export type HeaderSpec = { name: string; description: string; schema: { type: "string" | "integer"; pattern?: string; minimum?: number; maximum?: number } };
 

@@ -1,4 +1,5 @@
 /** The manifest of routes and its operations, and the helper routes use to declare their answers. */
+import "server-only";
 import type { z } from "zod";
 import type { OperationDocs, ResponseSpec, RouteHandler } from "@/lib/http/route-types";
 import type { ResponseHeaderName } from "@/lib/openapi/headers";

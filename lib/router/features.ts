@@ -1,3 +1,4 @@
+import "server-only";
 import type { ChatCompletionRequest } from "@/lib/router/schemas";
 
 /**

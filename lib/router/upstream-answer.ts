@@ -2,6 +2,7 @@
  * Reading a supplier's answer: what of it reaches the buyer (OpenAI's shape, our own id and model), and what
  * it claims to have used. Anything that is not a chat completion is the supplier's fault (an unusable answer).
  */
+import "server-only";
 
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
 
@@ -98,6 +99,7 @@ export function upstreamErrorMessage(json: unknown): string | null {
   const error = isObject(json) ? json.error : undefined;
   const message = isObject(error) ? error.message : typeof error === "string" ? error : undefined;
   if (typeof message !== "string") return null;
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what it removes
   const flat = message.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
   return flat === "" ? null : flat.slice(0, 300);
 }

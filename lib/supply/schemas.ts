@@ -1,6 +1,6 @@
 /** A supplier's shapes on the wire: offers in and out, and earnings. Client-safe: the offer forms use these rules. */
 import { z } from "zod";
-import { formatMicros, parseMicros } from "@/lib/money";
+import { parseMicros } from "@/lib/money";
 import { Cents, component, Day, Diem, DisputeRate, Feature, ListPrice, listOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
 
 export const MAX_DAILY_CAPACITY_MICRO_DIEM = 1_000_000n * 1_000_000n; // one million diem per day

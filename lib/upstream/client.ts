@@ -6,7 +6,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { defaultUpstreamPolicy, normalizeBaseUrl, upstreamTargetRefusal, type UpstreamPolicy } from "@/lib/upstream/ssrf";
-import { parseMicros, formatMicros } from "@/lib/money";
+import { parseMicros } from "@/lib/money";
 
 /**
  * The only way the service talks to a supplier's upstream. Built on node:http/https rather than

@@ -92,7 +92,9 @@ async function main(argv: string[]): Promise<number> {
 
   const out = createOutput(values.json === true);
   try {
+    // eslint-disable-next-line no-restricted-properties -- the CLI is a client: it reads its own SVC_* variables, not the server's
     const config = resolveConfig(values, process.env);
+    // eslint-disable-next-line no-restricted-properties -- handed to the commands as their environment
     const ctx: Context = { config, store: new SessionStore(config.sessionFile), env: process.env };
     await runCommand(ctx, out, positionals, values as Values);
     return EXIT.ok;

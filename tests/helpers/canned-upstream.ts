@@ -33,7 +33,7 @@ export async function startCannedUpstream(models: Record<string, unknown>[] = [{
     };
     if (req.method === "GET" && req.url === "/v1/models") return send(200, { object: "list", data: models });
     if (req.method !== "POST" || req.url !== "/v1/chat/completions") return send(404, { error: { message: "not found" } });
-    let body: Record<string, unknown> | null = null;
+    let body: Record<string, unknown> | null;
     try {
       body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
     } catch {

@@ -53,6 +53,7 @@ type CliRun = { code: number | null; stdout: string; stderr: string };
 
 /** `npm run agent -- <args>` against the route server, as its own process. */
 function cli(args: string[], options: { key?: string; sessionFile: string }): Promise<CliRun> {
+  // eslint-disable-next-line no-restricted-properties -- the CLI child inherits the test run's configuration
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ["SVC_BASE_URL", "SVC_API_KEY", "SVC_RPC_URL", "SVC_AGENT_PRIVATE_KEY", "SVC_AGENT_SESSION_FILE"]) delete childEnv[name];
   if (options.key) childEnv.SVC_AGENT_PRIVATE_KEY = options.key;

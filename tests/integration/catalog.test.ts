@@ -19,6 +19,7 @@ const exec = promisify(execFile);
 /** The operator's CLI, as `npm run catalog -- …` runs it, against this run's database. */
 async function catalogCli(...args: string[]) {
   return exec(process.execPath, ["--import", "tsx", "--import", "./server/server-modules.mjs", "scripts/catalog.ts", ...args], {
+    // eslint-disable-next-line no-restricted-properties -- the CLI child inherits the test run's configuration
     env: { ...process.env },
     timeout: 60_000,
   });

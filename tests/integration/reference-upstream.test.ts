@@ -120,7 +120,7 @@ describe("reference upstream: models", () => {
   it("lists all four models with Venice-shaped pricing", async () => {
     const res = await fetch(`${upstream.url}/models`, { headers: { Authorization: `Bearer ${upstream.apiKey}` } });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { object: string; data: Array<Record<string, any>> };
+    const body = (await res.json()) as { object: string; data: Array<{ id: string; created: unknown; model_spec: Record<string, unknown> } & Record<string, unknown>> };
     expect(body.object).toBe("list");
     expect(body.data.map((m) => m.id)).toEqual([
       "llama-3.3-70b",
