@@ -43,6 +43,7 @@ export function cooldownMs(cooldowns: number): number {
   return Math.min(BASE_COOLDOWN_MS * 2 ** (n - 1), MAX_COOLDOWN_MS);
 }
 
+/** Not cooling down at `now`: the mirror of prisma/functions/svc_offer_healthy.sql (tests/integration/money-rules.test.ts). */
 export function isHealthy(offer: { unhealthyUntil: Date | null }, now: Date = new Date()): boolean {
   return offer.unhealthyUntil === null || offer.unhealthyUntil.getTime() <= now.getTime();
 }
@@ -101,7 +102,7 @@ export async function reportUpstreamFailure(
       FROM cur c
     ), decided AS (
       SELECT s.*,
-             (s."unhealthy_until" IS NULL OR s."unhealthy_until" <= ${now}::timestamptz)
+             svc_offer_healthy(s."unhealthy_until", ${now}::timestamptz)
              AND (${cause}::text = 'upstream'
                   OR cardinality(s.buyers) >= ${DISTINCT_BUYERS_TO_COOL}::int
                   OR s.cooldowns > 0
