@@ -59,4 +59,34 @@ describe("the database's functions", () => {
       await client.end();
     }
   });
+
+  // The hot path calls the rule functions per row: inlined they cost nothing, called they cost microseconds each. The
+  // planner inlines a LANGUAGE sql function of one expression unless it is declared STRICT, SECURITY DEFINER, with a
+  // SET, or less volatile than its body: a change that stops it shows here as the function's name in the plan.
+  it("the money and routing rules are inlined into the statements that call them", async () => {
+    const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`
+        EXPLAIN (VERBOSE)
+        SELECT svc_offer_routable(o.status, o.unhealthy_until, o.price_cents, o.daily_capacity_micro_diem,
+                                  d.burned_micro_diem, d.held_micro_diem, 100, 1, now()),
+               svc_offer_on_book(o.status, o.unhealthy_until, o.daily_capacity_micro_diem, d.burned_micro_diem,
+                                 d.held_micro_diem, now()),
+               svc_offer_model_serves(om.supports_tools, om.supports_json_schema, om.supports_vision, true, false, true),
+               svc_burn_micro_diem(1, 2, h.input_micro_diem_per_mtok, h.output_micro_diem_per_mtok),
+               -- As svc_clear_batch splits a charge (svc_fee_micros names its charge twice: it is inlined only for
+               -- an argument this cheap).
+               svc_supplier_micros(LEAST(svc_charge_micros(h.burn_micro_diem, h.price_cents), h.amount_micros), 1000),
+               svc_fee_micros(LEAST(svc_charge_micros(h.burn_micro_diem, h.price_cents), h.amount_micros), 1000)
+        FROM offers o JOIN offer_models om ON om.offer_id = o.id
+        LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = current_date
+        LEFT JOIN holds h ON h.offer_id = o.id`);
+      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(plan).toContain("daily_capacity_micro_diem");
+      expect(plan).not.toMatch(/svc_\w+\(/);
+    } finally {
+      await client.end();
+    }
+  });
 });
