@@ -1,8 +1,10 @@
 /**
  * Money and capacity as BigInt micro-units (6 decimals): micro-USDC and micro-diem. Client-safe and pure.
  * Decimal strings are parsed with integer arithmetic only (a float turns "2.01" into 2009999).
- * The charge and the split are the rule the SQL clear (svc_clear_completion) applies; stated here too so the dashboard
- * previews a supplier's earnings by the same arithmetic and the tests check the SQL against it.
+ * burnMicroDiem, chargeMicros and splitCharge mirror the SQL rules the reservation and the clear apply
+ * (prisma/functions/svc_burn_micro_diem.sql, svc_charge_micros.sql, svc_supplier_micros.sql, svc_fee_micros.sql): the
+ * SQL is the rule, these let the dashboard preview a supplier's earnings and the server estimate a cost by the same
+ * arithmetic, and tests/integration/money-rules.test.ts holds them to the SQL on thousands of random inputs.
  */
 
 export const MICROS_PER_UNIT = 1_000_000n;
@@ -32,7 +34,7 @@ export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
 }
 
-/** burn in micro-diem = tokens x list price (micro-diem per 1M tokens) / 1M, rounded up so capacity is never under-counted. */
+/** burn in micro-diem = tokens x list price (micro-diem per 1M tokens) / 1M, rounded up so capacity is never under-counted (svc_burn_micro_diem). */
 export function burnMicroDiem(
   promptTokens: number,
   completionTokens: number,
@@ -42,12 +44,18 @@ export function burnMicroDiem(
   return ceilDiv(scaled, 1_000_000n);
 }
 
-/** charge in micro-USDC = ceil(burn x price cents / 100): one diem at 100 cents costs one USDC. */
+/**
+ * charge in micro-USDC = ceil(burn x price cents / 100): one diem at 100 cents costs one USDC (svc_charge_micros, which
+ * refuses a burn x price + 99 beyond 2^63 - 1; exact here).
+ */
 export function chargeMicros(burn: bigint, priceCents: number): bigint {
   return ceilDiv(burn * BigInt(priceCents), 100n);
 }
 
-/** The supplier gets floor(charge x (1 - fee)); the platform the rest, so the two always add up to the charge. */
+/**
+ * The supplier gets floor(charge x (1 - fee)); the platform the rest, so the two always add up to the charge
+ * (svc_supplier_micros, svc_fee_micros).
+ */
 export function splitCharge(charge: bigint, feeBps: number): { supplierMicros: bigint; feeMicros: bigint } {
   const supplierMicros = (charge * BigInt(10_000 - feeBps)) / 10_000n;
   return { supplierMicros, feeMicros: charge - supplierMicros };

@@ -12,7 +12,7 @@ import { formatListPrice } from "@/lib/wire";
 
 /**
  * The order book: what buyers can be routed to right now. An offer is on the book when it is active,
- * not cooling down after upstream failures, and has capacity left today (UTC). Every market view
+ * not cooling down after upstream failures, and has capacity left today (UTC): svc_offer_on_book, in SQL. Every market view
  * (book, market models, pool summary, GET /v1/models) derives its prices and depth from the same
  * aggregate, so they agree. Offers serve several models from one capacity, so per-model depth
  * overlaps between models.
@@ -23,16 +23,16 @@ export const DEPTH_TTL_MS = 3_000;
 const MODELS_TTL_MS = 5_000;
 
 /**
- * SQL condition for "on the book" over `offers o` LEFT JOINed with today's `offer_days d`
- * (`d.offer_id = o.id AND d.day = <today>::date`). Shared with anyone who must agree with the book.
+ * SQL condition for "on the book" (prisma/functions/svc_offer_on_book.sql) over `offers o` LEFT JOINed with today's
+ * `offer_days d` (`d.offer_id = o.id AND d.day = <today>::date`). Shared with anyone who must agree with the book.
  */
 export function onBookCondition(now: Date): Prisma.Sql {
-  return Prisma.sql`o.status = 'active'
-    AND (o.unhealthy_until IS NULL OR o.unhealthy_until <= ${now}::timestamptz)
-    AND o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0) > 0`;
+  return Prisma.sql`svc_offer_on_book(o.status, o.unhealthy_until, o.daily_capacity_micro_diem, d.burned_micro_diem,
+    d.held_micro_diem, ${now}::timestamptz)`;
 }
 
-const REMAINING = Prisma.sql`(o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0))`;
+/** What is left of the offer's capacity today, over the same join (prisma/functions/svc_offer_remaining_micro_diem.sql). */
+export const REMAINING = Prisma.sql`svc_offer_remaining_micro_diem(o.daily_capacity_micro_diem, d.burned_micro_diem, d.held_micro_diem)`;
 
 export type CatalogEntry = CatalogModel & { createdAt: Date };
 

@@ -1,6 +1,6 @@
 import "server-only";
 import { db, Prisma } from "@/lib/db";
-import { getDepthByModel, medianPriceCents } from "@/lib/market/book";
+import { getDepthByModel, medianPriceCents, onBookCondition, REMAINING } from "@/lib/market/book";
 import { cached } from "@/lib/market/cache";
 import { formatMicros } from "@/lib/money";
 import { utcDayKey } from "@/lib/supply/capacity";
@@ -25,15 +25,15 @@ export function getPoolSummary(now?: Date): Promise<PoolSummary> {
 
 export async function computePoolSummary(now: Date): Promise<PoolSummary> {
   const day = utcDayKey(now);
-  // The same remaining and health rules as onBookCondition() in lib/market/book.ts.
-  const healthy = Prisma.sql`(o.unhealthy_until IS NULL OR o.unhealthy_until <= ${now}::timestamptz)`;
-  const remaining = Prisma.sql`GREATEST(o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0), 0)`;
+  // The book's own rules (lib/market/book.ts): what is available now is what is on the book.
+  const healthy = Prisma.sql`svc_offer_healthy(o.unhealthy_until, ${now}::timestamptz)`;
+  const remaining = Prisma.sql`GREATEST(${REMAINING}, 0)`;
   const aggregates = Prisma.sql`
     COUNT(*)::int AS offers, COUNT(DISTINCT o.supplier_id)::int AS suppliers,
     COALESCE(SUM(o.daily_capacity_micro_diem), 0)::text AS capacity,
     COALESCE(SUM(d.burned_micro_diem), 0)::text AS burned,
     COALESCE(SUM(${remaining}), 0)::text AS remaining,
-    COALESCE(SUM(${remaining}) FILTER (WHERE ${healthy}), 0)::text AS available`;
+    COALESCE(SUM(${remaining}) FILTER (WHERE ${onBookCondition(now)}), 0)::text AS available`;
   const today = Prisma.sql`LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${day}::date`;
   const [[totals], perModel, depth] = await Promise.all([
     db.$queryRaw<TotalsRow[]>`

@@ -9,61 +9,17 @@ import type { Features } from "@/lib/router/features";
 import { GroupCommit } from "@/lib/router/group-commit";
 
 /**
- * Thin wrappers over the hot-path SQL functions: each is one round trip and one transaction, which is what keeps
- * the completion path exact under concurrency. The route's path (reserveWithKey, clearCompletion) goes over `pg`
- * directly (lib/db-pool.ts) through group commit (lib/router/group-commit.ts): the completions that arrive while
- * the previous batch is in flight share the next statement (svc_reserve_batch / svc_clear_batch, in
- * prisma/migrations/20261124000000_hot_path_batched; svc_clear_batch's set-based body, a fixed number of statements
- * per batch, in 20261125000000_clear_set_based; both as 20261127010000_bounded_claims left them), each row with its
- * own outcome. An item the statement cannot take (a count out of range, a completion id already used) is refused
- * alone ('rejected') and never fails the rest of its batch; numbers are checked here first as well, so one never
- * reaches SQL out of range. reserveCompletion (the single-row function with ids instead of a key hash) stays for the
- * sweeper's tests and tools.
+ * Thin wrappers over the hot-path SQL functions (prisma/functions/: svc_reserve_batch, svc_clear_batch,
+ * svc_release_hold; the money and routing rules they apply are the small SQL functions beside them): each is one round
+ * trip and one transaction, which is what keeps the completion path exact under concurrency. The route's path
+ * (reserveWithKey, clearCompletion) goes over `pg` directly (lib/db-pool.ts) through group commit
+ * (lib/router/group-commit.ts): the completions that arrive while the previous batch is in flight share the next
+ * statement, each row with its own outcome. An item the statement cannot take (a count out of range, a completion id
+ * already used) is refused alone ('rejected') and never fails the rest of its batch; numbers are checked here first as
+ * well, so one never reaches SQL out of range.
  */
 
 export type Upstream = { baseUrl: string; keyCiphertext: string; model: string };
-
-export type Reservation =
-  | { status: "ok"; holdId: string; offerId: string; priceCents: number; amountMicros: bigint; upstream: Upstream }
-  | { status: "insufficient_balance" | "spend_limit_exceeded"; offerId: string; priceCents: number; amountMicros: bigint }
-  | { status: "no_offer" };
-
-type ReserveRow = {
-  status: string;
-  hold_id: string | null;
-  offer_id: string | null;
-  price_cents: number | null;
-  amount_micros: bigint | null;
-  upstream_base_url: string | null;
-  upstream_key_ciphertext: string | null;
-  upstream_model: string | null;
-};
-
-export async function reserveCompletion(input: {
-  accountId: string;
-  apiKeyId: string;
-  modelId: string;
-  maxPriceCents: number;
-  burnMicroDiem: bigint;
-  /** Only offers that serve every feature the request uses. */
-  features: Features;
-  now: Date;
-  expiresAt: Date;
-}): Promise<Reservation> {
-  const { tools, json_schema, vision } = input.features;
-  const [row] = await db.$queryRaw<ReserveRow[]>`
-    SELECT * FROM svc_reserve_completion(${input.accountId}::uuid, ${input.apiKeyId}::uuid, ${input.modelId},
-      ${input.maxPriceCents}::int, ${input.burnMicroDiem}::bigint, ${input.now}::timestamptz, ${input.expiresAt}::timestamptz,
-      ${tools}, ${json_schema}, ${vision})`;
-  onReserved({ status: row.status, holdId: row.hold_id, offerId: row.offer_id });
-  if (row.status === "no_offer") return { status: "no_offer" };
-  const common = { offerId: row.offer_id!, priceCents: row.price_cents!, amountMicros: BigInt(row.amount_micros!) };
-  if (row.status === "ok") {
-    const upstream = { baseUrl: row.upstream_base_url!, keyCiphertext: row.upstream_key_ciphertext!, model: row.upstream_model! };
-    return { status: "ok", holdId: row.hold_id!, ...common, upstream };
-  }
-  return { status: row.status as "insufficient_balance" | "spend_limit_exceeded", ...common };
-}
 
 export type ClearResult = { chargeMicros: bigint; burnMicroDiem: bigint; priceCents: number; balanceMicros: bigint };
 

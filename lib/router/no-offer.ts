@@ -4,6 +4,9 @@ import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import { FEATURES, type Feature, type Features } from "@/lib/router/features";
 
+/** A max price above every offer's (prices are integer cents): routable "at any price". */
+const ANY_PRICE = 2_147_483_647;
+
 type Diagnosis = {
   posted: bigint;
   serving: bigint;
@@ -22,7 +25,9 @@ type Diagnosis = {
  * no_offer_at_or_below_max (nothing posted at or below the max), no_healthy_supplier (offers at or below the
  * max are all cooling down after upstream failures), no_capacity (healthy offers at or below the max lack
  * today's capacity for this request's worst case), or no_offer_supports_<feature> (offers are posted, but none
- * serves a feature the request uses). Every figure counts only the offers serving the request's features.
+ * serves a feature the request uses). Every figure counts only the offers serving the request's features, by the
+ * routing rules themselves (prisma/functions/: svc_offer_healthy, svc_offer_remaining_micro_diem, svc_offer_on_book,
+ * svc_offer_routable, svc_offer_model_serves), so the suggestion is a max price the reservation would route at.
  */
 export async function noOfferError(input: { modelId: string; maxPriceCents: number; burnMicroDiem: bigint; features: Features; now: Date }) {
   const { tools, json_schema, vision } = input.features;
@@ -30,11 +35,15 @@ export async function noOfferError(input: { modelId: string; maxPriceCents: numb
   const [d] = await db.$queryRaw<Diagnosis[]>`
     WITH o AS (
       SELECT o.price_cents,
-             (o.unhealthy_until IS NULL OR o.unhealthy_until <= ${input.now}::timestamptz) AS healthy,
-             o.daily_capacity_micro_diem - COALESCE(d.burned_micro_diem, 0) - COALESCE(d.held_micro_diem, 0) AS remaining,
+             svc_offer_healthy(o.unhealthy_until, ${input.now}::timestamptz) AS healthy,
+             svc_offer_remaining_micro_diem(o.daily_capacity_micro_diem, d.burned_micro_diem, d.held_micro_diem) AS remaining,
+             svc_offer_on_book(o.status, o.unhealthy_until, o.daily_capacity_micro_diem, d.burned_micro_diem,
+                               d.held_micro_diem, ${input.now}::timestamptz) AS on_book,
+             svc_offer_routable(o.status, o.unhealthy_until, o.price_cents, o.daily_capacity_micro_diem, d.burned_micro_diem,
+                                d.held_micro_diem, ${ANY_PRICE}::int, ${input.burnMicroDiem}::bigint, ${input.now}::timestamptz) AS takes_it,
              om.supports_tools, om.supports_json_schema, om.supports_vision,
-             ((NOT ${tools} OR om.supports_tools) AND (NOT ${json_schema} OR om.supports_json_schema)
-              AND (NOT ${vision} OR om.supports_vision)) AS serves
+             svc_offer_model_serves(om.supports_tools, om.supports_json_schema, om.supports_vision,
+                                    ${tools}::boolean, ${json_schema}::boolean, ${vision}::boolean) AS serves
       FROM offers o
       JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${input.modelId}
       LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${day}::date
@@ -45,8 +54,8 @@ export async function noOfferError(input: { modelId: string; maxPriceCents: numb
            MIN(price_cents) FILTER (WHERE serves)::int AS cheapest_posted,
            COUNT(*) FILTER (WHERE serves AND price_cents <= ${input.maxPriceCents}) AS at_or_below,
            COUNT(*) FILTER (WHERE serves AND price_cents <= ${input.maxPriceCents} AND healthy) AS healthy_at_or_below,
-           COALESCE(SUM(remaining) FILTER (WHERE serves AND price_cents > ${input.maxPriceCents} AND healthy AND remaining > 0), 0)::text AS routable_above,
-           MIN(price_cents) FILTER (WHERE serves AND price_cents > ${input.maxPriceCents} AND healthy AND remaining >= ${input.burnMicroDiem})::int AS suggested
+           COALESCE(SUM(remaining) FILTER (WHERE serves AND price_cents > ${input.maxPriceCents} AND on_book), 0)::text AS routable_above,
+           MIN(price_cents) FILTER (WHERE serves AND price_cents > ${input.maxPriceCents} AND takes_it)::int AS suggested
     FROM o`;
 
   const missing = d.posted > 0n && d.serving === 0n ? missingFeature(input.features, d) : null;

@@ -5,7 +5,9 @@ import { db, type Tx } from "@/lib/db";
  * Daily capacity. An offer sells N diem per UTC day; the day resets at 00:00 UTC and unused capacity
  * does not roll over. Per offer and day, offer_days holds what was burned (cleared) and what is held
  * by in-flight requests: remaining = daily capacity − burned − held (never below zero; a capacity cut
- * below today's use leaves zero). A missing offer_days row means nothing was used that day.
+ * below today's use leaves zero). A missing offer_days row means nothing was used that day. The rule is SQL's
+ * (prisma/functions/svc_offer_remaining_micro_diem.sql, which routing and the market views call); remainingMicroDiem
+ * is its mirror for what is read through Prisma, held to it by tests/integration/money-rules.test.ts.
  */
 
 const DAY_MS = 86_400_000;
@@ -27,6 +29,7 @@ export function nextUtcMidnight(now: Date = new Date()): Date {
 
 export type CapacityUse = { dailyCapacityMicroDiem: bigint; burnedMicroDiem: bigint; heldMicroDiem: bigint };
 
+/** GREATEST(svc_offer_remaining_micro_diem(capacity, burned, held), 0): what a view shows as left today. */
 export function remainingMicroDiem(use: CapacityUse): bigint {
   const remaining = use.dailyCapacityMicroDiem - use.burnedMicroDiem - use.heldMicroDiem;
   return remaining > 0n ? remaining : 0n;

@@ -2,6 +2,7 @@ import "server-only";
 import { metrics } from "@/lib/ops/metrics";
 import type { OfferHealthView } from "@/lib/supply/schemas";
 import { db } from "@/lib/db";
+import { remainingMicroDiem, type CapacityUse } from "@/lib/supply/capacity";
 
 /**
  * Offer health as a circuit breaker that no single buyer can trip. While cooling down an offer is not routable and
@@ -43,8 +44,17 @@ export function cooldownMs(cooldowns: number): number {
   return Math.min(BASE_COOLDOWN_MS * 2 ** (n - 1), MAX_COOLDOWN_MS);
 }
 
+/** Not cooling down at `now`: the mirror of prisma/functions/svc_offer_healthy.sql (tests/integration/money-rules.test.ts). */
 export function isHealthy(offer: { unhealthyUntil: Date | null }, now: Date = new Date()): boolean {
   return offer.unhealthyUntil === null || offer.unhealthyUntil.getTime() <= now.getTime();
+}
+
+/**
+ * On the book at `now`: active, healthy, with capacity left today. The mirror of prisma/functions/svc_offer_on_book.sql
+ * for an offer's own view (tests/integration/money-rules.test.ts compares the two).
+ */
+export function isOnBook(offer: { status: string; unhealthyUntil: Date | null }, use: CapacityUse, now: Date = new Date()): boolean {
+  return offer.status === "active" && isHealthy(offer, now) && remainingMicroDiem(use) > 0n;
 }
 
 /**
@@ -101,7 +111,7 @@ export async function reportUpstreamFailure(
       FROM cur c
     ), decided AS (
       SELECT s.*,
-             (s."unhealthy_until" IS NULL OR s."unhealthy_until" <= ${now}::timestamptz)
+             svc_offer_healthy(s."unhealthy_until", ${now}::timestamptz)
              AND (${cause}::text = 'upstream'
                   OR cardinality(s.buyers) >= ${DISTINCT_BUYERS_TO_COOL}::int
                   OR s.cooldowns > 0

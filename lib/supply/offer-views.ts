@@ -3,7 +3,7 @@ import { db } from "@/lib/db";
 import { formatMicros } from "@/lib/money";
 import { FEATURES, featuresOf } from "@/lib/router/features";
 import { nextUtcMidnight, remainingMicroDiem, utcDayKey } from "@/lib/supply/capacity";
-import { disputeWindowStart, healthView, isHealthy } from "@/lib/supply/offer-health";
+import { disputeWindowStart, healthView, isOnBook } from "@/lib/supply/offer-health";
 import type { OfferView } from "@/lib/supply/schemas";
 
 /**
@@ -69,7 +69,7 @@ export async function loadOfferViews(
       earnings_usdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
       clears: earned.get(o.id)?._count._all ?? 0,
       health: healthView(o, now, o.days),
-      on_book: o.status === "active" && isHealthy(o, now) && remaining > 0n,
+      on_book: isOnBook(o, use, now),
       created_at: o.createdAt.toISOString(),
       updated_at: o.updatedAt.toISOString(),
     };

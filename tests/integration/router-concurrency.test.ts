@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
-import { reserveCompletion, sweepExpiredHolds } from "@/lib/router/holds";
+import { reserveWithKey, sweepExpiredHolds } from "@/lib/router/holds";
 import { NO_FEATURES } from "@/lib/router/features";
 import { allowedClaim } from "@/lib/router/metering";
 import { promptMaterial, tokenBounds } from "@/lib/upstream/tokens";
@@ -106,22 +107,25 @@ describe("200 concurrent completions", () => {
 
 describe("the hold sweeper", () => {
   it("releases a hold a crash left behind once its deadline has passed, and only then", async () => {
-    const model = await seedPrivateModel();
+    // 5,000 prompt tokens at 1 diem per 1M tokens: a 5,000 micro-diem burn, 5,000 micro-USDC at 100 cents.
+    const model = await seedPrivateModel({ inputMicroDiemPerMTok: 1_000_000n, outputMicroDiemPerMTok: 1_000_000n });
     const offer = await seedOffer({ models: [model.id], priceCents: 100, dailyCapacityMicroDiem: 10_000_000n });
     const buyer = await seedBuyer(1_000_000n);
     const now = new Date();
-    const reservation = await reserveCompletion({
-      accountId: buyer.id,
-      apiKeyId: buyer.apiKeyId,
+    const reservation = await reserveWithKey({
+      keyHash: sha256Hex(buyer.key),
       modelId: model.id,
-      maxPriceCents: 100,
-      burnMicroDiem: 5_000n,
+      requestedMaxPriceCents: 100,
+      promptTokens: 5_000,
+      outputTokens: 0,
       features: NO_FEATURES,
-      now,
-      expiresAt: new Date(now.getTime() + 1_000),
     });
     expect(reservation.status).toBe("ok");
     expect(await buyerBalance(buyer.id)).toEqual({ balance: 1_000_000n, held: 5_000n });
+
+    // The live path sets the deadline to the upstream timeout plus a grace; a crash is simulated with one a second
+    // away, so that sweeping past it releases no other test's hold in flight.
+    await db.hold.updateMany({ where: { accountId: buyer.id }, data: { expiresAt: new Date(now.getTime() + 1_000) } });
 
     await sweepExpiredHolds(now);
     expect((await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } })).status).toBe("active");

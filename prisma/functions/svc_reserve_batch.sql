@@ -1,0 +1,176 @@
+-- The reservation, before forwarding (lib/router/holds.ts reserveWithKey, through group commit): per item, the key
+-- authenticated from its row (a revoked or expired key is refused at once, whatever a process cached), the max price
+-- resolved (request, key cap, account default, platform default), the model's list prices read, and the worst case
+-- reserved on the cheapest routable offer that serves the request's features (svc_offer_routable,
+-- svc_offer_model_serves): its capacity, the buyer's balance and the key's spend, with the prices snapshotted onto
+-- the hold. Each item gets its own outcome and none raises: an item it cannot take (a missing value, a negative
+-- count, a burn whose charge would not fit a bigint) is 'rejected' alone.
+-- status: 'ok' | 'invalid_api_key' | 'max_price_above_key_cap' | 'model_not_found' | 'insufficient_balance'
+--       | 'spend_limit_exceeded' | 'no_offer' | 'rejected'. ord is the 1-based position in the arrays.
+-- SET enable_seqscan = off: every row is looked up by key, and a plan made while the tables were nearly empty must
+-- not scan them (20261126000000_hot_path_index_plans).
+CREATE OR REPLACE FUNCTION "svc_reserve_batch"(
+  p_key_hashes text[],
+  p_model_ids text[],
+  p_requested_max_cents integer[],
+  p_prompt_tokens integer[],
+  p_output_tokens integer[],
+  p_tools boolean[],
+  p_json_schema boolean[],
+  p_vision boolean[],
+  p_default_max_cents integer,
+  p_now timestamptz,
+  p_expires_at timestamptz
+) RETURNS TABLE (
+  ord integer,
+  status text,
+  api_key_id uuid,
+  account_id uuid,
+  key_max_price_cents integer,
+  spend_limit_micros bigint,
+  max_price_cents integer,
+  burn_micro_diem bigint,
+  hold_id uuid,
+  offer_id uuid,
+  price_cents integer,
+  amount_micros bigint,
+  upstream_base_url text,
+  upstream_key_ciphertext text,
+  upstream_model text
+)
+LANGUAGE plpgsql
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+DECLARE
+  v_day date := (p_now AT TIME ZONE 'UTC')::date;
+  v_key record;
+  v_model record;
+  v_offer record;
+  v_max integer;
+  v_burn bigint;
+  v_burn_exact numeric;
+  v_charge bigint;
+  v_hold uuid;
+  v_done boolean;
+  i integer;
+BEGIN
+  -- The reservation's commit does not wait for its WAL flush (atomicity and isolation are unchanged: other
+  -- transactions see it at once, so nothing can overspend). Money moves only in the clear, whose commit is
+  -- synchronous and flushes the WAL in order, reservation included: a clear that returned is durable with its
+  -- hold. A PostgreSQL crash can lose only reservations not yet cleared, and their clear then fails (nothing
+  -- charged, nothing created). This takes one fsync off the path before forwarding.
+  PERFORM set_config('synchronous_commit', 'off', true);
+  -- Rows in a fixed order (model, then key): concurrent batches take their first shared locks in the same order.
+  FOR i IN SELECT u.ord::integer FROM unnest(p_model_ids, p_key_hashes) WITH ORDINALITY AS u(model, key, ord) ORDER BY u.model, u.key, u.ord LOOP
+    -- An item the caller should never send (a missing value, a negative count) is refused on its own.
+    IF p_key_hashes[i] IS NULL OR p_model_ids[i] IS NULL
+       OR p_prompt_tokens[i] IS NULL OR p_prompt_tokens[i] < 0 OR p_output_tokens[i] IS NULL OR p_output_tokens[i] < 0
+       OR p_requested_max_cents[i] < 1 OR p_tools[i] IS NULL OR p_json_schema[i] IS NULL OR p_vision[i] IS NULL THEN
+      RETURN QUERY SELECT i, 'rejected'::text, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::integer,
+        NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::text, NULL::text, NULL::text;
+      CONTINUE;
+    END IF;
+    SELECT k."id", k."account_id", k."max_price_cents", k."spend_limit_micros", a."default_max_price_cents"
+    INTO v_key
+    FROM "api_keys" k JOIN "accounts" a ON a."id" = k."account_id"
+    WHERE k."key_hash" = p_key_hashes[i] AND k."revoked_at" IS NULL AND (k."expires_at" IS NULL OR k."expires_at" > p_now);
+    IF NOT FOUND THEN
+      RETURN QUERY SELECT i, 'invalid_api_key'::text, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::integer,
+        NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::text, NULL::text, NULL::text;
+      CONTINUE;
+    END IF;
+    IF p_requested_max_cents[i] IS NOT NULL AND v_key."max_price_cents" IS NOT NULL
+       AND p_requested_max_cents[i] > v_key."max_price_cents" THEN
+      RETURN QUERY SELECT i, 'max_price_above_key_cap'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+        v_key."spend_limit_micros", NULL::integer, NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
+        NULL::text, NULL::text, NULL::text;
+      CONTINUE;
+    END IF;
+    v_max := COALESCE(p_requested_max_cents[i], v_key."max_price_cents", v_key."default_max_price_cents", p_default_max_cents);
+
+    SELECT m."input_micro_diem_per_mtok" AS input, m."output_micro_diem_per_mtok" AS output INTO v_model
+    FROM "models" m WHERE m."id" = p_model_ids[i] AND m."active";
+    IF NOT FOUND THEN
+      RETURN QUERY SELECT i, 'model_not_found'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+        v_key."spend_limit_micros", v_max, NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
+        NULL::text, NULL::text, NULL::text;
+      CONTINUE;
+    END IF;
+    -- The burn, exactly: one whose charge (at up to 10,000 cents per diem) would not fit a bigint refuses this item
+    -- alone, never the statement.
+    v_burn_exact := svc_burn_micro_diem(p_prompt_tokens[i], p_output_tokens[i], v_model.input, v_model.output);
+    IF v_burn_exact > 922337203685477 THEN
+      RETURN QUERY SELECT i, 'rejected'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+        v_key."spend_limit_micros", v_max, NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
+        NULL::text, NULL::text, NULL::text;
+      CONTINUE;
+    END IF;
+    v_burn := v_burn_exact::bigint;
+
+    v_done := false;
+    FOR v_offer IN
+      SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
+             o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model"
+      FROM "offers" o
+      JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
+        AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
+                                   p_tools[i], p_json_schema[i], p_vision[i])
+      LEFT JOIN "offer_days" d ON d."offer_id" = o."id" AND d."day" = v_day
+      WHERE svc_offer_routable(o."status", o."unhealthy_until", o."price_cents", o."daily_capacity_micro_diem",
+                               d."burned_micro_diem", d."held_micro_diem", v_max, v_burn, p_now)
+      ORDER BY o."price_cents", o."created_at", o."id"
+    LOOP
+      INSERT INTO "offer_days" ("offer_id", "day") VALUES (v_offer."id", v_day) ON CONFLICT DO NOTHING;
+      UPDATE "offer_days" SET "held_micro_diem" = "held_micro_diem" + v_burn
+      WHERE "offer_id" = v_offer."id" AND "day" = v_day
+        AND svc_offer_remaining_micro_diem(v_offer."daily_capacity_micro_diem", "burned_micro_diem", "held_micro_diem") >= v_burn;
+      IF NOT FOUND THEN
+        CONTINUE;
+      END IF;
+      v_done := true;
+      v_charge := svc_charge_micros(v_burn, v_offer."price_cents");
+
+      UPDATE "ledger_accounts" SET "held_micros" = "held_micros" + v_charge
+      WHERE "kind" = 'buyer' AND "owner_id" = v_key."account_id" AND "balance_micros" - "held_micros" >= v_charge;
+      IF NOT FOUND THEN
+        UPDATE "offer_days" SET "held_micro_diem" = "held_micro_diem" - v_burn WHERE "offer_id" = v_offer."id" AND "day" = v_day;
+        RETURN QUERY SELECT i, 'insufficient_balance'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+          v_key."spend_limit_micros", v_max, v_burn, NULL::uuid, v_offer."id", v_offer."price_cents", v_charge,
+          NULL::text, NULL::text, NULL::text;
+        EXIT;
+      END IF;
+
+      UPDATE "api_keys" SET "spent_micros" = "spent_micros" + v_charge
+      WHERE "id" = v_key."id" AND ("spend_limit_micros" IS NULL OR "spent_micros" + v_charge <= "spend_limit_micros");
+      IF NOT FOUND THEN
+        UPDATE "offer_days" SET "held_micro_diem" = "held_micro_diem" - v_burn WHERE "offer_id" = v_offer."id" AND "day" = v_day;
+        UPDATE "ledger_accounts" SET "held_micros" = "held_micros" - v_charge
+        WHERE "kind" = 'buyer' AND "owner_id" = v_key."account_id";
+        RETURN QUERY SELECT i, 'spend_limit_exceeded'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+          v_key."spend_limit_micros", v_max, v_burn, NULL::uuid, v_offer."id", v_offer."price_cents", v_charge,
+          NULL::text, NULL::text, NULL::text;
+        EXIT;
+      END IF;
+
+      INSERT INTO "holds" ("account_id", "api_key_id", "offer_id", "model_id", "day", "price_cents",
+                           "amount_micros", "burn_micro_diem", "expires_at", "created_at",
+                           "input_micro_diem_per_mtok", "output_micro_diem_per_mtok")
+      VALUES (v_key."account_id", v_key."id", v_offer."id", p_model_ids[i], v_day, v_offer."price_cents",
+              v_charge, v_burn, p_expires_at, p_now, v_model.input, v_model.output)
+      RETURNING "id" INTO v_hold;
+
+      RETURN QUERY SELECT i, 'ok'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+        v_key."spend_limit_micros", v_max, v_burn, v_hold, v_offer."id", v_offer."price_cents", v_charge,
+        v_offer."upstream_base_url", v_offer."upstream_key_ciphertext", v_offer."upstream_model";
+      EXIT;
+    END LOOP;
+
+    IF NOT v_done THEN
+      RETURN QUERY SELECT i, 'no_offer'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+        v_key."spend_limit_micros", v_max, v_burn, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
+        NULL::text, NULL::text, NULL::text;
+    END IF;
+  END LOOP;
+END;
+$$;
