@@ -53,7 +53,8 @@ const serverOnlyRule = {
     docs: { description: "lib/ modules declare whether a browser may load them" },
     schema: [{ type: "object", properties: { clientSafe: { type: "boolean" } }, additionalProperties: false }],
     messages: {
-      missing: 'A server module of lib/ starts with `import "server-only"` (or, if the browser needs it, is listed as client-safe in eslint.config.mjs).',
+      missing:
+        'A server module of lib/ starts with `import "server-only"` (or, if the browser needs it, is listed as client-safe in eslint.config.mjs).',
       forbidden: 'A client-safe module must not import "server-only".',
     },
   },
@@ -61,7 +62,8 @@ const serverOnlyRule = {
     const clientSafe = context.options[0]?.clientSafe ?? false;
     return {
       Program(program) {
-        const isServerOnly = (node) => node?.type === "ImportDeclaration" && node.source.value === "server-only" && node.specifiers.length === 0;
+        const isServerOnly = (node) =>
+          node?.type === "ImportDeclaration" && node.source.value === "server-only" && node.specifiers.length === 0;
         const first = program.body[0];
         if (clientSafe) {
           const marker = program.body.find(isServerOnly);
@@ -79,7 +81,12 @@ const svc = { rules: { "server-only": serverOnlyRule } };
 /** The zones of import-x/no-restricted-paths: `target` may not import `from` (paths relative to the repo). */
 const zones = [
   // Client-safe modules stay client-safe all the way down.
-  { target: CLIENT_SAFE, from: abs("lib/**"), except: CLIENT_SAFE.map(abs), message: "client-safe modules import only client-safe modules" },
+  {
+    target: CLIENT_SAFE,
+    from: abs("lib/**"),
+    except: CLIENT_SAFE.map(abs),
+    message: "client-safe modules import only client-safe modules",
+  },
   // Client components and the browser's lib import only client-safe lib modules.
   {
     target: ["components/**", ...CLIENT_COMPONENTS_IN_SERVER_FOLDERS],
@@ -91,7 +98,11 @@ const zones = [
   { target: ["components", "lib"], from: "app", message: "components/ and lib/ never import app/" },
   { target: "lib", from: "components", message: "lib/ never imports components/" },
   // The domains know nothing of HTTP.
-  { target: DOMAINS.map((domain) => `lib/${domain}`), from: "lib/http", message: "a domain never imports lib/http/: the edge maps its errors" },
+  {
+    target: DOMAINS.map((domain) => `lib/${domain}`),
+    from: "lib/http",
+    message: "a domain never imports lib/http/: the edge maps its errors",
+  },
 ];
 
 export default tseslint.config(
@@ -124,15 +135,25 @@ export default tseslint.config(
   {
     files: ["app/**/*.tsx", "components/**/*.tsx"],
     plugins: { "react-hooks": reactHooks, "@next/next": nextPlugin },
-    rules: { ...nextPlugin.configs["core-web-vitals"].rules, "react-hooks/rules-of-hooks": "error", "react-hooks/exhaustive-deps": "error" },
+    rules: {
+      ...nextPlugin.configs["core-web-vitals"].rules,
+      "react-hooks/rules-of-hooks": "error",
+      "react-hooks/exhaustive-deps": "error",
+    },
   },
   // Server components of components/ (the docs) may read server modules, but still never app/.
   {
     files: SERVER_COMPONENTS,
     ignores: CLIENT_COMPONENTS_IN_SERVER_FOLDERS,
-    rules: { "import-x/no-restricted-paths": ["error", { zones: zones.filter((zone) => !String(zone.message).startsWith("a browser component")) }] },
+    rules: {
+      "import-x/no-restricted-paths": ["error", { zones: zones.filter((zone) => !String(zone.message).startsWith("a browser component")) }],
+    },
   },
-  { files: ["lib/**/*.{ts,tsx}"], ignores: [...CLIENT_SAFE, ...NODE_TOOLS], rules: { "svc/server-only": ["error", { clientSafe: false }] } },
+  {
+    files: ["lib/**/*.{ts,tsx}"],
+    ignores: [...CLIENT_SAFE, ...NODE_TOOLS],
+    rules: { "svc/server-only": ["error", { clientSafe: false }] },
+  },
   { files: CLIENT_SAFE, rules: { "svc/server-only": ["error", { clientSafe: true }] } },
   // Node scripts and configs (plain ESM).
   { files: ["**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly", URL: "readonly" } } },

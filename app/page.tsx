@@ -22,10 +22,12 @@ export default async function MarketPage() {
       <header className="flex flex-col gap-5 md:flex-row md:items-end md:justify-between">
         <div className="max-w-2xl">
           <p className="text-sm font-medium tracking-wide text-emerald-700 uppercase dark:text-emerald-400">Open inference market</p>
-          <h1 className="mt-2 text-3xl font-semibold tracking-tight text-balance sm:text-4xl">Inference from the cheapest supplier, paid in USDC</h1>
+          <h1 className="mt-2 text-3xl font-semibold tracking-tight text-balance sm:text-4xl">
+            Inference from the cheapest supplier, paid in USDC
+          </h1>
           <p className="mt-3 text-zinc-600 dark:text-zinc-400">
-            Suppliers sell spare capacity on OpenAI-compatible providers. Buyers call one endpoint and every request is routed to the cheapest offer at or
-            below their max price.
+            Suppliers sell spare capacity on OpenAI-compatible providers. Buyers call one endpoint and every request is routed to the
+            cheapest offer at or below their max price.
           </p>
         </div>
         <div className="flex shrink-0 gap-2">

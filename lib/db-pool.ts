@@ -40,7 +40,11 @@ type TaggedClient = pg.PoolClient & { [TAG]?: string };
  * every connection of every process, where prepared statement names are shared; on PostgreSQL each connection has
  * its own anyway.
  */
-export async function preparedQuery<R extends pg.QueryResultRow>(query: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult<R>> {
+export async function preparedQuery<R extends pg.QueryResultRow>(query: {
+  name: string;
+  text: string;
+  values: unknown[];
+}): Promise<pg.QueryResult<R>> {
   const client: TaggedClient = await pgPool().connect();
   client[TAG] ??= randomBytes(6).toString("hex");
   try {

@@ -34,7 +34,10 @@ const EnvSchema = z.object({
    *  to browsers in production. Default: BASE_RPC_URL in dev, Base's public endpoint in production. */
   PUBLIC_BASE_RPC_URL: z.string().url().optional(),
   /** WalletConnect (Reown) project id: when set, the Connect dialog offers WalletConnect (phones without an extension). */
-  WALLETCONNECT_PROJECT_ID: z.string().regex(/^[0-9a-f]{32}$/, "must be the 32-hex-digit project id").optional(),
+  WALLETCONNECT_PROJECT_ID: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/, "must be the 32-hex-digit project id")
+    .optional(),
   RELAYER_PRIVATE_KEY: hex(32).default(DEV_RELAYER_PRIVATE_KEY),
   TREASURY_ADDRESS: hex(20).default(DEV_TREASURY_ADDRESS),
   USDC_ADDRESS: hex(20).default(BASE_USDC_ADDRESS),
@@ -70,9 +73,18 @@ const EnvSchema = z.object({
   /** How long the router waits for an upstream's answer before a 502 (it never retries). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   /** Bounds of one x402 top-up and the smallest supplier withdrawal, as USD decimal strings. */
-  TOPUP_MIN_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00").default("1.00"),
-  TOPUP_MAX_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 10000.00").default("10000.00"),
-  WITHDRAWAL_MIN_USD: z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00").default("1.00"),
+  TOPUP_MIN_USD: z
+    .string()
+    .regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00")
+    .default("1.00"),
+  TOPUP_MAX_USD: z
+    .string()
+    .regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 10000.00")
+    .default("10000.00"),
+  WITHDRAWAL_MIN_USD: z
+    .string()
+    .regex(/^\d{1,9}(\.\d{1,6})?$/, "must be a USD decimal like 1.00")
+    .default("1.00"),
   /** How long a top-up's EIP-3009 authorization may stay valid (x402 maxTimeoutSeconds). */
   X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).max(3600).default(120),
   /** Bearer key `npm run catalog -- sync <url>` sends to the upstream's /models (optional). */
@@ -119,7 +131,9 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   }
   const parsed = result.data;
   if (parsed.HTTP_HEADERS_TIMEOUT_MS > parsed.HTTP_REQUEST_TIMEOUT_MS) {
-    throw new Error("Invalid environment configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)");
+    throw new Error(
+      "Invalid environment configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
+    );
   }
   if (parsed.RATE_LIMIT_STORE === "redis" && !parsed.REDIS_URL) {
     throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
@@ -128,10 +142,12 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     // Every problem at once, so an operator fixes the deployment in one pass.
     const problems: string[] = [];
     for (const [name, devValue] of Object.entries(DEV_ONLY_DEFAULTS)) {
-      if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue) problems.push(`${name}: must be set in production (the default is a public dev value)`);
+      if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue)
+        problems.push(`${name}: must be set in production (the default is a public dev value)`);
     }
     if (!parsed.DATABASE_URL) problems.push("DATABASE_URL: required in production");
-    if (!parsed.METRICS_TOKEN) problems.push("METRICS_TOKEN: required in production (the bearer token Prometheus sends to GET /metrics; openssl rand -hex 32)");
+    if (!parsed.METRICS_TOKEN)
+      problems.push("METRICS_TOKEN: required in production (the bearer token Prometheus sends to GET /metrics; openssl rand -hex 32)");
     if (parsed.ALLOW_PRIVATE_UPSTREAMS) problems.push("ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
     if (problems.length) throw new Error(`Invalid environment configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
   }

@@ -26,7 +26,9 @@ export function encodeCursor(key: string): string {
 export function decodeCursor(cursor: string, pattern: RegExp): RegExpExecArray {
   const match = pattern.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (!match) {
-    throw new AppError("invalid_request", "Invalid query: cursor: use the next_cursor of a previous page.", { details: { param: "cursor" } });
+    throw new AppError("invalid_request", "Invalid query: cursor: use the next_cursor of a previous page.", {
+      details: { param: "cursor" },
+    });
   }
   return match;
 }

@@ -16,16 +16,23 @@ export function component<S extends z.ZodType>(id: string, schema: S): S {
 
 // ─── response units ──────────────────────────────────────────────────────────
 
-export const Usdc = z.string().regex(/^-?\d+\.\d{6}$/).describe('USDC, decimal string with 6 places, e.g. "12.500000"');
-export const Diem = z.string().regex(/^-?\d+\.\d{6}$/).describe('Diem (capacity), decimal string with 6 places, e.g. "3.250000"');
+export const Usdc = z
+  .string()
+  .regex(/^-?\d+\.\d{6}$/)
+  .describe('USDC, decimal string with 6 places, e.g. "12.500000"');
+export const Diem = z
+  .string()
+  .regex(/^-?\d+\.\d{6}$/)
+  .describe('Diem (capacity), decimal string with 6 places, e.g. "3.250000"');
 export const Cents = z.number().int().describe("Cents per diem (100 = list price)");
 export const Timestamp = z.string().meta({ format: "date-time" });
 export const Day = z.string().meta({ format: "date" }).describe("UTC day, YYYY-MM-DD");
 export const TxHash = z.templateLiteral(["0x", z.string()]).describe("Transaction hash on Base");
-export const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/).describe("EIP-55 wallet address");
-export const ListPrice = z
-  .object({ input_diem_per_mtok: Diem, output_diem_per_mtok: Diem })
-  .describe("List price, diem per 1M tokens");
+export const Address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/)
+  .describe("EIP-55 wallet address");
+export const ListPrice = z.object({ input_diem_per_mtok: Diem, output_diem_per_mtok: Diem }).describe("List price, diem per 1M tokens");
 
 /** What a model or an offer can serve beyond plain chat. */
 export const Feature = z.enum(["tools", "json_schema", "vision"]);
@@ -38,7 +45,10 @@ export const DisputeRate = z
 
 /** A price per 1M tokens (list price, or what an upstream publishes) as the wire shows it. */
 export function formatListPrice(price: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }): z.output<typeof ListPrice> {
-  return { input_diem_per_mtok: formatMicros(price.inputMicroDiemPerMTok), output_diem_per_mtok: formatMicros(price.outputMicroDiemPerMTok) };
+  return {
+    input_diem_per_mtok: formatMicros(price.inputMicroDiemPerMTok),
+    output_diem_per_mtok: formatMicros(price.outputMicroDiemPerMTok),
+  };
 }
 
 /** `{ "object": "list", "data": [...] }`, the shape of every list (paginated ones add `next_cursor`). */
@@ -96,7 +106,11 @@ export const UsdAmount = z
  * A form's USD amount text against bounds in micro-USDC, by the same integer rule as the server; null when valid.
  * Says the exact bound ("at most $1.337285"), never a rounded one.
  */
-export function usdAmountProblem(text: string, bounds: { minMicros: bigint; maxMicros?: bigint }, format: (micros: bigint) => string): string | null {
+export function usdAmountProblem(
+  text: string,
+  bounds: { minMicros: bigint; maxMicros?: bigint },
+  format: (micros: bigint) => string,
+): string | null {
   const micros = parseMicros(text.trim());
   if (micros === null) return "Enter an amount like 10.00 (at most 6 decimals).";
   if (micros < bounds.minMicros) return `The minimum is ${format(bounds.minMicros)}.`;

@@ -33,7 +33,9 @@ const BODY_LIMIT = 1_000_000;
 
 function costly(chars: number, from: number, span: number): string {
   let seed = 11;
-  return Array.from({ length: chars }, () => String.fromCharCode(from + ((seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff) % span))).join("");
+  return Array.from({ length: chars }, () =>
+    String.fromCharCode(from + ((seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff) % span)),
+  ).join("");
 }
 
 /** A chat body of about `BODY_LIMIT` bytes whose one message is `fill(n)` characters of `bytesPerChar` bytes each. */
@@ -44,7 +46,7 @@ function atLimit(model: string, bytesPerChar: number, fill: (chars: number) => s
 
 function schemaTool(bytes: number): string {
   const properties: string[] = [];
-  for (let size = 0; size < bytes; ) {
+  for (let size = 0; size < bytes;) {
     const property = `"p${properties.length}":{"type":"string","description":"${costly(12, 0x4e00 + properties.length, 20_000)}"}`;
     properties.push(property);
     size += Buffer.byteLength(property) + 1;
@@ -66,10 +68,17 @@ async function main() {
   await migrateDatabase(url);
   // The reference upstream runs in its own process, as a supplier's provider would: its work is not ours.
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/reference-upstream/main.ts", "--port", String(port)], { stdio: "ignore" });
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/reference-upstream/main.ts", "--port", String(port)], {
+    stdio: "ignore",
+  });
   stops.push(async () => void child.kill());
   const reference = { url: `http://127.0.0.1:${port}/v1`, apiKey: DEFAULT_REFERENCE_API_KEY };
-  await waitFor("reference upstream", 30_000, () => fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false));
+  await waitFor("reference upstream", 30_000, () =>
+    fetch(`http://127.0.0.1:${port}/health`).then(
+      (r) => r.ok,
+      () => false,
+    ),
+  );
   const canned = await startCannedReplies();
   stops.push(() => new Promise<void>((resolve) => canned.server.close(() => resolve())));
   Object.assign(env, {
@@ -133,19 +142,39 @@ async function main() {
     { label: "1 MB random CJK (beyond the context)", key: funded, body: () => atLimit(llama, 3, (n) => costly(n, 0x4e00, 20_000)) },
     { label: "1 MB random symbols (beyond the context)", key: funded, body: () => atLimit(llama, 3, (n) => costly(n, 0x2200, 0x900)) },
     { label: "1 MB of U+FFFD (fits: served)", key: funded, body: () => atLimit(llama, 3, (n) => "\uFFFD".repeat(n), `,"max_tokens":16`) },
-    { label: "1 MB tool schema, random CJK descriptions", key: funded, body: () => `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"max_tokens":16${schemaTool(BODY_LIMIT - 1_000)}}` },
+    {
+      label: "1 MB tool schema, random CJK descriptions",
+      key: funded,
+      body: () => `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"max_tokens":16${schemaTool(BODY_LIMIT - 1_000)}}`,
+    },
     {
       label: "1 MB invalid UTF-8",
       key: funded,
-      body: () => new Uint8Array(Buffer.concat([Buffer.from(`{"model":"${llama}","messages":[{"role":"user","content":"`), Buffer.alloc(BODY_LIMIT - 200, 0xff), Buffer.from(`"}]}`)])),
+      body: () =>
+        new Uint8Array(
+          Buffer.concat([
+            Buffer.from(`{"model":"${llama}","messages":[{"role":"user","content":"`),
+            Buffer.alloc(BODY_LIMIT - 200, 0xff),
+            Buffer.from(`"}]}`),
+          ]),
+        ),
     },
     {
       label: "numbers that re-encode 5x larger",
       key: funded,
-      body: () => `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"enum":[${Array(190_000).fill("1e20").join(",")}]}}}]}`,
+      body: () =>
+        `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"enum":[${Array(190_000).fill("1e20").join(",")}]}}}]}`,
     },
-    { label: "supplier reply of 4 MB without usage", key: funded, body: () => `{"model":"qwen3-235b","messages":[{"role":"user","content":"hi"}],"max_tokens":256}` },
-    { label: "supplier claims 1M/1M tokens for one word", key: funded, body: () => `{"model":"mistral-31-24b","messages":[{"role":"user","content":"hi"}],"max_tokens":256}` },
+    {
+      label: "supplier reply of 4 MB without usage",
+      key: funded,
+      body: () => `{"model":"qwen3-235b","messages":[{"role":"user","content":"hi"}],"max_tokens":256}`,
+    },
+    {
+      label: "supplier claims 1M/1M tokens for one word",
+      key: funded,
+      body: () => `{"model":"mistral-31-24b","messages":[{"role":"user","content":"hi"}],"max_tokens":256}`,
+    },
   ];
 
   const post = async (key: string, body: string | Uint8Array<ArrayBuffer>) => {
@@ -176,7 +205,9 @@ async function main() {
   const fmt = (n: number) => `${n.toFixed(0).padStart(6)} ms`;
   const summary = (ms: number[]) => {
     const sorted = [...ms].sort((a, b) => a - b);
-    return sorted.length === 0 ? "       (none)" : `p50 ${fmt(sorted[Math.floor(sorted.length / 2)])}  max ${fmt(sorted.at(-1)!)}  n=${sorted.length}`;
+    return sorted.length === 0
+      ? "       (none)"
+      : `p50 ${fmt(sorted[Math.floor(sorted.length / 2)])}  max ${fmt(sorted.at(-1)!)}  n=${sorted.length}`;
   };
 
   const idle: number[] = [];
@@ -199,7 +230,9 @@ async function main() {
   }
   const all = Promise.all(cases.map((c) => post(c.key, c.body())));
   const [answers, health] = await Promise.all([all, pollHealth(all)]);
-  console.log(`${"all nine cases at once".padEnd(46)} ${"slowest".padEnd(24)} ${fmt(Math.max(...answers.map((a) => a.ms)))}  healthz ${summary(health)}`);
+  console.log(
+    `${"all nine cases at once".padEnd(46)} ${"slowest".padEnd(24)} ${fmt(Math.max(...answers.map((a) => a.ms)))}  healthz ${summary(health)}`,
+  );
 
   await db.$disconnect();
   for (const stop of stops) await stop();
@@ -247,7 +280,7 @@ async function frontDoorRows({ funded, stops }: { funded: string; stops: (() => 
   /** Until the server answers /healthz promptly again (the row before may have left it work), at most 30 s. */
   const quiet = async () => {
     const until = performance.now() + 30_000;
-    for (let fast = 0; fast < 5 && performance.now() < until; ) fast = (await healthz()) < 20 ? fast + 1 : 0;
+    for (let fast = 0; fast < 5 && performance.now() < until;) fast = (await healthz()) < 20 ? fast + 1 : 0;
   };
 
   /** Runs `abuse` while /healthz is polled and the server's RSS sampled; prints one row. */

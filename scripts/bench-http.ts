@@ -123,9 +123,13 @@ function runWrk(target: Target, connections: number, seconds: number): Figures {
   writeFileSync(lua, lines.join("\n") + "\n");
   const threads = Math.min(2, connections);
   // A long timeout: a slow answer is a latency, not a socket error (and it is cleared either way).
-  const out = spawnSync("wrk", ["-t", String(threads), "-c", String(connections), "-d", `${seconds}s`, "--timeout", "30s", "--latency", "-s", lua, target.url], {
-    encoding: "utf8",
-  });
+  const out = spawnSync(
+    "wrk",
+    ["-t", String(threads), "-c", String(connections), "-d", `${seconds}s`, "--timeout", "30s", "--latency", "-s", lua, target.url],
+    {
+      encoding: "utf8",
+    },
+  );
   if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr}`);
   return parseWrk(out.stdout);
 }
@@ -156,10 +160,29 @@ function parseWrk(text: string): Figures {
 /** autocannon (a devDependency) when wrk is not installed. */
 async function runAutocannon(target: Target, connections: number, seconds: number): Promise<Figures> {
   const { default: autocannon } = (await import("autocannon" as string)) as { default: (o: object) => Promise<AutocannonResult> };
-  const r = await autocannon({ url: target.url, method: target.method, headers: target.headers, body: target.body, connections, duration: seconds });
-  return { rps: r.requests.average, p50Ms: r.latency.p50, p99Ms: r.latency.p99, requests: r.requests.total, non2xx: r.non2xx, errors: r.errors };
+  const r = await autocannon({
+    url: target.url,
+    method: target.method,
+    headers: target.headers,
+    body: target.body,
+    connections,
+    duration: seconds,
+  });
+  return {
+    rps: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    requests: r.requests.total,
+    non2xx: r.non2xx,
+    errors: r.errors,
+  };
 }
-type AutocannonResult = { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+type AutocannonResult = {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+};
 
 async function load(target: Target, connections: number, seconds: number): Promise<Figures> {
   return hasWrk() ? runWrk(target, connections, seconds) : runAutocannon(target, connections, seconds);
@@ -183,18 +206,28 @@ async function startApp(name: string, dir: string, profileDir?: string): Promise
     ? ["./server/server-modules.mjs", "server/main.ts"]
     : ["./scripts/server-modules.mjs", "scripts/server.ts"];
   const args = [...launcher, "--import", entry[0], entry[1], "--port", String(port), "--hostname", "127.0.0.1"];
-  start(name, process.execPath, args, {
-    ...env,
-    NODE_ENV: "production",
-    NEXT_TELEMETRY_DISABLED: "1",
-    SVC_ENV: "test",
-    SVC_ORIGIN: `http://127.0.0.1:${port}`,
-    RATE_LIMIT_PER_KEY_PER_MINUTE: "100000000",
-    RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
-  }, dir);
+  start(
+    name,
+    process.execPath,
+    args,
+    {
+      ...env,
+      NODE_ENV: "production",
+      NEXT_TELEMETRY_DISABLED: "1",
+      SVC_ENV: "test",
+      SVC_ORIGIN: `http://127.0.0.1:${port}`,
+      RATE_LIMIT_PER_KEY_PER_MINUTE: "100000000",
+      RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
+    },
+    dir,
+  );
   const url = `http://127.0.0.1:${port}`;
   // Not /healthz: it also probes the chain, which this bench does not start.
-  await waitFor(`${name} to answer GET /v1/models (did you run \`npm run build\` in ${dir}?)`, 120_000, async () => (await fetch(`${url}/v1/models`).catch(() => null))?.status === 200);
+  await waitFor(
+    `${name} to answer GET /v1/models (did you run \`npm run build\` in ${dir}?)`,
+    120_000,
+    async () => (await fetch(`${url}/v1/models`).catch(() => null))?.status === 200,
+  );
   return url;
 }
 
@@ -231,7 +264,12 @@ async function main() {
   const tsx = ["node_modules/tsx/dist/cli.mjs"];
   const upstreamPort = await freePort();
   const upstreamKey = "bench-upstream-key";
-  start("reference upstream", process.execPath, [...tsx, "scripts/reference-upstream/main.ts", "--port", String(upstreamPort), "--api-key", upstreamKey], env);
+  start(
+    "reference upstream",
+    process.execPath,
+    [...tsx, "scripts/reference-upstream/main.ts", "--port", String(upstreamPort), "--api-key", upstreamKey],
+    env,
+  );
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
   await waitFor("the reference upstream", 30_000, async () => (await fetch(`${upstreamUrl}/models`).catch(() => null)) !== null);
 
@@ -259,8 +297,20 @@ async function main() {
       headers: { ...json, authorization: `Bearer ${upstreamKey}` },
       body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
     },
-    { name: "bare forwarder", url: `http://127.0.0.1:${forwarderPort}/`, method: "POST", headers: json, body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }) },
-    { name: FLOOR, url: `http://127.0.0.1:${floorPort}/`, method: "POST", headers: json, body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }) },
+    {
+      name: "bare forwarder",
+      url: `http://127.0.0.1:${forwarderPort}/`,
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+    },
+    {
+      name: FLOOR,
+      url: `http://127.0.0.1:${floorPort}/`,
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+    },
     {
       name: SVC,
       url: `${appUrl}/v1/chat/completions`,
@@ -331,7 +381,9 @@ async function main() {
     if (baselines.length > 0) {
       const baseRatios = baselines.map((p) => p.svc!.rps / p.base!.rps);
       const baseDiffs = baselines.map((p) => p.svc!.p50Ms - p.base!.p50Ms);
-      console.log(`c=${c}: svc/baseline ${median(baseRatios).toFixed(3)}x rps${spread(baseRatios, 3)}; p50 svc - baseline ${median(baseDiffs).toFixed(2)} ms${spread(baseDiffs, 2)}`);
+      console.log(
+        `c=${c}: svc/baseline ${median(baseRatios).toFixed(3)}x rps${spread(baseRatios, 3)}; p50 svc - baseline ${median(baseDiffs).toFixed(2)} ms${spread(baseDiffs, 2)}`,
+      );
     }
     const pairs = rounds
       .map((r) => ({ svc: r.get(`${SVC}@${c}`), fwd: r.get(`bare forwarder@${c}`) }))
@@ -342,10 +394,14 @@ async function main() {
     console.log(
       `c=${c}: svc/forwarder ${median(ratios).toFixed(3)}x rps${spread(ratios, 3)}; p50 svc - forwarder ${median(diffs).toFixed(2)} ms${spread(diffs, 2)}`,
     );
-    const floors = rounds.map((r) => ({ floor: r.get(`${FLOOR}@${c}`), fwd: r.get(`bare forwarder@${c}`) })).filter((p) => p.floor && p.fwd);
+    const floors = rounds
+      .map((r) => ({ floor: r.get(`${FLOOR}@${c}`), fwd: r.get(`bare forwarder@${c}`) }))
+      .filter((p) => p.floor && p.fwd);
     if (floors.length > 0) {
       const floorDiffs = floors.map((p) => p.floor!.p50Ms - p.fwd!.p50Ms);
-      console.log(`c=${c}: p50 (forwarder + 2 commits) - forwarder ${median(floorDiffs).toFixed(2)} ms${spread(floorDiffs, 2)}: the part of svc's difference any reserve-forward-clear design pays here`);
+      console.log(
+        `c=${c}: p50 (forwarder + 2 commits) - forwarder ${median(floorDiffs).toFixed(2)} ms${spread(floorDiffs, 2)}: the part of svc's difference any reserve-forward-clear design pays here`,
+      );
     }
   }
 

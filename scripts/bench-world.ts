@@ -3,7 +3,11 @@
  * upstream, and a buyer with 1,000,000 USDC and an API key. Imports the app's modules when called, so the caller sets
  * DATABASE_URL and the other configuration first (lib/env.ts reads it once).
  */
-export async function seedBenchWorld(upstream: { url: string; apiKey: string; dailyCapacityMicroDiem: bigint }): Promise<{ key: string; buyerId: string }> {
+export async function seedBenchWorld(upstream: {
+  url: string;
+  apiKey: string;
+  dailyCapacityMicroDiem: bigint;
+}): Promise<{ key: string; buyerId: string }> {
   const { db } = await import("../lib/db");
   const { seedCatalog } = await import("../prisma/seed");
   const { createApiKey } = await import("../lib/auth/api-keys");

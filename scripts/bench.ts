@@ -78,7 +78,9 @@ async function main() {
       }),
     );
 
-  console.log(`\nsvc bench — database: ${env.DATABASE_URL?.includes("127.0.0.1:5432") ? "PostgreSQL" : "embedded PGlite"}, node ${process.version}\n`);
+  console.log(
+    `\nsvc bench — database: ${env.DATABASE_URL?.includes("127.0.0.1:5432") ? "PostgreSQL" : "embedded PGlite"}, node ${process.version}\n`,
+  );
 
   for (let i = 0; i < 20; i++) await call(i); // warm up JIT, pools, caches
 

@@ -36,7 +36,8 @@ import {
 } from "../lib/market/catalog-store";
 import { formatMicros, parseMicros } from "../lib/money";
 
-const USAGE = "usage: npm run catalog -- list [--all] | history <id> | add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision] [--bills-reasoning yes|no] | set <id> [...] | retire <id> | import <file> | sync <url> [--yes] | seed-if-empty";
+const USAGE =
+  "usage: npm run catalog -- list [--all] | history <id> | add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision] [--bills-reasoning yes|no] | set <id> [...] | retire <id> | import <file> | sync <url> [--yes] | seed-if-empty";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -61,7 +62,12 @@ function intOption(name: "context" | "max-output"): number | undefined {
 }
 
 function featureList(): string[] | undefined {
-  return values.features === undefined ? undefined : values.features.split(",").map((f) => f.trim()).filter(Boolean);
+  return values.features === undefined
+    ? undefined
+    : values.features
+        .split(",")
+        .map((f) => f.trim())
+        .filter(Boolean);
 }
 
 function billsReasoningOption(): boolean | undefined {
@@ -92,7 +98,19 @@ function printModels(models: Awaited<ReturnType<typeof listCatalog>>) {
   console.log(["id", "name", "input", "output", "context", "max_output", "features", "bills_reasoning", "status"].join("\t"));
   for (const m of models) {
     const status = m.active ? "active" : `retired ${m.retiredAt?.toISOString() ?? ""}`;
-    console.log([m.id, m.name, formatMicros(m.inputMicroDiemPerMTok), formatMicros(m.outputMicroDiemPerMTok), m.contextTokens, m.maxOutputTokens, describeFeatures(m), m.billsReasoning ? "yes" : "no", status].join("\t"));
+    console.log(
+      [
+        m.id,
+        m.name,
+        formatMicros(m.inputMicroDiemPerMTok),
+        formatMicros(m.outputMicroDiemPerMTok),
+        m.contextTokens,
+        m.maxOutputTokens,
+        describeFeatures(m),
+        m.billsReasoning ? "yes" : "no",
+        status,
+      ].join("\t"),
+    );
   }
 }
 
@@ -107,7 +125,10 @@ async function main(): Promise<number> {
       const rows = await getPriceHistory(db, id);
       if (rows.length === 0) throw new Error(`no price history for ${id}`);
       console.log(["effective_from", "input", "output"].join("\t"));
-      for (const r of rows) console.log([r.effectiveFrom.toISOString(), formatMicros(r.inputMicroDiemPerMTok), formatMicros(r.outputMicroDiemPerMTok)].join("\t"));
+      for (const r of rows)
+        console.log(
+          [r.effectiveFrom.toISOString(), formatMicros(r.inputMicroDiemPerMTok), formatMicros(r.outputMicroDiemPerMTok)].join("\t"),
+        );
       return 0;
     }
     case "add": {
@@ -172,7 +193,9 @@ async function main(): Promise<number> {
     }
     case "seed-if-empty": {
       const seeded = await seedCatalogWhenEmpty(db);
-      console.log(seeded ? `catalog was empty: seeded ${seeded} models from catalog/default.json` : "catalog already has models: left as it is");
+      console.log(
+        seeded ? `catalog was empty: seeded ${seeded} models from catalog/default.json` : "catalog already has models: left as it is",
+      );
       return 0;
     }
     default:

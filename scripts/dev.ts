@@ -63,17 +63,21 @@ async function main() {
   }
 
   // Next's dev server behind the front door (server/main.ts), as in production.
-  const app = spawn(process.execPath, ["node_modules/tsx/dist/cli.mjs", "--import", "./server/server-modules.mjs", "server/main.ts", "--dev", "--port", String(PORTS.app)], {
-    stdio: "inherit",
-    env: {
-      // eslint-disable-next-line no-restricted-properties -- orchestration: the app inherits the dev configuration
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      BASE_RPC_URL: chain.rpcUrl,
-      ALLOW_PRIVATE_UPSTREAMS: "true",
-      NEXT_TELEMETRY_DISABLED: "1",
+  const app = spawn(
+    process.execPath,
+    ["node_modules/tsx/dist/cli.mjs", "--import", "./server/server-modules.mjs", "server/main.ts", "--dev", "--port", String(PORTS.app)],
+    {
+      stdio: "inherit",
+      env: {
+        // eslint-disable-next-line no-restricted-properties -- orchestration: the app inherits the dev configuration
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        BASE_RPC_URL: chain.rpcUrl,
+        ALLOW_PRIVATE_UPSTREAMS: "true",
+        NEXT_TELEMETRY_DISABLED: "1",
+      },
     },
-  });
+  );
   started.push({
     name: "app server (next dev)",
     stop: () =>

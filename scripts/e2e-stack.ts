@@ -51,7 +51,11 @@ async function main() {
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
   try {
     await seedCatalog(prisma);
-    await seedDemoSupplier(prisma, { walletAddress: getDevAccount("demoSupplier").address, upstreamBaseUrl: upstream.url, upstreamApiKey: upstream.apiKey });
+    await seedDemoSupplier(prisma, {
+      walletAddress: getDevAccount("demoSupplier").address,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
+    });
   } finally {
     await prisma.$disconnect();
   }
@@ -81,7 +85,17 @@ async function main() {
   // The app's own server (server/main.ts: Next behind the front door), on the test build or in dev mode.
   const app = spawn(
     process.execPath,
-    ["node_modules/tsx/dist/cli.mjs", "--import", "./server/server-modules.mjs", "server/main.ts", ...(dev ? ["--dev"] : []), "--port", String(E2E_PORTS.app), "--hostname", "127.0.0.1"],
+    [
+      "node_modules/tsx/dist/cli.mjs",
+      "--import",
+      "./server/server-modules.mjs",
+      "server/main.ts",
+      ...(dev ? ["--dev"] : []),
+      "--port",
+      String(E2E_PORTS.app),
+      "--hostname",
+      "127.0.0.1",
+    ],
     { env: appEnv, stdio: ["ignore", "inherit", "inherit"] },
   );
   started.push({ name: "app server", stop: () => stopChild(app) });
@@ -91,7 +105,11 @@ async function main() {
       void shutdown(1);
     }
   });
-  await waitFor("the app to answer /healthz", 180_000, async () => (await fetch(`${APP_ORIGIN}/healthz`).catch(() => null))?.status === 200);
+  await waitFor(
+    "the app to answer /healthz",
+    180_000,
+    async () => (await fetch(`${APP_ORIGIN}/healthz`).catch(() => null))?.status === 200,
+  );
   step(`ready at ${APP_ORIGIN} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 

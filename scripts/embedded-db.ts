@@ -19,7 +19,14 @@ export async function startEmbeddedDatabase(opts: { dataDir?: string; port?: num
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "scripts/pglite-server.ts", `--db=${opts.dataDir ?? "memory://"}`, `--port=${port}`, `--max-connections=${MAX_CONNECTIONS}`],
+    [
+      "--import",
+      "tsx",
+      "scripts/pglite-server.ts",
+      `--db=${opts.dataDir ?? "memory://"}`,
+      `--port=${port}`,
+      `--max-connections=${MAX_CONNECTIONS}`,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";

@@ -19,7 +19,10 @@ function main(args: string[]): void {
     throw new Error("usage: npm run db:function-migration -- <YYYYMMDDHHMMSS_name> <function> [<function>...]");
   }
   if (!/^\d{14}_[a-z0-9_]+$/.test(name)) throw new Error(`${name}: a migration is named YYYYMMDDHHMMSS_snake_case`);
-  const newest = readdirSync(MIGRATIONS).filter((d) => /^\d{14}_/.test(d)).sort().at(-1);
+  const newest = readdirSync(MIGRATIONS)
+    .filter((d) => /^\d{14}_/.test(d))
+    .sort()
+    .at(-1);
   if (newest && name <= newest) throw new Error(`${name} must sort after the newest migration, ${newest}`);
   const dir = join(MIGRATIONS, name);
   if (existsSync(dir)) throw new Error(`${dir} exists`);

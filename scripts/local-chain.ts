@@ -43,8 +43,7 @@ export type LocalChain = { rpcUrl: string; port: number; stop: () => Promise<voi
 export const DEV_ACCOUNT_USDC_BALANCE = 1_000_000n * 10n ** BigInt(USDC_DECIMALS);
 
 // Unstructured storage slots of Circle's AdminUpgradeabilityProxy (zeppelinos naming).
-const PROXY_IMPLEMENTATION_SLOT: Hex =
-  "0x7050c9e0f4ca769c69bd3a8ef740bc37934f8e2c036e5a723fd8ee048ed3f8c3";
+const PROXY_IMPLEMENTATION_SLOT: Hex = "0x7050c9e0f4ca769c69bd3a8ef740bc37934f8e2c036e5a723fd8ee048ed3f8c3";
 const PROXY_ADMIN_SLOT: Hex = "0x10d6a54a4754c8869d6886b5f5d7fbfa5b4522237ea5c60d11bc4e7a1ff9390b";
 
 const RPC_READY_TIMEOUT_MS = 15_000;
@@ -112,11 +111,16 @@ async function spawnAnvilWithRetries(host: string, requestedPort: number | undef
 
 async function spawnAnvil(host: string, port: number, silent: boolean): Promise<ChildProcess> {
   const args = [
-    "--host", host,
-    "--port", String(port),
-    "--chain-id", String(BASE_CHAIN_ID),
-    "--accounts", String(ANVIL_DEV_ACCOUNTS.length),
-    "--balance", "10000",
+    "--host",
+    host,
+    "--port",
+    String(port),
+    "--chain-id",
+    String(BASE_CHAIN_ID),
+    "--accounts",
+    String(ANVIL_DEV_ACCOUNTS.length),
+    "--balance",
+    "10000",
   ];
   if (silent) args.push("--silent");
 
@@ -172,9 +176,7 @@ function assertPortFree(host: string, port: number): Promise<void> {
     server.unref();
     server.once("error", (error: NodeJS.ErrnoException) =>
       reject(
-        error.code === "EADDRINUSE"
-          ? new Error(`port ${port} on ${host} is already in use (is another local chain running?)`)
-          : error,
+        error.code === "EADDRINUSE" ? new Error(`port ${port} on ${host} is already in use (is another local chain running?)`) : error,
       ),
     );
     server.listen(port, host, () => server.close(() => resolve()));
@@ -185,9 +187,7 @@ async function waitForRpc(rpcUrl: string, child: ChildProcess, readStderr: () =>
   const deadline = Date.now() + RPC_READY_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (hasExited(child)) {
-      throw new Error(
-        `anvil exited with code ${child.exitCode ?? child.signalCode} before answering on ${rpcUrl}:\n${readStderr()}`,
-      );
+      throw new Error(`anvil exited with code ${child.exitCode ?? child.signalCode} before answering on ${rpcUrl}:\n${readStderr()}`);
     }
     if (await isRpcReady(rpcUrl)) return;
     await sleep(15);
@@ -284,9 +284,7 @@ function linkBytecode(artifact: Artifact, libraries: Record<string, Address>): H
       if (!address) throw new Error(`no address to link library ${source}:${name}`);
       for (const { start, length } of references) {
         const offset = 2 + start * 2;
-        bytecode = (bytecode.slice(0, offset) +
-          address.slice(2).toLowerCase() +
-          bytecode.slice(offset + length * 2)) as Hex;
+        bytecode = (bytecode.slice(0, offset) + address.slice(2).toLowerCase() + bytecode.slice(offset + length * 2)) as Hex;
       }
     }
   }
@@ -396,7 +394,9 @@ function readFlag(argv: string[], name: string): string | undefined {
 }
 
 function describeRoles(index: number): string {
-  const roles = Object.entries(DEV_ROLES).filter(([, i]) => i === index).map(([role]) => role);
+  const roles = Object.entries(DEV_ROLES)
+    .filter(([, i]) => i === index)
+    .map(([role]) => role);
   return roles.length ? roles.join(", ") : "free";
 }
 
@@ -409,9 +409,7 @@ function printSummary(rpcUrl: string, elapsedMs: number) {
     `  Multicall3  ${MULTICALL3_ADDRESS}`,
     "",
     "Dev accounts (public keys from anvil's test mnemonic; never use them on a real network):",
-    ...ANVIL_DEV_ACCOUNTS.map(
-      ({ address, privateKey }, i) => `  [${i}] ${address}  ${privateKey}  ${describeRoles(i)}`,
-    ),
+    ...ANVIL_DEV_ACCOUNTS.map(({ address, privateKey }, i) => `  [${i}] ${address}  ${privateKey}  ${describeRoles(i)}`),
     "",
     "Press Ctrl-C to stop.",
   ];

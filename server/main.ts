@@ -19,7 +19,11 @@ import { drainServer } from "../lib/ops/shutdown";
 import { releaseHold } from "../lib/router/holds";
 import { LISTEN_PORT } from "../lib/upstream/ssrf";
 
-export const SERVER_OPTIONS = { dev: { type: "boolean", default: false }, port: { type: "string", default: "3000" }, hostname: { type: "string" } } as const;
+export const SERVER_OPTIONS = {
+  dev: { type: "boolean", default: false },
+  port: { type: "string", default: "3000" },
+  hostname: { type: "string" },
+} as const;
 
 export async function startServer(values: { dev?: boolean; port?: string; hostname?: string }) {
   const dev = values.dev ?? false;
@@ -44,15 +48,23 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   const { port: listening } = server.address() as AddressInfo;
   // The SSRF check refuses upstreams that are this server (lib/upstream/ssrf.ts).
   LISTEN_PORT.set(listening);
-  console.log(`svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers, connection limits)`);
+  console.log(
+    `svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers, connection limits)`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`${signal}: draining (up to ${env.SHUTDOWN_GRACE_MS} ms for requests in flight)`);
-    void drainServer(server, { graceMs: dev ? Math.min(env.SHUTDOWN_GRACE_MS, 2_000) : env.SHUTDOWN_GRACE_MS, releaseHold: (id) => releaseHold(id), refuse: refuseShuttingDown })
-      .then((report) => console.log(`stopped: ${report.finished} finished, ${report.refused} refused, ${report.releasedHolds} holds released`))
+    void drainServer(server, {
+      graceMs: dev ? Math.min(env.SHUTDOWN_GRACE_MS, 2_000) : env.SHUTDOWN_GRACE_MS,
+      releaseHold: (id) => releaseHold(id),
+      refuse: refuseShuttingDown,
+    })
+      .then((report) =>
+        console.log(`stopped: ${report.finished} finished, ${report.refused} refused, ${report.releasedHolds} holds released`),
+      )
       .catch((error: unknown) => console.error("shutdown failed", error))
       .finally(() => void Promise.allSettled([app.close(), db.$disconnect()]).finally(() => process.exit(0)));
   };

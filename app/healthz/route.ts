@@ -15,7 +15,10 @@ export const GET = route(
       operationId: "getHealth",
       tag: "Operations",
       summary: "Health check",
-      responses: [response(200, HealthSchema, "Database and chain answer."), response(503, HealthSchema, "Degraded: one of them does not (which one is logged, not answered).")],
+      responses: [
+        response(200, HealthSchema, "Database and chain answer."),
+        response(503, HealthSchema, "Degraded: one of them does not (which one is logged, not answered)."),
+      ],
     },
   },
   async () => {

@@ -51,11 +51,7 @@ export function ApiKeys() {
           )
         }
       </QueryState>
-      <CreateKeyDialog
-        open={createOpen}
-        onClose={() => setCreateOpen(false)}
-        onCreated={setCreated}
-      />
+      <CreateKeyDialog open={createOpen} onClose={() => setCreateOpen(false)} onCreated={setCreated} />
       <RevealKeyDialog created={created} onClose={() => setCreated(null)} />
       <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} />
     </Panel>
@@ -100,7 +96,9 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: Api
               </Td>
               <Td>{formatDateTime(key.created_at)}</Td>
               <Td>{key.last_used_at ? formatDateTime(key.last_used_at) : "Never"}</Td>
-              <Td className="tabular-nums">{key.max_price_cents === null ? "Account default" : `${formatCents(key.max_price_cents)} / diem`}</Td>
+              <Td className="tabular-nums">
+                {key.max_price_cents === null ? "Account default" : `${formatCents(key.max_price_cents)} / diem`}
+              </Td>
               <Td className="tabular-nums">
                 {formatUsd(key.spent)}
                 {key.spend_limit !== null && <span className="text-zinc-600 dark:text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
@@ -209,7 +207,13 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
             error={maxPriceError}
             hint="The most this key pays per diem. Empty: your account default."
           />
-          <UsdcAmountField amount={spendLimit} label="Spend limit (optional)" name="spend_limit" placeholder="No limit" hint="Total this key may ever spend." />
+          <UsdcAmountField
+            amount={spendLimit}
+            label="Spend limit (optional)"
+            name="spend_limit"
+            placeholder="No limit"
+            hint="Total this key may ever spend."
+          />
         </div>
         <DialogActions error={create.error} onCancel={close}>
           <Button type="submit" loading={create.isPending}>
@@ -245,7 +249,13 @@ function RevealKeyDialog({ created, onClose }: { created: CreatedApiKey | null; 
             svc stores only a hash of the key. Keep it somewhere safe, like a password; if it leaks, revoke it and create another.
           </Alert>
           <div className="flex flex-col gap-2 sm:flex-row">
-            <input readOnly aria-label="API key" value={created.key} className={`${inputClass} font-mono text-xs`} onFocus={(e) => e.currentTarget.select()} />
+            <input
+              readOnly
+              aria-label="API key"
+              value={created.key}
+              className={`${inputClass} font-mono text-xs`}
+              onFocus={(e) => e.currentTarget.select()}
+            />
             <CopyButton value={created.key} label="Copy API key" size="md" onCopied={() => setCopied(true)} />
           </div>
           <p className="text-sm break-words text-zinc-600 dark:text-zinc-400">
@@ -292,7 +302,13 @@ function RevokeKeyDialog({ apiKey, onClose }: { apiKey: ApiKeyView | null; onClo
       open={apiKey !== null}
       onClose={close}
       title={apiKey ? `Revoke “${apiKey.name}”?` : "Revoke key?"}
-      description={apiKey && <>Requests with <span className="font-mono">{apiKey.prefix}…</span> will be refused from now on. This can&apos;t be undone.</>}
+      description={
+        apiKey && (
+          <>
+            Requests with <span className="font-mono">{apiKey.prefix}…</span> will be refused from now on. This can&apos;t be undone.
+          </>
+        )
+      }
     >
       <DialogActions error={revoke.error} onCancel={close}>
         <Button variant="danger" loading={revoke.isPending} onClick={() => apiKey && revoke.mutate(apiKey.id)}>

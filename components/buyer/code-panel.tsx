@@ -56,27 +56,35 @@ export function CodePanel() {
   const code = snippet(lang, baseUrl, model);
 
   return (
-    <Panel title="Use it from code" description={<>OpenAI-compatible: point any OpenAI SDK at <code className="font-mono text-xs">{baseUrl}</code> with an svc key.</>} id="code">
+    <Panel
+      title="Use it from code"
+      description={
+        <>
+          OpenAI-compatible: point any OpenAI SDK at <code className="font-mono text-xs">{baseUrl}</code> with an svc key.
+        </>
+      }
+      id="code"
+    >
       <div className="flex flex-col gap-3">
         <div className="flex items-center gap-2">
-        <div role="tablist" aria-label="Language" className="flex flex-1 gap-1 rounded-lg bg-zinc-100 p-1 dark:bg-zinc-800">
-          {(Object.keys(LABELS) as Lang[]).map((l) => (
-            <button
-              key={l}
-              role="tab"
-              type="button"
-              aria-selected={lang === l}
-              aria-controls="code-snippet"
-              onClick={() => setLang(l)}
-              className={cn(
-                "flex-1 rounded-md px-3 py-1.5 text-sm font-medium transition-colors",
-                lang === l ? "bg-white shadow-sm dark:bg-zinc-950" : "text-zinc-600 hover:text-zinc-900 dark:text-zinc-400",
-              )}
-            >
-              {LABELS[l]}
-            </button>
-          ))}
-        </div>
+          <div role="tablist" aria-label="Language" className="flex flex-1 gap-1 rounded-lg bg-zinc-100 p-1 dark:bg-zinc-800">
+            {(Object.keys(LABELS) as Lang[]).map((l) => (
+              <button
+                key={l}
+                role="tab"
+                type="button"
+                aria-selected={lang === l}
+                aria-controls="code-snippet"
+                onClick={() => setLang(l)}
+                className={cn(
+                  "flex-1 rounded-md px-3 py-1.5 text-sm font-medium transition-colors",
+                  lang === l ? "bg-white shadow-sm dark:bg-zinc-950" : "text-zinc-600 hover:text-zinc-900 dark:text-zinc-400",
+                )}
+              >
+                {LABELS[l]}
+              </button>
+            ))}
+          </div>
           <CopyButton value={code} label={`Copy ${LABELS[lang]} example`} size="md" />
         </div>
         <div id="code-snippet" role="tabpanel" aria-label={`${LABELS[lang]} example`}>

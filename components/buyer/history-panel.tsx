@@ -35,7 +35,9 @@ function describe(item: LedgerItem): { label: string; tone: "green" | "neutral" 
     case "withdrawal_reversal":
       return { label: "Withdrawal returned", tone: "amber" };
     case "clear":
-      return item.ledger === "earnings" ? { label: "Earned (request served)", tone: "green" } : { label: "Request charge", tone: "neutral" };
+      return item.ledger === "earnings"
+        ? { label: "Earned (request served)", tone: "green" }
+        : { label: "Request charge", tone: "neutral" };
   }
 }
 
@@ -48,7 +50,8 @@ export function HistoryPanel() {
   const [filter, setFilter] = useState<Filter>("all");
   const ledger = useInfiniteQuery({
     queryKey: ledgerKey,
-    queryFn: ({ pageParam }) => api<LedgerPage>(`/v1/account/ledger?limit=${PAGE}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
+    queryFn: ({ pageParam }) =>
+      api<LedgerPage>(`/v1/account/ledger?limit=${PAGE}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
     initialPageParam: "",
     getNextPageParam: (last) => last.next_cursor ?? undefined,
   });
@@ -68,7 +71,14 @@ export function HistoryPanel() {
     >
       <div role="group" aria-label="Show" className="mb-4 flex flex-wrap gap-2">
         {FILTERS.map((f) => (
-          <Button key={f.id} variant="secondary" size="sm" aria-pressed={filter === f.id} onClick={() => setFilter(f.id)} className={cn(filter === f.id && "border-emerald-700 ring-1 ring-emerald-700")}>
+          <Button
+            key={f.id}
+            variant="secondary"
+            size="sm"
+            aria-pressed={filter === f.id}
+            onClick={() => setFilter(f.id)}
+            className={cn(filter === f.id && "border-emerald-700 ring-1 ring-emerald-700")}
+          >
             {f.label}
           </Button>
         ))}
@@ -107,7 +117,13 @@ export function HistoryPanel() {
                         <Td className="font-mono text-xs">
                           {item.transaction ? (
                             settings.explorerTxUrl ? (
-                              <a className="underline" href={`${settings.explorerTxUrl}${item.transaction}`} target="_blank" rel="noreferrer" title={item.transaction}>
+                              <a
+                                className="underline"
+                                href={`${settings.explorerTxUrl}${item.transaction}`}
+                                target="_blank"
+                                rel="noreferrer"
+                                title={item.transaction}
+                              >
                                 {shortHash(item.transaction)}
                               </a>
                             ) : (

@@ -37,7 +37,10 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
   });
   const error = value ? priceCentsProblem(value) : null;
   // Said before saving, not after: a max price far above list lets requests clear at that price.
-  const warning = value && !error && Number(value) > 100 ? `${value}¢ is ${priceVsList(Number(value))}: requests may clear at up to ${(Number(value) / 100).toFixed(2)}× the list price.` : null;
+  const warning =
+    value && !error && Number(value) > 100
+      ? `${value}¢ is ${priceVsList(Number(value))}: requests may clear at up to ${(Number(value) / 100).toFixed(2)}× the list price.`
+      : null;
   const effective = account.default_max_price_cents ?? account.platform_default_max_price_cents;
 
   function submit(event: FormEvent) {

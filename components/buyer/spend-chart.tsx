@@ -110,11 +110,18 @@ export function SpendByModelPanel() {
                 {models.map(([model, m]) => {
                   const share = total > 0n ? Number((m.cost * 1000n) / total) / 10 : 0;
                   return (
-                    <li key={model} className="flex flex-col gap-1" aria-label={`${model}: ${formatUsd(m.cost)}, ${share}% of spend, ${plural(m.requests, "request")}`}>
+                    <li
+                      key={model}
+                      className="flex flex-col gap-1"
+                      aria-label={`${model}: ${formatUsd(m.cost)}, ${share}% of spend, ${plural(m.requests, "request")}`}
+                    >
                       <div className="flex flex-wrap items-baseline justify-between gap-x-3 text-sm">
                         <span className="font-mono text-xs break-all">{model}</span>
                         <span className="tabular-nums">
-                          <strong>{formatUsd(m.cost)}</strong> <span className="text-zinc-600 dark:text-zinc-400">· {share}% · {plural(m.requests, "request")}</span>
+                          <strong>{formatUsd(m.cost)}</strong>{" "}
+                          <span className="text-zinc-600 dark:text-zinc-400">
+                            · {share}% · {plural(m.requests, "request")}
+                          </span>
                         </span>
                       </div>
                       <div aria-hidden="true" className="h-2 w-full overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800">

@@ -59,7 +59,10 @@ export function TopUpForm() {
       topUpWithX402(
         amount.value,
         { amountMicros: amount.micros!, usdcAddress: settings.usdcAddress },
-        { address: wallet.address!, signTypedData: (typedData) => signTypedDataAsync(typedData as Parameters<typeof signTypedDataAsync>[0]) },
+        {
+          address: wallet.address!,
+          signTypedData: (typedData) => signTypedDataAsync(typedData as Parameters<typeof signTypedDataAsync>[0]),
+        },
         setStep,
       ),
     onSettled: () => {
@@ -98,7 +101,14 @@ export function TopUpForm() {
         />
         <div className="flex gap-2 sm:pt-7" role="group" aria-label="Preset amounts">
           {PRESETS.map((preset) => (
-            <Button key={preset} variant="secondary" size="md" disabled={topUp.isPending} aria-pressed={amount.value === preset} onClick={() => amount.setValue(preset)}>
+            <Button
+              key={preset}
+              variant="secondary"
+              size="md"
+              disabled={topUp.isPending}
+              aria-pressed={amount.value === preset}
+              onClick={() => amount.setValue(preset)}
+            >
               ${preset}
             </Button>
           ))}
@@ -106,7 +116,14 @@ export function TopUpForm() {
       </div>
 
       {!wallet.connected ? (
-        <Alert tone="info" actions={<Button size="sm" disabled={!wallet.hydrated} onClick={() => setConnectOpen(true)}>Connect wallet</Button>}>
+        <Alert
+          tone="info"
+          actions={
+            <Button size="sm" disabled={!wallet.hydrated} onClick={() => setConnectOpen(true)}>
+              Connect wallet
+            </Button>
+          }
+        >
           Connect the wallet that holds your USDC to sign the payment.
           <ConnectDialog open={connectOpen} onClose={() => setConnectOpen(false)} />
         </Alert>
@@ -150,7 +167,11 @@ export function TopUpForm() {
         </ol>
       )}
 
-      {topUp.isError && <Alert tone="error" title="Top-up failed">{describeError(topUp.error)}</Alert>}
+      {topUp.isError && (
+        <Alert tone="error" title="Top-up failed">
+          {describeError(topUp.error)}
+        </Alert>
+      )}
       {topUp.isSuccess && (
         <Alert tone="success" title={`Added ${formatUsd(topUp.data.credited)} to your balance`}>
           <span className="flex flex-col gap-2">

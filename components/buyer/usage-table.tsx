@@ -74,9 +74,9 @@ export function UsagePanel() {
                 </tbody>
               </Table>
               <p className="text-xs text-zinc-600 dark:text-zinc-400" id="usage-explained">
-                Tokens are what the model&apos;s upstream reported (marked <em>estimated</em> when svc counted them itself). A request&apos;s{" "}
-                <Term term="burn">burn</Term> is its tokens × the model&apos;s list price per million tokens, and its cost is that burn × the price it
-                cleared at: a million tokens on a cheap model can cost well under a dollar. Times are UTC.
+                Tokens are what the model&apos;s upstream reported (marked <em>estimated</em> when svc counted them itself). A
+                request&apos;s <Term term="burn">burn</Term> is its tokens × the model&apos;s list price per million tokens, and its cost is
+                that burn × the price it cleared at: a million tokens on a cheap model can cost well under a dollar. Times are UTC.
               </p>
               <LoadMore query={usage} />
             </div>

@@ -10,9 +10,9 @@ const CLASSES: { auth: OpenApiOperation["x-svc-auth"]; how: React.ReactNode }[] 
     auth: "session",
     how: (
       <>
-        The HttpOnly <C>svc_session</C> cookie from Sign-In with Ethereum (<C>GET /auth/nonce</C> → sign → <C>POST /auth/verify</C>); over https it
-        is named <C>__Host-svc_session</C> (Secure, Path=/, no Domain), and either name is accepted. An API key sent
-        here is refused with 401 <C>session_required</C>; mutations from another site with 403 <C>cross_site_request</C>. Requests are counted per
+        The HttpOnly <C>svc_session</C> cookie from Sign-In with Ethereum (<C>GET /auth/nonce</C> → sign → <C>POST /auth/verify</C>); over
+        https it is named <C>__Host-svc_session</C> (Secure, Path=/, no Domain), and either name is accepted. An API key sent here is
+        refused with 401 <C>session_required</C>; mutations from another site with 403 <C>cross_site_request</C>. Requests are counted per
         client IP before the cookie is checked, writes also per account, and repeated bad credentials from one address turn into 429.
       </>
     ),

@@ -2,7 +2,12 @@
 import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import type { DeploymentFacts } from "@/components/docs/guides";
-import { MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN, PROMPT_TEMPLATE_TOKENS, USAGE_TOLERANCE_FLOOR_TOKENS, USAGE_TOLERANCE_PERCENT } from "@/lib/router/metering";
+import {
+  MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN,
+  PROMPT_TEMPLATE_TOKENS,
+  USAGE_TOLERANCE_FLOOR_TOKENS,
+  USAGE_TOLERANCE_PERCENT,
+} from "@/lib/router/metering";
 import { MAX_IMAGES, MAX_TOOLS } from "@/lib/router/schemas";
 import {
   LOGPROB_ENTRY_BYTES,
@@ -33,19 +38,19 @@ export function ToolsAndStructuredOutputs({ facts }: { facts: DeploymentFacts })
     <>
       <p>
         The endpoint takes OpenAI&apos;s request: <C>tools</C> (up to {MAX_TOOLS} functions), <C>tool_choice</C> (<C>none</C>, <C>auto</C>,{" "}
-        <C>required</C> or a named function), <C>parallel_tool_calls</C>, assistant messages with <C>tool_calls</C> and <C>tool</C> messages,
-        content parts (<C>text</C>, and <C>image_url</C> with an https or base64 data URL, up to {MAX_IMAGES} images), <C>response_format</C>{" "}
-        (<C>text</C>, <C>json_object</C>, <C>json_schema</C> with <C>strict</C>), <C>logprobs</C>/<C>top_logprobs</C>, <C>logit_bias</C>,{" "}
-        <C>reasoning_effort</C>, <C>stop</C>, <C>seed</C>, <C>user</C>. <C>metadata</C> and <C>stream_options</C> are accepted and not forwarded.
-        Each field is checked and a bad one is a 400 whose <C>param</C> names it, before anything is reserved or charged; an unknown field is{" "}
-        <C>unknown_field</C>. The answer comes back in OpenAI&apos;s shape (tool calls, refusal, finish reason, logprobs, fingerprint, usage
-        details) under our own <C>id</C> and your <C>model</C>.
+        <C>required</C> or a named function), <C>parallel_tool_calls</C>, assistant messages with <C>tool_calls</C> and <C>tool</C>{" "}
+        messages, content parts (<C>text</C>, and <C>image_url</C> with an https or base64 data URL, up to {MAX_IMAGES} images),{" "}
+        <C>response_format</C> (<C>text</C>, <C>json_object</C>, <C>json_schema</C> with <C>strict</C>), <C>logprobs</C>/<C>top_logprobs</C>
+        , <C>logit_bias</C>, <C>reasoning_effort</C>, <C>stop</C>, <C>seed</C>, <C>user</C>. <C>metadata</C> and <C>stream_options</C> are
+        accepted and not forwarded. Each field is checked and a bad one is a 400 whose <C>param</C> names it, before anything is reserved or
+        charged; an unknown field is <C>unknown_field</C>. The answer comes back in OpenAI&apos;s shape (tool calls, refusal, finish reason,
+        logprobs, fingerprint, usage details) under our own <C>id</C> and your <C>model</C>.
       </p>
       <p>
-        Not every offer serves every feature. <C>GET /v1/models</C> lists each model&apos;s <C>supported_parameters</C> (OpenRouter&apos;s names:{" "}
-        <C>tools</C>, <C>structured_outputs</C>…) and <C>input_modalities</C>. A request using tools, a <C>json_schema</C> or images is routed only
-        to offers that serve it; when none does you get 503 <C>no_offer_supports_tools</C>, <C>no_offer_supports_json_schema</C> or{" "}
-        <C>no_offer_supports_vision</C> with the usual <C>X-Svc-*</C> headers.
+        Not every offer serves every feature. <C>GET /v1/models</C> lists each model&apos;s <C>supported_parameters</C> (OpenRouter&apos;s
+        names: <C>tools</C>, <C>structured_outputs</C>…) and <C>input_modalities</C>. A request using tools, a <C>json_schema</C> or images
+        is routed only to offers that serve it; when none does you get 503 <C>no_offer_supports_tools</C>,{" "}
+        <C>no_offer_supports_json_schema</C> or <C>no_offer_supports_vision</C> with the usual <C>X-Svc-*</C> headers.
       </p>
 
       <SubHeading id="tools-curl">A tool call and a JSON-schema answer with curl</SubHeading>
@@ -147,15 +152,15 @@ export function BillingAndHealthRules() {
       <SubHeading id="billing-buyers">What you are billed for</SubHeading>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          The prompt you sent: messages, tool definitions and the response schema, counted by svc (o200k tokenizer, linear in the text), with each
-          image at most <strong>{IMAGE_TOKENS} tokens</strong>. It is reserved first at an upper bound from its byte length and counted while the
-          upstream works; text of more than {MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN} bytes per token of the model&apos;s context is refused (400{" "}
-          <C>context_length_exceeded</C>) without counting.
+          The prompt you sent: messages, tool definitions and the response schema, counted by svc (o200k tokenizer, linear in the text),
+          with each image at most <strong>{IMAGE_TOKENS} tokens</strong>. It is reserved first at an upper bound from its byte length and
+          counted while the upstream works; text of more than {MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN} bytes per token of the model&apos;s
+          context is refused (400 <C>context_length_exceeded</C>) without counting.
         </li>
         <li>
           The reply you received: its content, refusal, visible reasoning and tool calls (tool calls only when your request sent{" "}
-          <C>tools</C>), never more than the <C>max_tokens</C> forwarded. An empty reply (no content, refusal, reasoning or tool calls) bills no
-          completion tokens.
+          <C>tools</C>), never more than the <C>max_tokens</C> forwarded. An empty reply (no content, refusal, reasoning or tool calls)
+          bills no completion tokens.
         </li>
         <li>
           Hidden reasoning, only when you ask for it (<C>reasoning_effort</C> other than <C>none</C>) on a model whose catalog entry bills
@@ -170,62 +175,67 @@ export function BillingAndHealthRules() {
       <SubHeading id="billing-suppliers">What a supplier can and cannot be paid for</SubHeading>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          <strong>Can:</strong> the usage its upstream reports, when each side (prompt, completion) is within <strong>{tolerance}</strong> more
-          than svc&apos;s own count (tokenizers and chat templates differ): up to twice a count below {floor} tokens, {floor} more up to{" "}
-          {floor * 4}, {USAGE_TOLERANCE_PERCENT}% more beyond, and nothing over a count of 0. Without reported usage, svc&apos;s count. The
-          reasoning tokens it reports, when the buyer asked for reasoning on a model that bills it.
+          <strong>Can:</strong> the usage its upstream reports, when each side (prompt, completion) is within <strong>{tolerance}</strong>{" "}
+          more than svc&apos;s own count (tokenizers and chat templates differ): up to twice a count below {floor} tokens, {floor} more up
+          to {floor * 4}, {USAGE_TOLERANCE_PERCENT}% more beyond, and nothing over a count of 0. Without reported usage, svc&apos;s count.
+          The reasoning tokens it reports, when the buyer asked for reasoning on a model that bills it.
         </li>
         <li>
           <strong>Cannot:</strong> a claim beyond that tolerance (that side is billed at svc&apos;s count, and the clear is recorded as a{" "}
-          <strong>dispute</strong>); hidden reasoning the buyer did not ask for, or on a model that does not bill it; a system prompt the buyer
-          did not send; completion tokens for an empty reply; tool calls the request did not offer tools for; output beyond <C>max_tokens</C>;
-          more than {IMAGE_TOKENS} tokens per image; anything beyond the reservation; anything at all for a failed or refused request.
+          <strong>dispute</strong>); hidden reasoning the buyer did not ask for, or on a model that does not bill it; a system prompt the
+          buyer did not send; completion tokens for an empty reply; tool calls the request did not offer tools for; output beyond{" "}
+          <C>max_tokens</C>; more than {IMAGE_TOKENS} tokens per image; anything beyond the reservation; anything at all for a failed or
+          refused request.
         </li>
         <li>
           A claim outside what the request allows (more prompt tokens than its byte length bounds, with the tolerance and{" "}
           {PROMPT_TEMPLATE_TOKENS} tokens for the upstream&apos;s own template and system prompt; more completion tokens than the{" "}
-          <C>max_tokens</C> forwarded) is a dispute billed at svc&apos;s count that also counts against the offer&apos;s health, like a failed
-          answer. The buyer still gets the answer.
+          <C>max_tokens</C> forwarded) is a dispute billed at svc&apos;s count that also counts against the offer&apos;s health, like a
+          failed answer. The buyer still gets the answer.
         </li>
         <li>
-          Each offer&apos;s dispute rate over the last {DISPUTE_WINDOW_DAYS} UTC days is public: per price level in <C>GET /v1/market/book</C>, per
-          model in <C>GET /v1/market/models</C>, and in the offer&apos;s <C>health.disputes</C> in <C>GET /v1/supply/offers</C>.
+          Each offer&apos;s dispute rate over the last {DISPUTE_WINDOW_DAYS} UTC days is public: per price level in{" "}
+          <C>GET /v1/market/book</C>, per model in <C>GET /v1/market/models</C>, and in the offer&apos;s <C>health.disputes</C> in{" "}
+          <C>GET /v1/supply/offers</C>.
         </li>
       </ul>
 
       <SubHeading id="offer-health">What counts against an offer&apos;s health</SubHeading>
       <p>
         A buyer cannot push a competitor&apos;s offer off the book: an answer the request itself asks to be huge or slow is not the
-        supplier&apos;s failure, and one buyer&apos;s failures alone do not cool an offer down that serves anyone else. Whatever the cause, the
-        buyer of a failed request gets 502 <C>upstream_error</C> (its message says whether it counts) and pays nothing.
+        supplier&apos;s failure, and one buyer&apos;s failures alone do not cool an offer down that serves anyone else. Whatever the cause,
+        the buyer of a failed request gets 502 <C>upstream_error</C> (its message says whether it counts) and pays nothing.
       </p>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          <strong>Does not count, because the request explains it:</strong> an answer over the {DEFAULT_MAX_RESPONSE_BYTES / 1024 / 1024} MiB
-          limit when the request&apos;s worst case reaches it (the forwarded <C>max_tokens</C> × {TEXT_BYTES_PER_TOKEN} bytes a token, plus{" "}
-          {LOGPROB_ENTRY_BYTES} bytes for each of 1 + <C>top_logprobs</C> entries a token when it asks for <C>logprobs</C>), or when it
+          <strong>Does not count, because the request explains it:</strong> an answer over the {DEFAULT_MAX_RESPONSE_BYTES / 1024 / 1024}{" "}
+          MiB limit when the request&apos;s worst case reaches it (the forwarded <C>max_tokens</C> × {TEXT_BYTES_PER_TOKEN} bytes a token,
+          plus {LOGPROB_ENTRY_BYTES} bytes for each of 1 + <C>top_logprobs</C> entries a token when it asks for <C>logprobs</C>), or when it
           constrains the answer by a schema (tools the model may call, or a <C>json_schema</C> response format), whose <C>minItems</C> and{" "}
           <C>minLength</C> can ask for any size; and a timeout when the request&apos;s worst-case time reaches the deadline (its prompt at{" "}
-          {PROMPT_TOKENS_PER_SECOND.toLocaleString("en-US")} tokens/s plus <C>max_tokens</C> at {OUTPUT_TOKENS_PER_SECOND} tokens/s, a slow but
-          honest provider; without <C>max_tokens</C> the model&apos;s output cap is forwarded). Nor does a wait for one of svc&apos;s own
-          connections to the upstream. Set <C>max_tokens</C> to what you need: a tight bound is served, and counts against a failing supplier.
+          {PROMPT_TOKENS_PER_SECOND.toLocaleString("en-US")} tokens/s plus <C>max_tokens</C> at {OUTPUT_TOKENS_PER_SECOND} tokens/s, a slow
+          but honest provider; without <C>max_tokens</C> the model&apos;s output cap is forwarded). Nor does a wait for one of svc&apos;s
+          own connections to the upstream. Set <C>max_tokens</C> to what you need: a tight bound is served, and counts against a failing
+          supplier.
         </li>
         <li>
           <strong>Does not count:</strong> an upstream 400, 413 or 422, which the request svc validated provoked. The buyer gets 400{" "}
-          <C>upstream_rejected_request</C> with the upstream&apos;s message and pays nothing. svc never forwards more than it validated: a body that is
-          not valid UTF-8 is refused (400 <C>invalid_json</C>), and one that would re-encode beyond the body limit is refused (413).
+          <C>upstream_rejected_request</C> with the upstream&apos;s message and pays nothing. svc never forwards more than it validated: a
+          body that is not valid UTF-8 is refused (400 <C>invalid_json</C>), and one that would re-encode beyond the body limit is refused
+          (413).
         </li>
         <li>
-          <strong>Cools the offer down at once</strong> (no request can provoke it): no connection (refused, a host that does not resolve or is
-          not allowed, nothing connected before the deadline), a 401 (the upstream refuses the supplier&apos;s key), and an upstream that is svc
-          itself (a forwarding loop).
+          <strong>Cools the offer down at once</strong> (no request can provoke it): no connection (refused, a host that does not resolve or
+          is not allowed, nothing connected before the deadline), a 401 (the upstream refuses the supplier&apos;s key), and an upstream that
+          is svc itself (a forwarding loop).
         </li>
         <li>
-          <strong>Counts, weighed across buyers</strong> (the supplier&apos;s failure, but one a request might provoke): an upstream 5xx, 402, 403,
-          404, 408, 429, an answer that is not a chat completion, a connection broken after the request went out, and an over-limit answer or
-          a timeout the request does not explain. An offer&apos;s <strong>failure streak</strong> is its failures since it last served a
-          completion (any completion served ends it, as does {STREAK_WINDOW_MS / 60_000} minutes without a failure after its last cooldown).
-          The offer cools down when its streak holds failures from <strong>{DISTINCT_BUYERS_TO_COOL} distinct buyer accounts</strong>, or{" "}
+          <strong>Counts, weighed across buyers</strong> (the supplier&apos;s failure, but one a request might provoke): an upstream 5xx,
+          402, 403, 404, 408, 429, an answer that is not a chat completion, a connection broken after the request went out, and an
+          over-limit answer or a timeout the request does not explain. An offer&apos;s <strong>failure streak</strong> is its failures since
+          it last served a completion (any completion served ends it, as does {STREAK_WINDOW_MS / 60_000} minutes without a failure after
+          its last cooldown). The offer cools down when its streak holds failures from{" "}
+          <strong>{DISTINCT_BUYERS_TO_COOL} distinct buyer accounts</strong>, or{" "}
           <strong>
             {LONE_STREAK_FAILURES} failures over at least {LONE_STREAK_MS / 1000} s
           </strong>{" "}
@@ -234,13 +244,13 @@ export function BillingAndHealthRules() {
           others keeps getting 502s from it, paying nothing; the offer stays on the book for everyone else.
         </li>
         <li>
-          The n-th cooldown of a streak lasts {BASE_COOLDOWN_MS / 1000} s × 2<sup>n−1</sup>, up to {MAX_COOLDOWN_MS / 60_000} minutes. After a
-          cooldown the next request probes the offer: a completion ends the streak, a failure starts the next, longer cooldown. Requests that
-          were in flight and fail during a cooldown count in the streak but do not lengthen it.
+          The n-th cooldown of a streak lasts {BASE_COOLDOWN_MS / 1000} s × 2<sup>n−1</sup>, up to {MAX_COOLDOWN_MS / 60_000} minutes. After
+          a cooldown the next request probes the offer: a completion ends the streak, a failure starts the next, longer cooldown. Requests
+          that were in flight and fail during a cooldown count in the streak but do not lengthen it.
         </li>
         <li>
-          Every forwarded request carries <C>X-Svc-Hop: 1</C>; svc refuses chat requests carrying it (508 <C>loop_detected</C>), so an offer pointed
-          back at svc fails at the first hop instead of nesting clears.
+          Every forwarded request carries <C>X-Svc-Hop: 1</C>; svc refuses chat requests carrying it (508 <C>loop_detected</C>), so an offer
+          pointed back at svc fails at the first hop instead of nesting clears.
         </li>
       </ul>
     </>

@@ -33,7 +33,12 @@ export function AuthBadge({ auth }: { auth: OpenApiOperation["x-svc-auth"] }) {
 
 export function MethodLabel({ method }: { method: string }) {
   return (
-    <span className={cn("inline-block w-16 shrink-0 rounded px-1.5 py-0.5 text-center font-mono text-xs font-semibold uppercase", METHOD_TONE[method as Method])}>
+    <span
+      className={cn(
+        "inline-block w-16 shrink-0 rounded px-1.5 py-0.5 text-center font-mono text-xs font-semibold uppercase",
+        METHOD_TONE[method as Method],
+      )}
+    >
       {method}
     </span>
   );
@@ -80,10 +85,10 @@ export function ApiReference({ doc }: { doc: OpenApiDocument }) {
           {Object.entries(doc.components.schemas).map(([name, schema]) => (
             <Card key={name} id={schemaAnchor(name)} className="scroll-mt-20 p-4">
               <h4 className="font-mono text-sm font-semibold">{name}</h4>
-              {typeof schema.description === "string" && <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">{schema.description}</p>}
-              <div className="mt-2">
-                {name === "Error" ? <ErrorSchemaNote /> : <SchemaOrVariants schema={schema} />}
-              </div>
+              {typeof schema.description === "string" && (
+                <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">{schema.description}</p>
+              )}
+              <div className="mt-2">{name === "Error" ? <ErrorSchemaNote /> : <SchemaOrVariants schema={schema} />}</div>
             </Card>
           ))}
         </div>
@@ -179,13 +184,22 @@ function ResponseRow({ status, response }: { status: string; response: OpenApiRe
   const codes = response["x-svc-error-codes"] ?? [];
   // Every answer has X-Request-Id, and rate-limited routes put X-RateLimit-* on all of theirs: list them once, on the success.
   const ok = Number(status) < 400;
-  const headers = Object.keys(response.headers ?? {}).filter((h) => h !== "X-Request-Id" && (ok || status === "429" || !h.startsWith("X-RateLimit-")));
+  const headers = Object.keys(response.headers ?? {}).filter(
+    (h) => h !== "X-Request-Id" && (ok || status === "429" || !h.startsWith("X-RateLimit-")),
+  );
   const schema = response.content?.["application/json"].schema;
   const successShapes = schema ? ((schema.oneOf as JsonSchema[] | undefined) ?? [schema]).filter((s) => !s.allOf) : [];
   return (
     <li className="rounded-md border border-zinc-100 px-3 py-2 dark:border-zinc-800">
       <div className="flex flex-wrap items-baseline gap-x-2">
-        <span className={cn("font-mono text-xs font-semibold", ok ? "text-emerald-700 dark:text-emerald-400" : "text-red-700 dark:text-red-400")}>{status}</span>
+        <span
+          className={cn(
+            "font-mono text-xs font-semibold",
+            ok ? "text-emerald-700 dark:text-emerald-400" : "text-red-700 dark:text-red-400",
+          )}
+        >
+          {status}
+        </span>
         {successShapes.map((s, i) => (
           <span key={i} className="font-mono text-xs">
             <TypeLabel schema={s} />
@@ -196,7 +210,11 @@ function ResponseRow({ status, response }: { status: string; response: OpenApiRe
       {codes.length > 0 && (
         <p className="mt-1 flex flex-wrap gap-1">
           {codes.map((code) => (
-            <a key={code} href={`/docs/errors#${errorAnchor(code)}`} className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[0.7rem] text-zinc-700 hover:underline dark:bg-zinc-800 dark:text-zinc-300">
+            <a
+              key={code}
+              href={`/docs/errors#${errorAnchor(code)}`}
+              className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-[0.7rem] text-zinc-700 hover:underline dark:bg-zinc-800 dark:text-zinc-300"
+            >
               {code}
             </a>
           ))}

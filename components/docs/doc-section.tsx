@@ -5,7 +5,11 @@ export type TocEntry = { id: string; title: string };
 /** A top-level section of the docs, anchored for the table of contents. */
 export function DocSection({ id, title, lead, children }: { id: string; title: string; lead?: ReactNode; children: ReactNode }) {
   return (
-    <section id={id} aria-labelledby={`${id}-title`} className="scroll-mt-20 border-t border-zinc-200 pt-8 first:border-t-0 first:pt-0 dark:border-zinc-800">
+    <section
+      id={id}
+      aria-labelledby={`${id}-title`}
+      className="scroll-mt-20 border-t border-zinc-200 pt-8 first:border-t-0 first:pt-0 dark:border-zinc-800"
+    >
       <h2 id={`${id}-title`} className="text-xl font-semibold tracking-tight sm:text-2xl">
         <a href={`#${id}`} className="hover:underline">
           {title}

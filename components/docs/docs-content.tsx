@@ -52,8 +52,8 @@ export const DOCS_PAGES: DocsPage[] = [
     title: "Errors",
     lead: () => (
       <>
-        Every error is <C>{'{"error":{"message","type","code"}}'}</C> (OpenAI&apos;s shape, so SDKs classify it), sometimes with extra fields such as{" "}
-        <C>param</C>, <C>needed</C> or <C>available</C>. Branch on <C>code</C>.
+        Every error is <C>{'{"error":{"message","type","code"}}'}</C> (OpenAI&apos;s shape, so SDKs classify it), sometimes with extra
+        fields such as <C>param</C>, <C>needed</C> or <C>available</C>. Branch on <C>code</C>.
       </>
     ),
     render: ({ doc }) => <ErrorTable doc={doc} />,
@@ -97,7 +97,12 @@ export function searchIndex(doc: OpenApiDocument): DocsSearchEntry[] {
     }
   }
   for (const code of Object.keys(ERROR_STATUS)) {
-    entries.push({ title: code, detail: `HTTP ${ERROR_STATUS[code as keyof typeof ERROR_STATUS]}`, href: `/docs/errors#${errorAnchor(code)}`, kind: "Error code" });
+    entries.push({
+      title: code,
+      detail: `HTTP ${ERROR_STATUS[code as keyof typeof ERROR_STATUS]}`,
+      href: `/docs/errors#${errorAnchor(code)}`,
+      kind: "Error code",
+    });
   }
   return entries;
 }

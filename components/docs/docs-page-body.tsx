@@ -19,9 +19,15 @@ export async function DocsPageBody({ page, doc }: { page: DocsPage; doc: OpenApi
       </h1>
       {page.lead && <p className="mt-2 max-w-3xl text-zinc-600 dark:text-zinc-400">{page.lead(doc)}</p>}
       <div className="mt-6 flex flex-col gap-5 text-sm leading-relaxed text-zinc-700 dark:text-zinc-300">{page.render({ doc, facts })}</div>
-      <nav aria-label="Previous and next page" className="mt-12 flex flex-wrap justify-between gap-4 border-t border-zinc-200 pt-6 text-sm dark:border-zinc-800">
+      <nav
+        aria-label="Previous and next page"
+        className="mt-12 flex flex-wrap justify-between gap-4 border-t border-zinc-200 pt-6 text-sm dark:border-zinc-800"
+      >
         {previous ? (
-          <Link href={docsHref(previous.id)} className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400">
+          <Link
+            href={docsHref(previous.id)}
+            className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400"
+          >
             ← {previous.title}
           </Link>
         ) : (

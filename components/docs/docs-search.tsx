@@ -20,7 +20,15 @@ export function DocsSearch({ entries }: { entries: DocsSearchEntry[] }) {
       <label htmlFor={id} className="text-xs font-medium tracking-wide text-zinc-600 uppercase dark:text-zinc-400">
         Search the docs
       </label>
-      <input id={id} type="search" value={query} onChange={(e) => setQuery(e.target.value)} placeholder="e.g. top-up, 402, api-keys" className={inputClass} autoComplete="off" />
+      <input
+        id={id}
+        type="search"
+        value={query}
+        onChange={(e) => setQuery(e.target.value)}
+        placeholder="e.g. top-up, 402, api-keys"
+        className={inputClass}
+        autoComplete="off"
+      />
       <p aria-live="polite" className="sr-only">
         {query ? `${results.length} result${results.length === 1 ? "" : "s"}` : ""}
       </p>
@@ -31,7 +39,11 @@ export function DocsSearch({ entries }: { entries: DocsSearchEntry[] }) {
           ) : (
             results.map((r) => (
               <li key={r.href + r.title}>
-                <Link href={r.href} onClick={() => setQuery("")} className="block rounded-md px-2 py-1 hover:bg-zinc-100 dark:hover:bg-zinc-800">
+                <Link
+                  href={r.href}
+                  onClick={() => setQuery("")}
+                  className="block rounded-md px-2 py-1 hover:bg-zinc-100 dark:hover:bg-zinc-800"
+                >
                   <span className="block font-medium break-words">{r.title}</span>
                   <span className="block text-xs text-zinc-600 dark:text-zinc-400">
                     {r.kind}

@@ -22,7 +22,9 @@ export function DocsToc({ entries }: { entries: DocsTocEntry[] }) {
             aria-current={e.href === pathname ? "page" : undefined}
             className={cn(
               "block rounded-md px-2 py-1.5 text-sm",
-              e.href === pathname ? "bg-zinc-100 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-white" : "text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-white",
+              e.href === pathname
+                ? "bg-zinc-100 font-medium text-zinc-900 dark:bg-zinc-800 dark:text-white"
+                : "text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-white",
             )}
           >
             {e.title}

@@ -21,8 +21,11 @@ export function QuickStart({ facts }: { facts: DeploymentFacts }) {
       <SubHeading id="quick-start-humans">For humans: the web app</SubHeading>
       <ol className="ml-5 list-decimal space-y-1">
         <li>
-          Open <a className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400" href="/dashboard">the dashboard</a>, connect a wallet on Base and
-          sign the sign-in message (no transaction, no gas).
+          Open{" "}
+          <a className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400" href="/dashboard">
+            the dashboard
+          </a>
+          , connect a wallet on Base and sign the sign-in message (no transaction, no gas).
         </li>
         <li>Top up: your wallet signs a USDC authorization for exactly the amount; the service settles it on chain and credits you.</li>
         <li>Create an API key (shown once), optionally with a max price and a spend limit.</li>
@@ -117,8 +120,8 @@ print(raw.headers["x-svc-cost"], raw.headers["x-balance-remaining"])`}
         />
       </div>
       <p>
-        Streaming is not offered in v1: <C>stream: true</C> answers 400 <C>stream_not_supported</C>. The SDK&apos;s own retries are best off: a retry is a
-        new request that may route to another offer.
+        Streaming is not offered in v1: <C>stream: true</C> answers 400 <C>stream_not_supported</C>. The SDK&apos;s own retries are best
+        off: a retry is a new request that may route to another offer.
       </p>
     </>
   );
@@ -129,22 +132,25 @@ export function TopUpGuide({ facts }: { facts: DeploymentFacts }) {
     <>
       <ol className="ml-5 list-decimal space-y-1">
         <li>
-          <C>POST /v1/x402/top-up</C> with <C>{'{"amount":"10.00"}'}</C> (USD, {facts.topUpMin} to {facts.topUpMax}) and your session cookie.
+          <C>POST /v1/x402/top-up</C> with <C>{'{"amount":"10.00"}'}</C> (USD, {facts.topUpMin} to {facts.topUpMax}) and your session
+          cookie.
         </li>
         <li>
-          It answers <strong>402</strong> with an x402 v2 <C>PAYMENT-REQUIRED</C> header (and the v1 body with <C>accepts</C>): scheme <C>exact</C>,
-          network <C>eip155:8453</C>, asset USDC, <C>payTo</C> the treasury, exactly the amount, and <C>extra.payer</C>: your signed-in wallet.
+          It answers <strong>402</strong> with an x402 v2 <C>PAYMENT-REQUIRED</C> header (and the v1 body with <C>accepts</C>): scheme{" "}
+          <C>exact</C>, network <C>eip155:8453</C>, asset USDC, <C>payTo</C> the treasury, exactly the amount, and <C>extra.payer</C>: your
+          signed-in wallet.
         </li>
         <li>
-          That wallet signs an EIP-3009 <C>transferWithAuthorization</C> for it (a signature, no transaction, no gas). Only the signed-in wallet can
-          pay: an authorization whose <C>from</C> is any other address is refused (402 <C>payment_invalid</C>, reason <C>payer_mismatch</C>), and the
-          payload must be exactly EIP-3009&apos;s <C>{"{signature, authorization}"}</C> (any other field, e.g. a Permit2 authorization, is refused).
+          That wallet signs an EIP-3009 <C>transferWithAuthorization</C> for it (a signature, no transaction, no gas). Only the signed-in
+          wallet can pay: an authorization whose <C>from</C> is any other address is refused (402 <C>payment_invalid</C>, reason{" "}
+          <C>payer_mismatch</C>), and the payload must be exactly EIP-3009&apos;s <C>{"{signature, authorization}"}</C> (any other field,
+          e.g. a Permit2 authorization, is refused).
         </li>
         <li>
-          Retry the same request with <C>PAYMENT-SIGNATURE</C> (v1: <C>X-PAYMENT</C>). The service verifies it, settles it on chain (its relayer pays the
-          gas), credits you in the same database transaction that records the settlement, and answers 200{" "}
-          <C>{'{"credited","balance","transaction"}'}</C> with <C>PAYMENT-RESPONSE</C>. A replayed authorization is refused (409); a transfer sent but not
-          yet confirmed (502 <C>payment_pending</C>) is credited automatically later: do not sign again.
+          Retry the same request with <C>PAYMENT-SIGNATURE</C> (v1: <C>X-PAYMENT</C>). The service verifies it, settles it on chain (its
+          relayer pays the gas), credits you in the same database transaction that records the settlement, and answers 200{" "}
+          <C>{'{"credited","balance","transaction"}'}</C> with <C>PAYMENT-RESPONSE</C>. A replayed authorization is refused (409); a
+          transfer sent but not yet confirmed (502 <C>payment_pending</C>) is credited automatically later: do not sign again.
         </li>
       </ol>
       <CodeBlock
@@ -175,22 +181,22 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
     <>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          <strong>Diem</strong> is capacity: 1 diem = $1 of list-price inference per day. Each model has a list price in diem per 1M tokens, input and output
-          (<C>GET /v1/models</C>).
+          <strong>Diem</strong> is capacity: 1 diem = $1 of list-price inference per day. Each model has a list price in diem per 1M tokens,
+          input and output (<C>GET /v1/models</C>).
         </li>
         <li>
           A completion <strong>burns</strong> prompt_tokens × input price + completion_tokens × output price, in diem.
         </li>
         <li>
-          Suppliers post offers in <strong>cents per diem</strong> (100 = list price, 80 = 20% below it). A completion on an offer at P cents costs{" "}
-          <C>ceil(burn × P / 100)</C> USDC.
+          Suppliers post offers in <strong>cents per diem</strong> (100 = list price, 80 = 20% below it). A completion on an offer at P
+          cents costs <C>ceil(burn × P / 100)</C> USDC.
         </li>
         <li>
           The supplier earns {formatBps(10_000 - facts.feeBps)} of that; the platform keeps <strong>{formatBps(facts.feeBps)}</strong>.
         </li>
         <li>
-          The router picks the <strong>cheapest eligible offer at or below your max price</strong> (ties: the earliest posted), forwards once, and
-          clears once. If the upstream fails you get 502 <C>upstream_error</C> and pay nothing; it is not retried for you.
+          The router picks the <strong>cheapest eligible offer at or below your max price</strong> (ties: the earliest posted), forwards
+          once, and clears once. If the upstream fails you get 502 <C>upstream_error</C> and pay nothing; it is not retried for you.
         </li>
       </ul>
 
@@ -198,7 +204,8 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
       <p>The first of these that is set wins:</p>
       <ol className="ml-5 list-decimal space-y-1">
         <li>
-          the request header <C>X-Svc-Max-Cents</C> (1-10000). Above the key&apos;s own cap it is refused: 400 <C>max_price_above_key_cap</C>;
+          the request header <C>X-Svc-Max-Cents</C> (1-10000). Above the key&apos;s own cap it is refused: 400{" "}
+          <C>max_price_above_key_cap</C>;
         </li>
         <li>
           the API key&apos;s <C>max_price_cents</C>;
@@ -211,12 +218,15 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
 
       <SubHeading id="reservation">The worst-case reservation</SubHeading>
       <p>
-        Before forwarding, the router reserves the most the request can cost: the prompt (at its byte-length bound, or counted, plus the usage
-        tolerance) plus <C>max_tokens</C> (or the
-        model&apos;s output cap when you send none), at the chosen offer&apos;s price, from your balance and from the offer&apos;s capacity. After the
-        answer it charges the actual usage and releases the rest. If your available balance cannot cover the reservation you get 402{" "}
-        <C>insufficient_balance</C> with <C>needed</C> and <C>available</C>; a key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
-        <strong>Send a <C>max_tokens</C> you actually need</strong> to reserve less.
+        Before forwarding, the router reserves the most the request can cost: the prompt (at its byte-length bound, or counted, plus the
+        usage tolerance) plus <C>max_tokens</C> (or the model&apos;s output cap when you send none), at the chosen offer&apos;s price, from
+        your balance and from the offer&apos;s capacity. After the answer it charges the actual usage and releases the rest. If your
+        available balance cannot cover the reservation you get 402 <C>insufficient_balance</C> with <C>needed</C> and <C>available</C>; a
+        key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
+        <strong>
+          Send a <C>max_tokens</C> you actually need
+        </strong>{" "}
+        to reserve less.
       </p>
 
       <SubHeading id="no-offer">When nothing routes: 503</SubHeading>
@@ -248,15 +258,16 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
       </Table>
       <p>
         The body adds <C>suggested_max_cents</C>: the lowest max price that would route the request now. On success the answer carries{" "}
-        <C>X-Svc-Cost</C>, <C>X-Svc-Price-Cents</C>, <C>X-Svc-Burn-Diem</C>, <C>X-Svc-Max-Cents</C> and <C>X-Balance-Remaining</C>; every answer of
-        the endpoint carries <C>X-RateLimit-Limit</C>/<C>-Remaining</C>/<C>-Reset</C> (429 adds <C>Retry-After</C>), and every answer of the API an{" "}
-        <C>X-Request-Id</C>.
+        <C>X-Svc-Cost</C>, <C>X-Svc-Price-Cents</C>, <C>X-Svc-Burn-Diem</C>, <C>X-Svc-Max-Cents</C> and <C>X-Balance-Remaining</C>; every
+        answer of the endpoint carries <C>X-RateLimit-Limit</C>/<C>-Remaining</C>/<C>-Reset</C> (429 adds <C>Retry-After</C>), and every
+        answer of the API an <C>X-Request-Id</C>.
       </p>
       <p>
         Connections (the defaults; an operator may change them): a kept-alive connection is closed after 5 s idle (announced as{" "}
         <C>Keep-Alive: timeout=5</C>), one that sends no complete request headers within 10 s and a request whose body takes more than 30 s
-        are closed (408), pipelined requests are answered one at a time with at most 16 waiting (more close the connection), and one address may
-        hold 256 open connections (more are answered 429 and closed). A request target must be a path: <C>*</C> and absolute URLs get 400.
+        are closed (408), pipelined requests are answered one at a time with at most 16 waiting (more close the connection), and one address
+        may hold 256 open connections (more are answered 429 and closed). A request target must be a path: <C>*</C> and absolute URLs get
+        400.
       </p>
     </>
   );

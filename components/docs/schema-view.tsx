@@ -78,7 +78,9 @@ export function SchemaFields({ schema, depth = 0 }: { schema: JsonSchema; depth?
   const required = new Set((object.required as string[] | undefined) ?? []);
   const properties = Object.entries(object.properties as Record<string, JsonSchema>);
   return (
-    <dl className={depth === 0 ? "divide-y divide-zinc-100 dark:divide-zinc-800" : "mt-1 border-l border-zinc-200 pl-3 dark:border-zinc-700"}>
+    <dl
+      className={depth === 0 ? "divide-y divide-zinc-100 dark:divide-zinc-800" : "mt-1 border-l border-zinc-200 pl-3 dark:border-zinc-700"}
+    >
       {properties.map(([name, prop]) => {
         const nested = !refName(prop) && depth < 3 ? objectOf(prop) : null;
         const notes = constraints(prop);

@@ -1,6 +1,15 @@
 "use client";
 
-import { useMarketModels, useMarketStats, usePoolSummary, useTrades, type MarketModelList, type MarketStats, type PoolSummary, type TradeList } from "@/components/market/queries";
+import {
+  useMarketModels,
+  useMarketStats,
+  usePoolSummary,
+  useTrades,
+  type MarketModelList,
+  type MarketStats,
+  type PoolSummary,
+  type TradeList,
+} from "@/components/market/queries";
 import { ModelsTable, PoolSummaryView, StatsRow, TradesTable } from "@/components/market/market-parts";
 import { Panel } from "@/components/ui/card";
 import { QueryState } from "@/components/ui/query-state";
@@ -26,7 +35,11 @@ export function MarketOverview({ initial }: { initial: MarketOverviewData }) {
       ) : stats.isError || pool.isError ? null : (
         <LoadingRows label="Loading market statistics" rows={1} />
       )}
-      <Panel title="Models" description="List price is what 1 diem buys at 100¢; the best price is the cheapest offer on the book right now." bodyClassName="pt-2 sm:pt-3">
+      <Panel
+        title="Models"
+        description="List price is what 1 diem buys at 100¢; the best price is the cheapest offer on the book right now."
+        bodyClassName="pt-2 sm:pt-3"
+      >
         <QueryState query={models} loadingLabel="Loading models" errorTitle="The market is unavailable right now">
           {(m) => <ModelsTable models={m} />}
         </QueryState>
@@ -37,7 +50,12 @@ export function MarketOverview({ initial }: { initial: MarketOverviewData }) {
             {(p) => <PoolSummaryView pool={p} />}
           </QueryState>
         </Panel>
-        <Panel title="Recent trades" description="Completions as they clear; no identities" className="lg:col-span-3" bodyClassName="pt-2 sm:pt-3">
+        <Panel
+          title="Recent trades"
+          description="Completions as they clear; no identities"
+          className="lg:col-span-3"
+          bodyClassName="pt-2 sm:pt-3"
+        >
           <QueryState query={trades} loadingLabel="Loading recent trades" errorTitle="Couldn't load recent trades">
             {(t) => <TradesTable trades={t.data} />}
           </QueryState>

@@ -4,7 +4,17 @@ import Link from "next/link";
 import type { MarketModelList, MarketStats, PoolSummary, TradeView } from "@/components/market/queries";
 import { Badge } from "@/components/ui/badge";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatCents, formatDecimalCents, formatDiem, formatInteger, formatPercent, formatTime, formatUsd, plural, priceVsList } from "@/components/ui/format";
+import {
+  formatCents,
+  formatDecimalCents,
+  formatDiem,
+  formatInteger,
+  formatPercent,
+  formatTime,
+  formatUsd,
+  plural,
+  priceVsList,
+} from "@/components/ui/format";
 import { Term } from "@/components/ui/term";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
@@ -18,8 +28,21 @@ export function StatsRow({ stats, pool }: { stats: MarketStats; pool: PoolSummar
     <div className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
       <Stat label="Requests 24h" value={formatInteger(stats.clears)} />
       <Stat label="Volume 24h" value={formatUsd(stats.volume_usdc)} />
-      <Stat label="Burned 24h" value={formatDiem(stats.volume_diem, { unit: false })} unit="diem" hint={<><Term term="burn">Burn</Term> in <Term term="diem" /></>} />
-      <Stat label="VWAP 24h" value={stats.vwap_cents ? formatDecimalCents(stats.vwap_cents) : "—"} hint={<Term term="vwap">Volume-weighted, per diem</Term>} />
+      <Stat
+        label="Burned 24h"
+        value={formatDiem(stats.volume_diem, { unit: false })}
+        unit="diem"
+        hint={
+          <>
+            <Term term="burn">Burn</Term> in <Term term="diem" />
+          </>
+        }
+      />
+      <Stat
+        label="VWAP 24h"
+        value={stats.vwap_cents ? formatDecimalCents(stats.vwap_cents) : "—"}
+        hint={<Term term="vwap">Volume-weighted, per diem</Term>}
+      />
       <Stat label="Available now" value={formatDiem(pool.available_now_diem, { unit: false })} unit="diem" hint="Capacity left today" />
       <Stat label="Suppliers" value={formatInteger(pool.suppliers)} hint={plural(pool.offers, "active offer")} />
     </div>
@@ -43,7 +66,10 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
         {models.data.map((m) => (
           <tr key={m.id} className="group">
             <Td>
-              <Link href={`/market/${encodeURIComponent(m.id)}`} className="font-medium text-zinc-900 group-hover:text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-zinc-100">
+              <Link
+                href={`/market/${encodeURIComponent(m.id)}`}
+                className="font-medium text-zinc-900 group-hover:text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-zinc-100"
+              >
                 {m.name}
               </Link>
               <span className="block font-mono text-xs text-zinc-600">{m.id}</span>
@@ -67,7 +93,10 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
             </Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(m.remaining_diem)}</Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">
-              {m.offers} <span className="text-zinc-500">· {m.suppliers} supplier{m.suppliers === 1 ? "" : "s"}</span>
+              {m.offers}{" "}
+              <span className="text-zinc-500">
+                · {m.suppliers} supplier{m.suppliers === 1 ? "" : "s"}
+              </span>
             </Td>
           </tr>
         ))}
@@ -77,7 +106,8 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
 }
 
 export function TradesTable({ trades, showModel = true }: { trades: TradeView[]; showModel?: boolean }) {
-  if (trades.length === 0) return <EmptyState title="No trades yet">Each completion clears as one trade at the price of the offer that served it.</EmptyState>;
+  if (trades.length === 0)
+    return <EmptyState title="No trades yet">Each completion clears as one trade at the price of the offer that served it.</EmptyState>;
   return (
     <Table caption="Recent trades">
       <thead>
@@ -96,7 +126,11 @@ export function TradesTable({ trades, showModel = true }: { trades: TradeView[];
           <tr key={`${t.time}-${i}`}>
             <Td className="text-zinc-600 tabular-nums">{formatTime(t.time)}</Td>
             {showModel && <Td className="font-mono text-xs">{t.model}</Td>}
-            <Td className={`text-right font-medium tabular-nums ${t.price_cents <= 100 ? "text-emerald-700 dark:text-emerald-400" : "text-amber-700"}`}>{t.price_cents}¢</Td>
+            <Td
+              className={`text-right font-medium tabular-nums ${t.price_cents <= 100 ? "text-emerald-700 dark:text-emerald-400" : "text-amber-700"}`}
+            >
+              {t.price_cents}¢
+            </Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(t.burn_diem)}</Td>
             <Td className="text-right tabular-nums">{formatUsd(t.value_usdc)}</Td>
           </tr>
@@ -115,7 +149,14 @@ export function PoolSummaryView({ pool }: { pool: PoolSummary }) {
           <span className="font-medium">Used today</span>
           <span className="tabular-nums">{formatPercent(used)}</span>
         </div>
-        <div className="mt-1.5 h-2 overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800" role="progressbar" aria-label="Pool capacity used today" aria-valuemin={0} aria-valuemax={100} aria-valuenow={Math.round(used * 100)}>
+        <div
+          className="mt-1.5 h-2 overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800"
+          role="progressbar"
+          aria-label="Pool capacity used today"
+          aria-valuemin={0}
+          aria-valuemax={100}
+          aria-valuenow={Math.round(used * 100)}
+        >
           <div className="h-full rounded-full bg-emerald-500" style={{ width: `${used * 100}%` }} />
         </div>
       </div>

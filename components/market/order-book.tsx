@@ -30,9 +30,22 @@ export function OrderBook({
         {(b) => (
           <>
             <div className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
-              <Stat label="Best price" value={b.best_price_cents === null ? "—" : `${b.best_price_cents}¢`} hint={b.best_price_cents === null ? "No offers" : <PriceBadge cents={b.best_price_cents} />} />
-              <Stat label="Available today" value={formatDiem(b.remaining_diem, { unit: false })} unit="diem" hint={`${plural(b.offers, "offer")} · ${plural(b.suppliers, "supplier")}`} />
-              <Stat label="VWAP 24h" value={modelStats?.vwap_cents ? formatDecimalCents(modelStats.vwap_cents) : "—"} hint={<Term term="vwap">What is VWAP?</Term>} />
+              <Stat
+                label="Best price"
+                value={b.best_price_cents === null ? "—" : `${b.best_price_cents}¢`}
+                hint={b.best_price_cents === null ? "No offers" : <PriceBadge cents={b.best_price_cents} />}
+              />
+              <Stat
+                label="Available today"
+                value={formatDiem(b.remaining_diem, { unit: false })}
+                unit="diem"
+                hint={`${plural(b.offers, "offer")} · ${plural(b.suppliers, "supplier")}`}
+              />
+              <Stat
+                label="VWAP 24h"
+                value={modelStats?.vwap_cents ? formatDecimalCents(modelStats.vwap_cents) : "—"}
+                hint={<Term term="vwap">What is VWAP?</Term>}
+              />
               <Stat label="Volume 24h" value={formatUsd(modelStats?.volume_usdc ?? 0n)} hint={plural(modelStats?.clears ?? 0, "request")} />
               <Stat
                 label="Range 24h"
@@ -44,7 +57,12 @@ export function OrderBook({
               <Panel title="Depth" description="Capacity available today at or below each price (cents per diem)" className="lg:col-span-3">
                 <DepthChart book={b} />
               </Panel>
-              <Panel title="Price levels" description="Cheapest first; buyers are routed from the top" className="lg:col-span-2" bodyClassName="pt-2 sm:pt-3">
+              <Panel
+                title="Price levels"
+                description="Cheapest first; buyers are routed from the top"
+                className="lg:col-span-2"
+                bodyClassName="pt-2 sm:pt-3"
+              >
                 {b.levels.length === 0 ? (
                   <EmptyState title="Nobody sells this model right now">Requests for it answer 503 until an offer is posted.</EmptyState>
                 ) : (
@@ -87,7 +105,11 @@ function LevelsTable({ book }: { book: BookView }) {
                 {level.price_cents}¢<span className="sr-only"> per diem</span>
               </Td>
               <Td className="relative text-right tabular-nums">
-                <span aria-hidden="true" className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10" style={{ width: `${Number((microsOf(level.remaining_diem) * 1000n) / max) / 10}%` }} />
+                <span
+                  aria-hidden="true"
+                  className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10"
+                  style={{ width: `${Number((microsOf(level.remaining_diem) * 1000n) / max) / 10}%` }}
+                />
                 <span className="relative">{formatDiem(level.remaining_diem)}</span>
               </Td>
               <Td className="text-right text-zinc-600 tabular-nums">{formatDiem(cumulative)}</Td>

@@ -70,7 +70,8 @@ export function PriceHistoryPanel({ model }: { model: string }) {
       title="Price and volume history"
       description={
         <>
-          Bars: volume in USDC. Line: the <Term term="vwap">volume-weighted price</Term> in ¢ per <Term term="diem" />. From the latest 200 trades, UTC.
+          Bars: volume in USDC. Line: the <Term term="vwap">volume-weighted price</Term> in ¢ per <Term term="diem" />. From the latest 200
+          trades, UTC.
         </>
       }
     >

@@ -18,4 +18,5 @@ export const useMarketStats = (initial: MarketStats | null) => useLive(["market"
 export const usePoolSummary = (initial: PoolSummary | null) => useLive(["market", "pool"], "/v1/supply/pool/summary", initial);
 export const useTrades = (model: string | null, initial: TradeList | null) =>
   useLive(["market", "trades", model], `/v1/market/trades?limit=20${model ? `&model=${encodeURIComponent(model)}` : ""}`, initial);
-export const useBook = (model: string, initial: BookView | null) => useLive(["market", "book", model], `/v1/market/book?model=${encodeURIComponent(model)}`, initial);
+export const useBook = (model: string, initial: BookView | null) =>
+  useLive(["market", "book", model], `/v1/market/book?model=${encodeURIComponent(model)}`, initial);

@@ -23,7 +23,12 @@ export function NavLinks({ items, label, variant = "top" }: { items: NavItem[]; 
                 className={cn(
                   "block text-sm font-medium whitespace-nowrap transition-colors",
                   variant === "top"
-                    ? cn("rounded-md px-2.5 py-1.5", active ? "bg-zinc-100 text-zinc-900 dark:bg-zinc-800 dark:text-white" : "text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-white")
+                    ? cn(
+                        "rounded-md px-2.5 py-1.5",
+                        active
+                          ? "bg-zinc-100 text-zinc-900 dark:bg-zinc-800 dark:text-white"
+                          : "text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-white",
+                      )
                     : cn(
                         "border-b-2 pb-2.5",
                         active

@@ -2,7 +2,17 @@ import type { ReactNode } from "react";
 import { NavLinks, type NavItem } from "@/components/site/nav-links";
 
 /** A page section's title and its tabs. */
-export function SectionHeader({ title, description, tabs, tabsLabel }: { title: string; description?: ReactNode; tabs: NavItem[]; tabsLabel: string }) {
+export function SectionHeader({
+  title,
+  description,
+  tabs,
+  tabsLabel,
+}: {
+  title: string;
+  description?: ReactNode;
+  tabs: NavItem[];
+  tabsLabel: string;
+}) {
   return (
     <div className="mb-6 flex flex-col gap-4 border-b border-zinc-200 dark:border-zinc-800">
       <div>

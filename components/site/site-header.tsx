@@ -14,7 +14,10 @@ export function SiteHeader() {
     <header className="sticky top-0 z-20 border-b border-zinc-200 bg-white/85 backdrop-blur dark:border-zinc-800 dark:bg-zinc-950/85">
       <div className="mx-auto flex h-14 max-w-6xl items-center justify-between gap-3 px-4 sm:justify-start sm:gap-6 sm:px-6">
         <Link href="/" className="flex shrink-0 items-center gap-2 font-semibold tracking-tight">
-          <span aria-hidden="true" className="flex size-7 items-center justify-center rounded-lg bg-emerald-700 text-xs font-bold text-white">
+          <span
+            aria-hidden="true"
+            className="flex size-7 items-center justify-center rounded-lg bg-emerald-700 text-xs font-bold text-white"
+          >
             svc
           </span>
           <span>

@@ -2,7 +2,15 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import type { FormEvent } from "react";
-import { earningsKey, offersKey, useEarnings, useWithdrawals, withdrawalsKey, type Earnings, type WithdrawalView } from "@/components/supply/queries";
+import {
+  earningsKey,
+  offersKey,
+  useEarnings,
+  useWithdrawals,
+  withdrawalsKey,
+  type Earnings,
+  type WithdrawalView,
+} from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -24,7 +32,10 @@ export function EarningsPanel() {
   const settings = useSettings();
   const supplierShare = formatBps(10_000 - settings.platformFeeBps);
   return (
-    <Panel title="Earnings" description={`${supplierShare} of every request your offers serve. Withdraw to your wallet as USDC on Base at any time.`}>
+    <Panel
+      title="Earnings"
+      description={`${supplierShare} of every request your offers serve. Withdraw to your wallet as USDC on Base at any time.`}
+    >
       <QueryState query={earnings} loadingLabel="Loading your earnings" errorTitle="Couldn't load your earnings">
         {(e) => (
           <div className="flex flex-col gap-6">
@@ -72,13 +83,18 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
           Withdraw
         </h3>
         <p className="mt-0.5 text-sm text-zinc-600 dark:text-zinc-400">
-          Sent on Base to your signed-in wallet{to && <> <span className="font-mono">{shortAddress(to)}</span></>}. svc pays the gas.
+          Sent on Base to your signed-in wallet
+          {to && (
+            <>
+              {" "}
+              <span className="font-mono">{shortAddress(to)}</span>
+            </>
+          )}
+          . svc pays the gas.
         </p>
       </div>
       {available < min ? (
-        <p className="text-sm text-zinc-600">
-          Nothing to withdraw yet: the smallest withdrawal is {formatUsd(settings.withdrawalMin)}.
-        </p>
+        <p className="text-sm text-zinc-600">Nothing to withdraw yet: the smallest withdrawal is {formatUsd(settings.withdrawalMin)}.</p>
       ) : (
         <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
           <UsdcAmountField
@@ -97,12 +113,14 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
           </div>
         </div>
       )}
-      {withdraw.isError && <Alert tone="error" title="Withdrawal failed">{describeError(withdraw.error)}</Alert>}
+      {withdraw.isError && (
+        <Alert tone="error" title="Withdrawal failed">
+          {describeError(withdraw.error)}
+        </Alert>
+      )}
       {withdraw.isSuccess && (
         <Alert tone="success" title={`Sent ${formatUsd(withdraw.data.amount)} to ${shortAddress(withdraw.data.to_address)}`}>
-          {withdraw.data.transaction && (
-            <TransactionLink hash={withdraw.data.transaction} />
-          )}
+          {withdraw.data.transaction && <TransactionLink hash={withdraw.data.transaction} />}
         </Alert>
       )}
     </form>
@@ -152,7 +170,13 @@ export function WithdrawalsPanel() {
                     <Td className="font-mono text-xs">
                       {w.transaction ? (
                         settings.explorerTxUrl ? (
-                          <a className="underline" href={`${settings.explorerTxUrl}${w.transaction}`} target="_blank" rel="noreferrer" title={w.transaction}>
+                          <a
+                            className="underline"
+                            href={`${settings.explorerTxUrl}${w.transaction}`}
+                            target="_blank"
+                            rel="noreferrer"
+                            title={w.transaction}
+                          >
                             {shortHash(w.transaction)}
                           </a>
                         ) : (

@@ -42,17 +42,25 @@ export function OfferForm() {
   const [capacity, setCapacity] = useState(DEFAULT_CAPACITY);
   const [errors, setErrors] = useState<Errors>({});
   /** Editing a field revalidates it: its old error (and a failed check of the old values) goes away. */
-  const edit = <T,>(field: keyof CreateOfferInput, set: (value: T) => void) => (value: T) => {
-    set(value);
-    setErrors((e) => ({ ...e, [field]: undefined }));
-    if (post.isError) post.reset();
-  };
+  const edit =
+    <T,>(field: keyof CreateOfferInput, set: (value: T) => void) =>
+    (value: T) => {
+      set(value);
+      setErrors((e) => ({ ...e, [field]: undefined }));
+      if (post.isError) post.reset();
+    };
 
   const post = useMutation({
     mutationFn: () =>
       api<CheckedOfferView>("/v1/supply/offers", {
         method: "POST",
-        body: { upstream_base_url: url.trim(), upstream_api_key: apiKey.trim(), models: selected, price_cents: Number(price), daily_capacity: capacity },
+        body: {
+          upstream_base_url: url.trim(),
+          upstream_api_key: apiKey.trim(),
+          models: selected,
+          price_cents: Number(price),
+          daily_capacity: capacity,
+        },
       }),
     onSuccess: () => {
       // A posted offer empties the form (a filled form invites posting it twice); the result stays shown below.
@@ -85,7 +93,10 @@ export function OfferForm() {
   const priceValid = priceCentsProblem(price) === null;
 
   return (
-    <Panel title="Post an offer" description="Sell capacity on your OpenAI-compatible upstream. Buyers are routed to the cheapest offer first.">
+    <Panel
+      title="Post an offer"
+      description="Sell capacity on your OpenAI-compatible upstream. Buyers are routed to the cheapest offer first."
+    >
       <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
         <div className="grid gap-4 md:grid-cols-2">
           <Field
@@ -127,7 +138,9 @@ export function OfferForm() {
                     type="checkbox"
                     className="size-4 accent-emerald-600"
                     checked={selected.includes(m.id)}
-                    onChange={(e) => edit("models", setSelected)(e.target.checked ? [...selected, m.id] : selected.filter((x) => x !== m.id))}
+                    onChange={(e) =>
+                      edit("models", setSelected)(e.target.checked ? [...selected, m.id] : selected.filter((x) => x !== m.id))
+                    }
                   />
                   <span className="min-w-0 flex-1">
                     <span className="block font-medium">{m.name}</span>
@@ -152,7 +165,11 @@ export function OfferForm() {
             value={price}
             onChange={(e) => edit("price_cents", setPrice)(e.target.value.trim())}
             error={errors.price_cents}
-            hint={priceValid ? `${priceVsList(Number(price))}. ${earningsPerDiemText(Number(price), settings.platformFeeBps)}` : "100¢ is the list price."}
+            hint={
+              priceValid
+                ? `${priceVsList(Number(price))}. ${earningsPerDiemText(Number(price), settings.platformFeeBps)}`
+                : "100¢ is the list price."
+            }
           />
           <Field
             label="Daily capacity"
@@ -165,7 +182,11 @@ export function OfferForm() {
             hint="Resets at 00:00 UTC. 1 diem = $1 of list-price inference."
           />
         </div>
-        {post.isError && <Alert tone="error" title="The offer was not posted">{describeError(post.error)}</Alert>}
+        {post.isError && (
+          <Alert tone="error" title="The offer was not posted">
+            {describeError(post.error)}
+          </Alert>
+        )}
         <div>
           <Button type="submit" loading={post.isPending}>
             {post.isPending ? "Checking your upstream…" : "Post offer"}
@@ -212,7 +233,8 @@ function UpstreamCheckResult({ offer }: { offer: CheckedOfferView }) {
                   <tr key={p.model}>
                     <Td className="font-mono">{p.model}</Td>
                     <Td className="tabular-nums">
-                      {formatDiem(p.list_price.input_diem_per_mtok, { unit: false })} / {formatDiem(p.list_price.output_diem_per_mtok, { unit: false })}
+                      {formatDiem(p.list_price.input_diem_per_mtok, { unit: false })} /{" "}
+                      {formatDiem(p.list_price.output_diem_per_mtok, { unit: false })}
                     </Td>
                     <Td className="tabular-nums">
                       {p.upstream_price

@@ -26,7 +26,10 @@ export function OffersList() {
   const [editing, setEditing] = useState<OfferView | null>(null);
   const [withdrawing, setWithdrawing] = useState<OfferView | null>(null);
   return (
-    <Panel title="Your offers" description="Capacity resets at 00:00 UTC. Offers are routed cheapest first, then oldest first at the same price.">
+    <Panel
+      title="Your offers"
+      description="Capacity resets at 00:00 UTC. Offers are routed cheapest first, then oldest first at the same price."
+    >
       <QueryState query={offers} loadingLabel="Loading your offers" errorTitle="Couldn't load your offers">
         {({ data }) => {
           const open = data.filter((o) => o.status !== "withdrawn");
@@ -38,7 +41,9 @@ export function OffersList() {
               {open.map((offer) => (
                 <OfferCard key={offer.id} offer={offer} onEdit={() => setEditing(offer)} onWithdraw={() => setWithdrawing(offer)} />
               ))}
-              {withdrawn > 0 && <p className="text-xs text-zinc-600 dark:text-zinc-400">{plural(withdrawn, "delisted offer")} kept for history.</p>}
+              {withdrawn > 0 && (
+                <p className="text-xs text-zinc-600 dark:text-zinc-400">{plural(withdrawn, "delisted offer")} kept for history.</p>
+              )}
             </div>
           );
         }}
@@ -76,7 +81,11 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
   const used = capacity - microsOf(offer.today.remaining_diem);
   const usedPct = capacity > 0n ? Number((used * 1000n) / capacity) / 10 : 0;
   const { mutation: toggle } = useListMutation({
-    mutationFn: () => api<OfferView>(`/v1/supply/offers/${offer.id}`, { method: "PATCH", body: { status: offer.status === "paused" ? "active" : "paused" } }),
+    mutationFn: () =>
+      api<OfferView>(`/v1/supply/offers/${offer.id}`, {
+        method: "PATCH",
+        body: { status: offer.status === "paused" ? "active" : "paused" },
+      }),
     invalidates: [offersKey],
   });
 
@@ -112,7 +121,13 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
           <Button variant="secondary" size="sm" loading={toggle.isPending} onClick={() => toggle.mutate()}>
             {offer.status === "paused" ? "Resume" : "Pause"}
           </Button>
-          <Button variant="ghost" size="sm" className="text-red-700 dark:text-red-300" onClick={onWithdraw} aria-label={`Delist offer at ${offer.price_cents}¢`}>
+          <Button
+            variant="ghost"
+            size="sm"
+            className="text-red-700 dark:text-red-300"
+            onClick={onWithdraw}
+            aria-label={`Delist offer at ${offer.price_cents}¢`}
+          >
             Delist
           </Button>
         </div>
@@ -122,11 +137,19 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
         <div className="col-span-2 flex flex-col gap-1.5">
           <dt className="text-xs text-zinc-600 dark:text-zinc-400">Capacity left today</dt>
           <dd className="tabular-nums">
-            <strong>{formatDiem(offer.today.remaining_diem)}</strong> <span className="text-zinc-600 dark:text-zinc-400">left of {formatDiem(offer.daily_capacity)} a day</span>
+            <strong>{formatDiem(offer.today.remaining_diem)}</strong>{" "}
+            <span className="text-zinc-600 dark:text-zinc-400">left of {formatDiem(offer.daily_capacity)} a day</span>
             {used > 0n && <span className="text-zinc-600 dark:text-zinc-400"> · {formatDiem(used)} used</span>}
           </dd>
           <dd>
-            <div className="h-1.5 w-full overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800" role="progressbar" aria-label="Capacity used today" aria-valuemin={0} aria-valuemax={100} aria-valuenow={usedPct}>
+            <div
+              className="h-1.5 w-full overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800"
+              role="progressbar"
+              aria-label="Capacity used today"
+              aria-valuemin={0}
+              aria-valuemax={100}
+              aria-valuenow={usedPct}
+            >
               <div className="h-full rounded-full bg-emerald-500" style={{ width: `${Math.min(100, usedPct)}%` }} />
             </div>
           </dd>
@@ -140,7 +163,8 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
         <div className="flex flex-col gap-1">
           <dt className="text-xs text-zinc-600">Earned</dt>
           <dd className="tabular-nums">
-            {formatUsd(offer.earnings_usdc)} <span className="text-xs text-zinc-600 dark:text-zinc-400">· {plural(offer.clears, "request")}</span>
+            {formatUsd(offer.earnings_usdc)}{" "}
+            <span className="text-xs text-zinc-600 dark:text-zinc-400">· {plural(offer.clears, "request")}</span>
           </dd>
         </div>
       </dl>
@@ -149,19 +173,29 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
           <>Upstream healthy{offer.health.last_success_at && <> · last served {formatDateTime(offer.health.last_success_at)}</>}</>
         ) : (
           <span className="text-red-700 dark:text-red-300">
-            Upstream failing ({offer.health.consecutive_failures} in a row{offer.health.last_failure_reason && `: ${offer.health.last_failure_reason}`}); off the book until{" "}
+            Upstream failing ({offer.health.consecutive_failures} in a row
+            {offer.health.last_failure_reason && `: ${offer.health.last_failure_reason}`}); off the book until{" "}
             {formatDateTime(offer.health.cooldown_until!)}
           </span>
         )}
       </p>
-      {toggle.isError && <Alert tone="error" className="mt-3">{describeError(toggle.error)}</Alert>}
+      {toggle.isError && (
+        <Alert tone="error" className="mt-3">
+          {describeError(toggle.error)}
+        </Alert>
+      )}
     </Card>
   );
 }
 
 function EditOfferDialog({ offer, onClose }: { offer: OfferView | null; onClose: () => void }) {
   return (
-    <Dialog open={offer !== null} onClose={onClose} title="Edit offer" description="Changes apply to the next request routed to this offer.">
+    <Dialog
+      open={offer !== null}
+      onClose={onClose}
+      title="Edit offer"
+      description="Changes apply to the next request routed to this offer."
+    >
       {offer && <EditOfferForm key={offer.id} offer={offer} onClose={onClose} />}
     </Dialog>
   );
@@ -191,8 +225,24 @@ function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => vo
   return (
     <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
       <div className="grid gap-4 sm:grid-cols-2">
-        <Field label="Price" name="price_cents" inputMode="numeric" suffix="¢ / diem" value={price} onChange={(e) => setPrice(e.target.value.trim())} error={priceError} />
-        <Field label="Daily capacity" name="daily_capacity" inputMode="decimal" suffix="diem" value={capacity} onChange={(e) => setCapacity(e.target.value.trim())} error={capacityError} />
+        <Field
+          label="Price"
+          name="price_cents"
+          inputMode="numeric"
+          suffix="¢ / diem"
+          value={price}
+          onChange={(e) => setPrice(e.target.value.trim())}
+          error={priceError}
+        />
+        <Field
+          label="Daily capacity"
+          name="daily_capacity"
+          inputMode="decimal"
+          suffix="diem"
+          value={capacity}
+          onChange={(e) => setCapacity(e.target.value.trim())}
+          error={capacityError}
+        />
       </div>
       <DialogActions error={save.error} onCancel={close}>
         <Button type="submit" loading={save.isPending}>

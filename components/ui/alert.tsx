@@ -11,11 +11,27 @@ const TONES: Record<Tone, string> = {
 };
 
 /** Errors are announced (role=alert); other tones are polite status messages. */
-export function Alert({ tone = "info", title, children, actions, className }: { tone?: Tone; title?: string; children?: ReactNode; actions?: ReactNode; className?: string }) {
+export function Alert({
+  tone = "info",
+  title,
+  children,
+  actions,
+  className,
+}: {
+  tone?: Tone;
+  title?: string;
+  children?: ReactNode;
+  actions?: ReactNode;
+  className?: string;
+}) {
   return (
     <div
       role={tone === "error" ? "alert" : "status"}
-      className={cn("flex flex-col gap-2 rounded-lg border px-4 py-3 text-sm sm:flex-row sm:items-center sm:justify-between", TONES[tone], className)}
+      className={cn(
+        "flex flex-col gap-2 rounded-lg border px-4 py-3 text-sm sm:flex-row sm:items-center sm:justify-between",
+        TONES[tone],
+        className,
+      )}
     >
       <div className="min-w-0">
         {title && <p className="font-medium">{title}</p>}

@@ -82,7 +82,13 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
   return (
     <div ref={ref} className="flex w-full min-w-0 flex-col gap-2">
       <p className="min-h-5 text-sm text-zinc-700 dark:text-zinc-300" aria-live="polite" data-testid="chart-detail">
-        {shown ? shown.detail : <span className="text-zinc-600 dark:text-zinc-400">Hover or focus the chart and use ←/→ for each {columns[0].toLowerCase()}.</span>}
+        {shown ? (
+          shown.detail
+        ) : (
+          <span className="text-zinc-600 dark:text-zinc-400">
+            Hover or focus the chart and use ←/→ for each {columns[0].toLowerCase()}.
+          </span>
+        )}
       </p>
       <svg
         width={width}
@@ -129,33 +135,58 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
             )}
           </g>
         ))}
-        <line x1={pad.left} x2={width - pad.right} y1={pad.top + plotH} y2={pad.top + plotH} className="stroke-zinc-400 dark:stroke-zinc-600" />
+        <line
+          x1={pad.left}
+          x2={width - pad.right}
+          y1={pad.top + plotH}
+          y2={pad.top + plotH}
+          className="stroke-zinc-400 dark:stroke-zinc-600"
+        />
         {linePath && <path d={linePath} fill="none" strokeWidth={2} className="stroke-sky-700 dark:stroke-sky-300" pointerEvents="none" />}
         {hasLine &&
           points.map((p, i) =>
-            typeof p.line === "number" ? <circle key={`c${i}`} cx={cx(i)} cy={yLine(p.line)} r={active === i ? 4.5 : 3} className="fill-sky-700 dark:fill-sky-300" pointerEvents="none" /> : null,
+            typeof p.line === "number" ? (
+              <circle
+                key={`c${i}`}
+                cx={cx(i)}
+                cy={yLine(p.line)}
+                r={active === i ? 4.5 : 3}
+                className="fill-sky-700 dark:fill-sky-300"
+                pointerEvents="none"
+              />
+            ) : null,
           )}
-        {active !== null && <line x1={cx(active)} x2={cx(active)} y1={pad.top} y2={pad.top + plotH} strokeDasharray="3 3" className="stroke-zinc-500" pointerEvents="none" />}
+        {active !== null && (
+          <line
+            x1={cx(active)}
+            x2={cx(active)}
+            y1={pad.top}
+            y2={pad.top + plotH}
+            strokeDasharray="3 3"
+            className="stroke-zinc-500"
+            pointerEvents="none"
+          />
+        )}
       </svg>
       {/* In a sr-only box: a table ignores width: 1px and would widen the page. */}
       <div className="sr-only">
-      <table id={tableId}>
-        <caption>{title}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{columns[0]}</th>
-            <th scope="col">{columns[1]}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {points.map((p, i) => (
-            <tr key={i}>
-              <td>{p.label}</td>
-              <td>{p.detail}</td>
+        <table id={tableId}>
+          <caption>{title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{columns[0]}</th>
+              <th scope="col">{columns[1]}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {points.map((p, i) => (
+              <tr key={i}>
+                <td>{p.label}</td>
+                <td>{p.detail}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
       </div>
     </div>
   );

@@ -4,7 +4,17 @@ import { useEffect, useState } from "react";
 import { Button } from "@/components/ui/button";
 
 /** Copies `value`; says "Copied" for a moment (announced politely). */
-export function CopyButton({ value, label = "Copy", size = "sm", onCopied }: { value: string; label?: string; size?: "sm" | "md"; onCopied?: () => void }) {
+export function CopyButton({
+  value,
+  label = "Copy",
+  size = "sm",
+  onCopied,
+}: {
+  value: string;
+  label?: string;
+  size?: "sm" | "md";
+  onCopied?: () => void;
+}) {
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
   useEffect(() => {
     if (state === "idle") return;

@@ -23,7 +23,13 @@ export function Field({
         {label}
       </label>
       <div className="relative">
-        <input id={id} className={cn(inputClass, suffix ? "pr-16" : undefined)} aria-describedby={describedBy} aria-invalid={error ? true : undefined} {...input} />
+        <input
+          id={id}
+          className={cn(inputClass, suffix ? "pr-16" : undefined)}
+          aria-describedby={describedBy}
+          aria-invalid={error ? true : undefined}
+          {...input}
+        />
         {suffix && <span className="pointer-events-none absolute inset-y-0 right-3 flex items-center text-sm text-zinc-600">{suffix}</span>}
       </div>
       {hint && (

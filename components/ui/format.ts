@@ -70,7 +70,9 @@ export function formatDecimalCents(value: string): string {
 
 /** Basis points as a percentage, exactly: 1000 → "10%", 1250 → "12.5%", 8750 → "87.5%". */
 export function formatBps(bps: number): string {
-  const fraction = String(bps % 100).padStart(2, "0").replace(/0+$/, "");
+  const fraction = String(bps % 100)
+    .padStart(2, "0")
+    .replace(/0+$/, "");
   return `${Math.trunc(bps / 100)}${fraction ? `.${fraction}` : ""}%`;
 }
 

@@ -39,7 +39,13 @@ export function QueryState<T>({
   return <>{children(query.data)}</>;
 }
 
-type PagedQueryLike = { hasNextPage: boolean; isFetchingNextPage: boolean; isFetchNextPageError: boolean; error: unknown; fetchNextPage: () => unknown };
+type PagedQueryLike = {
+  hasNextPage: boolean;
+  isFetchingNextPage: boolean;
+  isFetchNextPageError: boolean;
+  error: unknown;
+  fetchNextPage: () => unknown;
+};
 
 /** The foot of a paged list: why the next page failed, and a button for the next page while there is one. */
 export function LoadMore({ query }: { query: PagedQueryLike }) {

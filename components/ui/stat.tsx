@@ -2,7 +2,19 @@ import { useId, type ReactNode } from "react";
 import { cn } from "@/components/ui/cn";
 
 /** A labelled figure (in a grid of them); the group is named by its label, so tests find it with getByRole("group", { name }). */
-export function Stat({ label, value, unit, hint, className }: { label: string; value: ReactNode; unit?: string; hint?: ReactNode; className?: string }) {
+export function Stat({
+  label,
+  value,
+  unit,
+  hint,
+  className,
+}: {
+  label: string;
+  value: ReactNode;
+  unit?: string;
+  hint?: ReactNode;
+  className?: string;
+}) {
   const id = useId();
   return (
     <div role="group" aria-labelledby={id} className={cn("min-w-0", className)}>

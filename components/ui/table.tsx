@@ -48,12 +48,23 @@ export function Th({ className, ...props }: ComponentProps<"th">) {
   return (
     <th
       scope="col"
-      className={cn("border-b border-zinc-200 px-2.5 py-2 text-xs font-medium tracking-wide whitespace-nowrap text-zinc-600 uppercase first:pl-4 last:pr-4 sm:px-4 sm:first:pl-0 sm:last:pr-0 dark:border-zinc-800 dark:text-zinc-400", className)}
+      className={cn(
+        "border-b border-zinc-200 px-2.5 py-2 text-xs font-medium tracking-wide whitespace-nowrap text-zinc-600 uppercase first:pl-4 last:pr-4 sm:px-4 sm:first:pl-0 sm:last:pr-0 dark:border-zinc-800 dark:text-zinc-400",
+        className,
+      )}
       {...props}
     />
   );
 }
 
 export function Td({ className, ...props }: ComponentProps<"td">) {
-  return <td className={cn("border-b border-zinc-100 px-2.5 py-2.5 whitespace-nowrap first:pl-4 last:pr-4 sm:px-4 sm:first:pl-0 sm:last:pr-0 dark:border-zinc-800", className)} {...props} />;
+  return (
+    <td
+      className={cn(
+        "border-b border-zinc-100 px-2.5 py-2.5 whitespace-nowrap first:pl-4 last:pr-4 sm:px-4 sm:first:pl-0 sm:last:pr-0 dark:border-zinc-800",
+        className,
+      )}
+      {...props}
+    />
+  );
 }

@@ -11,7 +11,8 @@ import { describeError } from "@/lib/browser/errors";
 function label(connector: Connector): { name: string; hint: string } {
   if (connector.id === "injected") return { name: "Browser wallet", hint: "The wallet in this browser (extension or wallet app)" };
   if (connector.id === "coinbaseWalletSDK") return { name: "Coinbase Wallet", hint: "Extension, mobile app or smart wallet" };
-  if (connector.id === "walletConnect") return { name: "WalletConnect", hint: "Scan a QR code with your phone's wallet, or open the wallet app" };
+  if (connector.id === "walletConnect")
+    return { name: "WalletConnect", hint: "Scan a QR code with your phone's wallet, or open the wallet app" };
   if (connector.id === "baseAccount") return { name: "Base Account", hint: "A passkey wallet: nothing to install" };
   // A connector may describe itself (the e2e test wallet does); wallets announced over EIP-6963 were detected here.
   const description = (connector as { description?: unknown }).description;
@@ -64,13 +65,18 @@ export function ConnectDialog({ open, onClose }: { open: boolean; onClose: () =>
                   // eslint-disable-next-line @next/next/no-img-element -- wallet icons are data: URIs from EIP-6963
                   <img src={connector.icon} alt="" className="size-8 rounded-md" />
                 ) : (
-                  <span aria-hidden="true" className="flex size-8 items-center justify-center rounded-md bg-zinc-100 text-sm font-semibold dark:bg-zinc-800">
+                  <span
+                    aria-hidden="true"
+                    className="flex size-8 items-center justify-center rounded-md bg-zinc-100 text-sm font-semibold dark:bg-zinc-800"
+                  >
                     {name.slice(0, 1)}
                   </span>
                 )}
                 <span className="min-w-0 flex-1">
                   <span className="block font-medium">{name}</span>
-                  <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400">{pending ? "Waiting for your wallet…" : hint}</span>
+                  <span className="block truncate text-xs text-zinc-600 dark:text-zinc-400">
+                    {pending ? "Waiting for your wallet…" : hint}
+                  </span>
                 </span>
               </button>
             </li>
@@ -91,7 +97,10 @@ export function ConnectDialog({ open, onClose }: { open: boolean; onClose: () =>
 function useHasInjectedWallet(connectors: readonly Connector[]): boolean | null {
   const [injected, setInjected] = useState<boolean | null>(null);
   useEffect(() => {
-    setInjected(connectors.some((c) => c.type === "injected" && c.id !== "injected") || typeof (window as { ethereum?: unknown }).ethereum !== "undefined");
+    setInjected(
+      connectors.some((c) => c.type === "injected" && c.id !== "injected") ||
+        typeof (window as { ethereum?: unknown }).ethereum !== "undefined",
+    );
   }, [connectors]);
   return injected;
 }
@@ -104,14 +113,22 @@ function NoWalletHelp({ connectors }: { connectors: readonly Connector[] }) {
   const injected = useHasInjectedWallet(connectors);
   const [copied, setCopied] = useState(false);
   if (injected !== false) return null;
-  const remote = connectors.filter((c) => c.id === "walletConnect" || c.id === "baseAccount" || c.id === "coinbaseWalletSDK").map((c) => label(c).name);
+  const remote = connectors
+    .filter((c) => c.id === "walletConnect" || c.id === "baseAccount" || c.id === "coinbaseWalletSDK")
+    .map((c) => label(c).name);
   const url = typeof window === "undefined" ? "" : window.location.href;
   return (
     <Alert tone="info" title="No wallet in this browser">
       <span className="flex flex-col gap-2">
         <span>
-          On a phone, open this page in your wallet app&apos;s browser (MetaMask, Coinbase Wallet, Rainbow, Trust: the Browser tab), then connect there.
-          {remote.length > 0 && <> Or pick {remote.join(" or ")} below: {remote.length === 1 ? "it needs" : "they need"} no extension.</>}
+          On a phone, open this page in your wallet app&apos;s browser (MetaMask, Coinbase Wallet, Rainbow, Trust: the Browser tab), then
+          connect there.
+          {remote.length > 0 && (
+            <>
+              {" "}
+              Or pick {remote.join(" or ")} below: {remote.length === 1 ? "it needs" : "they need"} no extension.
+            </>
+          )}
         </span>
         <span>
           <Button

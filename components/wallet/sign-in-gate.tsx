@@ -33,7 +33,15 @@ export function SignInGate({ children }: { children: ReactNode }) {
   if (wallet.session.isPending) return <LoadingRows label="Checking your session" rows={4} />;
   if (wallet.session.isError) {
     return (
-      <Alert tone="error" title="Couldn't check your session" actions={<Button variant="secondary" size="sm" onClick={() => wallet.session.refetch()}>Try again</Button>}>
+      <Alert
+        tone="error"
+        title="Couldn't check your session"
+        actions={
+          <Button variant="secondary" size="sm" onClick={() => wallet.session.refetch()}>
+            Try again
+          </Button>
+        }
+      >
         {describeError(wallet.session.error)}
       </Alert>
     );
@@ -131,7 +139,11 @@ function Step({ n, current, title, children }: { n: number; current: number; tit
         aria-hidden="true"
         className={cn(
           "flex size-7 shrink-0 items-center justify-center rounded-full text-sm font-semibold",
-          done ? "bg-emerald-700 text-white" : current === n ? "bg-zinc-900 text-white dark:bg-white dark:text-zinc-900" : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800",
+          done
+            ? "bg-emerald-700 text-white"
+            : current === n
+              ? "bg-zinc-900 text-white dark:bg-white dark:text-zinc-900"
+              : "bg-zinc-100 text-zinc-600 dark:bg-zinc-800",
         )}
       >
         {done ? "✓" : n}

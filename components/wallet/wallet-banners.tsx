@@ -41,8 +41,8 @@ export function WalletBanners() {
             </>
           }
         >
-          You are signed in as {shortAddress(wallet.session.data!.address)}, but your wallet is now {shortAddress(wallet.address!)}. Payments
-          would be signed by the wallet&apos;s account.
+          You are signed in as {shortAddress(wallet.session.data!.address)}, but your wallet is now {shortAddress(wallet.address!)}.
+          Payments would be signed by the wallet&apos;s account.
           {signIn.error && <span className="mt-1 block">{describeError(signIn.error)}</span>}
         </Alert>
       </Banner>

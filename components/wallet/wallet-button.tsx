@@ -50,7 +50,6 @@ function WalletControl({
   connectOpen: boolean;
   setConnectOpen: (open: boolean) => void;
 }) {
-
   if (wallet.signedIn) return <AccountMenu address={wallet.session.data!.address} />;
   if (wallet.connected && wallet.wrongChain) return <SwitchChainButton size="sm" label="Switch network" />;
   if (wallet.connected) {

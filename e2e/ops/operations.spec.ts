@@ -25,7 +25,12 @@ test.describe.configure({ mode: "serial", timeout: 240_000 });
 const env = process.env;
 const PG = (env.SVC_OPS_PG_BASE ?? "postgresql://postgres@127.0.0.1:5432").replace(/\/$/, "");
 const METRICS_TOKEN = "ops-e2e-metrics-token-0123456789";
-const PORTS = { chain: E2E_PORTS.chain + 40, upstream: E2E_PORTS.upstream + 40, slowUpstream: E2E_PORTS.upstream + 41, app: E2E_PORTS.app + 40 };
+const PORTS = {
+  chain: E2E_PORTS.chain + 40,
+  upstream: E2E_PORTS.upstream + 40,
+  slowUpstream: E2E_PORTS.upstream + 41,
+  app: E2E_PORTS.app + 40,
+};
 const [BUYER, SUPPLIER, BUYER2, BUYER3] = [4, 5, 6, 7].map((i) => ANVIL_DEV_ACCOUNTS[i]);
 const RELAYER = getDevAccount("relayer").address;
 
@@ -72,7 +77,11 @@ function appEnv(db: string, port: number, extra: Record<string, string> = {}): N
 }
 
 /** Runs a command to its end; resolves with its exit code and output. */
-function runCommand(command: string, args: string[], childEnv: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCommand(
+  command: string,
+  args: string[],
+  childEnv: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
@@ -157,9 +166,15 @@ test("from an empty PostgreSQL, the production commands alone give a market that
   await resetTestDatabase(databaseUrl(db));
 
   // SVC_ENV=production with the dev keys and no secrets: refused before anything starts, every problem listed.
-  const refused = await runCommand("npm", ["run", "--silent", "serve"], { PATH: env.PATH, HOME: env.HOME, NODE_ENV: "production", SVC_ENV: "production" });
+  const refused = await runCommand("npm", ["run", "--silent", "serve"], {
+    PATH: env.PATH,
+    HOME: env.HOME,
+    NODE_ENV: "production",
+    SVC_ENV: "production",
+  });
   expect(refused.code).toBe(1);
-  for (const name of ["RELAYER_PRIVATE_KEY", "SECRET_KEY", "TREASURY_ADDRESS", "DATABASE_URL", "METRICS_TOKEN"]) expect(refused.stderr).toContain(`${name}:`);
+  for (const name of ["RELAYER_PRIVATE_KEY", "SECRET_KEY", "TREASURY_ADDRESS", "DATABASE_URL", "METRICS_TOKEN"])
+    expect(refused.stderr).toContain(`${name}:`);
 
   const deploy = await runCommand("npm", ["run", "--silent", "db:deploy"], appEnv(db, PORTS.app));
   expect(deploy.code, deploy.stderr).toBe(0);
@@ -168,21 +183,37 @@ test("from an empty PostgreSQL, the production commands alone give a market that
   const app = await serve(db, PORTS.app, {}, { viaNpm: true });
   try {
     const models = (await (await fetch(`${app.origin}/v1/models`)).json()) as { data: { id: string }[] };
-    expect(models.data.map((m) => m.id)).toEqual(expect.arrayContaining(["llama-3.3-70b", "qwen3-235b", "mistral-31-24b", "venice-uncensored"]));
+    expect(models.data.map((m) => m.id)).toEqual(
+      expect.arrayContaining(["llama-3.3-70b", "qwen3-235b", "mistral-31-24b", "venice-uncensored"]),
+    );
 
     const supplier = await SvcSession.signIn(SUPPLIER, app.origin);
-    await supplier.postOffer({ upstream_base_url: upstream.url, upstream_api_key: upstream.apiKey, models: ["llama-3.3-70b"], price_cents: 90, daily_capacity: "50" });
+    await supplier.postOffer({
+      upstream_base_url: upstream.url,
+      upstream_api_key: upstream.apiKey,
+      models: ["llama-3.3-70b"],
+      price_cents: 90,
+      daily_capacity: "50",
+    });
 
     const buyer = await SvcSession.signIn(BUYER, app.origin);
     const topUp = await buyer.topUp("2.00");
     expect(topUp.credited).toBe("2.000000");
     const key = await buyer.createKey({ name: "production path" });
     const { data, response } = await bearerClient(key.key, app.origin)
-      .chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "Hello from a fresh install" }], max_tokens: 32 })
+      .chat.completions.create({
+        model: "llama-3.3-70b",
+        messages: [{ role: "user", content: "Hello from a fresh install" }],
+        max_tokens: 32,
+      })
       .withResponse();
     expect(data.choices[0].message.content).toBeTruthy();
     expect(response.headers.get("x-svc-price-cents")).toBe("90");
-    const [clear] = await query<{ n: string }>(db, "SELECT count(*) AS n FROM clears c JOIN completions p ON p.id = c.completion_id WHERE p.id = $1", [data.id]);
+    const [clear] = await query<{ n: string }>(
+      db,
+      "SELECT count(*) AS n FROM clears c JOIN completions p ON p.id = c.completion_id WHERE p.id = $1",
+      [data.id],
+    );
     expect(clear.n).toBe("1");
     await assertLedgerInvariants(db);
   } finally {
@@ -204,7 +235,13 @@ test("two instances on one database: concurrent top-ups and withdrawals get dist
   try {
     // A supplier with earnings: an offer, and a buyer's completions through both instances.
     const supplierOn = { a: await SvcSession.signIn(SUPPLIER, a.origin), b: await SvcSession.signIn(SUPPLIER, b.origin) };
-    await supplierOn.a.postOffer({ upstream_base_url: upstream.url, upstream_api_key: upstream.apiKey, models: ["qwen3-235b"], price_cents: 100, daily_capacity: "50" });
+    await supplierOn.a.postOffer({
+      upstream_base_url: upstream.url,
+      upstream_api_key: upstream.apiKey,
+      models: ["qwen3-235b"],
+      price_cents: 100,
+      daily_capacity: "50",
+    });
     const buyer = await SvcSession.signIn(BUYER, a.origin);
     await buyer.topUp("3.00");
     const key = await buyer.createKey();
@@ -222,7 +259,9 @@ test("two instances on one database: concurrent top-ups and withdrawals get dist
     const amount = `0.${each.toString().padStart(6, "0")}`;
 
     const nonceBefore = await chainClient().getTransactionCount({ address: RELAYER, blockTag: "pending" });
-    const sentBefore = sumSeries(await scrape(a.origin), "svc_relayer_transactions_total") + sumSeries(await scrape(b.origin), "svc_relayer_transactions_total");
+    const sentBefore =
+      sumSeries(await scrape(a.origin), "svc_relayer_transactions_total") +
+      sumSeries(await scrape(b.origin), "svc_relayer_transactions_total");
     const payers = await Promise.all([
       SvcSession.signIn(BUYER, a.origin),
       SvcSession.signIn(BUYER2, b.origin),
@@ -234,7 +273,9 @@ test("two instances on one database: concurrent top-ups and withdrawals get dist
     const withdrawals = Array.from({ length: 8 }, (_, i) => (i % 2 ? supplierOn.b : supplierOn.a));
     const results = await Promise.all([
       ...payers.map((p) => p.topUp("1.00").then((r) => r.transaction as Hash)),
-      ...withdrawals.map((s) => s.ok<{ tx_hash: Hash | null; status: string }>("POST", "/v1/supply/withdrawals", { amount }).then((w) => w)),
+      ...withdrawals.map((s) =>
+        s.ok<{ tx_hash: Hash | null; status: string }>("POST", "/v1/supply/withdrawals", { amount }).then((w) => w),
+      ),
     ]);
     const withdrawalRows = await query<{ tx_hash: string; status: string }>(db, "SELECT tx_hash, status FROM withdrawals");
     expect(withdrawalRows).toHaveLength(8);
@@ -252,7 +293,9 @@ test("two instances on one database: concurrent top-ups and withdrawals get dist
     expect(await client.getTransactionCount({ address: RELAYER })).toBe(nonceBefore + 14);
     const [metricsA, metricsB] = await Promise.all([scrape(a.origin), scrape(b.origin)]);
     expect(sumSeries(metricsA, "svc_relayer_resigned_total") + sumSeries(metricsB, "svc_relayer_resigned_total")).toBe(0);
-    expect(sumSeries(metricsA, "svc_relayer_transactions_total") + sumSeries(metricsB, "svc_relayer_transactions_total") - sentBefore).toBe(14);
+    expect(sumSeries(metricsA, "svc_relayer_transactions_total") + sumSeries(metricsB, "svc_relayer_transactions_total") - sentBefore).toBe(
+      14,
+    );
     await assertLedgerInvariants(db);
 
     // Background jobs: each tick of each job ran on exactly one of the two instances.
@@ -286,23 +329,41 @@ test("SIGTERM during 20 completions in flight: each is answered 200 and cleared,
   let buyerId: string;
   try {
     const supplier = await SvcSession.signIn(SUPPLIER, setup.origin);
-    await supplier.postOffer({ upstream_base_url: slowUpstream.url, upstream_api_key: slowUpstream.apiKey, models: ["mistral-31-24b"], price_cents: 10, daily_capacity: "50" });
+    await supplier.postOffer({
+      upstream_base_url: slowUpstream.url,
+      upstream_api_key: slowUpstream.apiKey,
+      models: ["mistral-31-24b"],
+      price_cents: 10,
+      daily_capacity: "50",
+    });
     const buyer = await SvcSession.signIn(BUYER3, setup.origin);
     await buyer.topUp("2.00");
     key = await buyer.createKey({ name: "drain" });
-    [{ id: buyerId }] = await query<{ id: string }>(db, "SELECT id FROM accounts WHERE lower(wallet_address) = lower($1)", [BUYER3.address]);
+    [{ id: buyerId }] = await query<{ id: string }>(db, "SELECT id FROM accounts WHERE lower(wallet_address) = lower($1)", [
+      BUYER3.address,
+    ]);
   } finally {
     await setup.stop();
   }
 
   const balance = async () =>
-    (await query<{ balance_micros: string; held_micros: string }>(db, "SELECT balance_micros, held_micros FROM ledger_accounts WHERE kind = 'buyer' AND owner_id = $1", [buyerId]))[0];
+    (
+      await query<{ balance_micros: string; held_micros: string }>(
+        db,
+        "SELECT balance_micros, held_micros FROM ledger_accounts WHERE kind = 'buyer' AND owner_id = $1",
+        [buyerId],
+      )
+    )[0];
 
   async function twentyInFlight(app: App) {
     const send = (i: number) =>
       fetch(`${app.origin}/v1/chat/completions`, {
         method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${key.key}`, "x-request-id": `req_drain-${app.origin.slice(-4)}-${i}` },
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${key.key}`,
+          "x-request-id": `req_drain-${app.origin.slice(-4)}-${i}`,
+        },
         body: JSON.stringify({ model: "mistral-31-24b", messages: [{ role: "user", content: `Completion ${i}` }], max_tokens: 16 }),
       }).then(async (res) => ({ status: res.status, body: (await res.json()) as { id?: string; error?: { code: string } } }));
     const answers = Promise.all(Array.from({ length: 20 }, (_, i) => send(i)));
@@ -321,7 +382,11 @@ test("SIGTERM during 20 completions in flight: each is answered 200 and cleared,
   patient.child.kill("SIGTERM");
   // Not accepting once the signal is handled: a new connection is refused (a kept-alive one would get 503
   // shutting_down), while the 20 are still in flight.
-  const probe = () => fetch(`${patient.origin}/healthz`).then((r) => r.status, () => "refused");
+  const probe = () =>
+    fetch(`${patient.origin}/healthz`).then(
+      (r) => r.status,
+      () => "refused",
+    );
   await expect.poll(probe, { timeout: 5_000 }).not.toBe(200);
   expect(["refused", 503]).toContain(await probe());
   gate.release();

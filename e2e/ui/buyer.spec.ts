@@ -27,7 +27,9 @@ test("tops up over x402 and sees the balance rise and the USDC move on chain", a
   expect(await usdcBalance(account.address)).toBe(walletBefore - 25_000_000n);
 });
 
-test("creates a key that is shown once, uses it from the OpenAI SDK, sees the usage and the balance fall, then revokes it", async ({ signedInPage: page }) => {
+test("creates a key that is shown once, uses it from the OpenAI SDK, sees the usage and the balance fall, then revokes it", async ({
+  signedInPage: page,
+}) => {
   const name = `e2e key ${Date.now().toString(36)}`;
   const available = page.getByRole("group", { name: "Available" });
   await expect(available).toContainText("$");
@@ -56,7 +58,10 @@ test("creates a key that is shown once, uses it from the OpenAI SDK, sees the us
   await expect(page.getByText(key)).toHaveCount(0);
 
   const client = bearerClient(key);
-  const completion = await client.chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "Hello from Playwright" }] });
+  const completion = await client.chat.completions.create({
+    model: "llama-3.3-70b",
+    messages: [{ role: "user", content: "Hello from Playwright" }],
+  });
   expect(completion.object).toBe("chat.completion");
   expect(completion.choices[0].message.content).toBeTruthy();
   expect(completion.usage?.total_tokens).toBeGreaterThan(0);
@@ -79,7 +84,9 @@ test("creates a key that is shown once, uses it from the OpenAI SDK, sees the us
   await expect(row).toContainText("Revoked");
   await expect(page.getByRole("button", { name: `Revoke ${name}` })).toHaveCount(0);
 
-  await expect(client.chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "again" }] })).rejects.toMatchObject({
+  await expect(
+    client.chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "again" }] }),
+  ).rejects.toMatchObject({
     status: 401,
   });
 });

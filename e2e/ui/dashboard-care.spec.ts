@@ -17,7 +17,18 @@ const VIEWPORTS = [
   { name: "phone", width: 390, height: 844 },
 ] as const;
 
-const PUBLIC_PAGES = ["/", "/market", "/market/llama-3.3-70b", "/docs", "/docs/top-up", "/docs/errors", "/docs/reference", "/dashboard", "/supply", "/no-such-page"];
+const PUBLIC_PAGES = [
+  "/",
+  "/market",
+  "/market/llama-3.3-70b",
+  "/docs",
+  "/docs/top-up",
+  "/docs/errors",
+  "/docs/reference",
+  "/dashboard",
+  "/supply",
+  "/no-such-page",
+];
 const SIGNED_IN_PAGES = ["/dashboard", "/dashboard/keys", "/dashboard/usage", "/dashboard/history", "/supply", "/supply/earnings"];
 
 /** Signs in through the Connect dialog with the injected EIP-6963 wallet (as a MetaMask user would). */
@@ -25,7 +36,10 @@ async function signInWithInjectedWallet(page: Page) {
   await page.goto("/dashboard");
   const main = page.getByRole("main");
   await main.getByRole("button", { name: "Connect wallet" }).click();
-  await page.getByRole("dialog", { name: "Connect a wallet" }).getByRole("button", { name: new RegExp(INJECTED_WALLET_NAME) }).click();
+  await page
+    .getByRole("dialog", { name: "Connect a wallet" })
+    .getByRole("button", { name: new RegExp(INJECTED_WALLET_NAME) })
+    .click();
   // Focus moves on to the next step's action instead of dropping to <body>.
   await expect(main.getByRole("button", { name: "Sign in" })).toBeFocused();
   await main.getByRole("button", { name: "Sign in" }).click();
@@ -36,7 +50,10 @@ async function signInWithInjectedWallet(page: Page) {
 
 /** Nothing wider than the viewport: the document does not scroll sideways. */
 async function expectNoSidewaysScroll(page: Page, path: string) {
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
   expect(scrollWidth, `${path} is ${scrollWidth}px wide in a ${innerWidth}px viewport`).toBeLessThanOrEqual(innerWidth);
 }
 
@@ -44,7 +61,13 @@ async function expectNoSidewaysScroll(page: Page, path: string) {
 async function seriousAxeViolations(page: Page, label: string): Promise<string[]> {
   const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
   const serious = results.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  return serious.map((v) => `${label}: ${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).slice(0, 4).join(" | ")}`);
+  return serious.map(
+    (v) =>
+      `${label}: ${v.id} (${v.impact}): ${v.nodes
+        .map((n) => n.target.join(" "))
+        .slice(0, 4)
+        .join(" | ")}`,
+  );
 }
 
 for (const viewport of VIEWPORTS) {
@@ -75,11 +98,23 @@ for (const viewport of VIEWPORTS) {
       await expect(page.getByRole("button", { name: "Top up $2.00" })).toBeVisible();
     });
 
-    test("1 money: the withdrawal form checks against the exact amount available and states its bounds up front", async ({ page, agent }) => {
+    test("1 money: the withdrawal form checks against the exact amount available and states its bounds up front", async ({
+      page,
+      agent,
+    }) => {
       // Earn something first: the cheapest offer on mistral serves the agent's request.
       const supplier = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.supplier]);
-      const cheap = await supplier.postOffer({ upstream_base_url: UPSTREAM_URL, upstream_api_key: "ref-upstream-dev-key", models: ["mistral-31-24b"], price_cents: 20, daily_capacity: "1" });
-      await agent.client.chat.completions.create({ model: "mistral-31-24b", messages: [{ role: "user", content: "Earn the supplier a few micro-dollars" }] });
+      const cheap = await supplier.postOffer({
+        upstream_base_url: UPSTREAM_URL,
+        upstream_api_key: "ref-upstream-dev-key",
+        models: ["mistral-31-24b"],
+        price_cents: 20,
+        daily_capacity: "1",
+      });
+      await agent.client.chat.completions.create({
+        model: "mistral-31-24b",
+        messages: [{ role: "user", content: "Earn the supplier a few micro-dollars" }],
+      });
       await supplier.ok("DELETE", `/v1/supply/offers/${cheap.id}`);
 
       await useTestWallet(page, E2E_WALLETS.supplier);
@@ -93,7 +128,9 @@ for (const viewport of VIEWPORTS) {
       const form = page.getByRole("form", { name: "Withdraw" });
       // The bounds are shown before anything is typed, exactly.
       const shown = /\$[\d,]+\.\d+/.exec(availableText!)![0];
-      await expect(form.getByLabel("Amount (USD)")).toHaveAccessibleDescription(new RegExp(`Between \\$0\\.000001 and ${shown.replace(/[$.]/g, "\\$&")}`));
+      await expect(form.getByLabel("Amount (USD)")).toHaveAccessibleDescription(
+        new RegExp(`Between \\$0\\.000001 and ${shown.replace(/[$.]/g, "\\$&")}`),
+      );
       // One micro-dollar more than available is refused with the exact figure.
       const over = available + 1n;
       await form.getByLabel("Amount (USD)").fill(`${over / 1_000_000n}.${(over % 1_000_000n).toString().padStart(6, "0")}`);
@@ -101,20 +138,31 @@ for (const viewport of VIEWPORTS) {
       await expect(form.getByText(`At most ${shown}.`)).toBeVisible();
     });
 
-    test("2 keys: a name is required and distinct, long names stay inside the table and dialogs, and no page scrolls sideways", async ({ page }) => {
+    test("2 keys: a name is required and distinct, long names stay inside the table and dialogs, and no page scrolls sideways", async ({
+      page,
+    }) => {
       const showcase = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.showcase]);
       const long = `${"a-very-long-key-name-without-spaces-".repeat(3)}${viewport.name}`.slice(0, 100);
       await showcase.createKey({ name: long, max_price_cents: 95, spend_limit: "10" });
       // Many offers on the supply page.
       for (let i = 0; i < 4; i++) {
-        await showcase.postOffer({ upstream_base_url: UPSTREAM_URL, upstream_api_key: "ref-upstream-dev-key", models: ["qwen3-235b"], price_cents: 140 + i, daily_capacity: "5" });
+        await showcase.postOffer({
+          upstream_base_url: UPSTREAM_URL,
+          upstream_api_key: "ref-upstream-dev-key",
+          models: ["qwen3-235b"],
+          price_cents: 140 + i,
+          daily_capacity: "5",
+        });
       }
       await useTestWallet(page, E2E_WALLETS.showcase);
       await signInThroughUi(page);
 
       await page.goto("/dashboard/keys");
       const table = page.getByRole("table", { name: "API keys" });
-      const row = table.getByRole("row").filter({ hasText: long.slice(0, 20) }).first();
+      const row = table
+        .getByRole("row")
+        .filter({ hasText: long.slice(0, 20) })
+        .first();
       // Revoke is reachable (in view once scrolled to) and says which key.
       const revoke = row.getByRole("button", { name: new RegExp(`^Revoke ${long}`) });
       await revoke.scrollIntoViewIfNeeded();
@@ -151,7 +199,10 @@ for (const viewport of VIEWPORTS) {
       }
     });
 
-    test("3 accessibility: axe finds no serious or critical violation on any page, signed out or in; skip link, focus ring, menu keys", async ({ page, browser }) => {
+    test("3 accessibility: axe finds no serious or critical violation on any page, signed out or in; skip link, focus ring, menu keys", async ({
+      page,
+      browser,
+    }) => {
       test.setTimeout(240_000);
       const visitorContext = await browser.newContext({ viewport: { width: viewport.width, height: viewport.height } });
       const visitor = await visitorContext.newPage();
@@ -192,7 +243,13 @@ for (const viewport of VIEWPORTS) {
       await topUp.focus();
       // (Polled: transition-colors fades the outline in over 150 ms.)
       await expect
-        .poll(() => topUp.evaluate((el) => ({ visible: el.matches(":focus-visible"), style: getComputedStyle(el).outlineStyle, color: getComputedStyle(el).outlineColor })))
+        .poll(() =>
+          topUp.evaluate((el) => ({
+            visible: el.matches(":focus-visible"),
+            style: getComputedStyle(el).outlineStyle,
+            color: getComputedStyle(el).outlineColor,
+          })),
+        )
         .toEqual({ visible: true, style: "solid", color: "rgb(29, 78, 216)" });
 
       // The account menu follows the menu button pattern.
@@ -233,7 +290,9 @@ for (const viewport of VIEWPORTS) {
       await other.close();
     });
 
-    test("5 forms: reset after posting, revalidate on edit, warn before saving, guard the shown-once key, sign-out stays closed", async ({ page }) => {
+    test("5 forms: reset after posting, revalidate on edit, warn before saving, guard the shown-once key, sign-out stays closed", async ({
+      page,
+    }) => {
       await useTestWallet(page, E2E_WALLETS.buyer);
       await signInThroughUi(page);
 
@@ -293,7 +352,10 @@ for (const viewport of VIEWPORTS) {
     });
 
     test("6 words: Delist for offers, a glossary on the terms, plurals, usage tokens explained", async ({ page, agent }) => {
-      await agent.client.chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "A request for the usage page" }] });
+      await agent.client.chat.completions.create({
+        model: "llama-3.3-70b",
+        messages: [{ role: "user", content: "A request for the usage page" }],
+      });
       await page.goto("/market/llama-3.3-70b");
       const vwap = page.getByRole("button", { name: "What is VWAP?" });
       await vwap.focus();
@@ -313,8 +375,14 @@ for (const viewport of VIEWPORTS) {
       await expect(page.getByRole("button", { name: "Burn" }).first()).toBeVisible();
     });
 
-    test("7 pictures: charts with axes and details, price history, depth scaled to the book, History with transactions, use this model", async ({ page, agent }) => {
-      await agent.client.chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "A trade for the history" }] });
+    test("7 pictures: charts with axes and details, price history, depth scaled to the book, History with transactions, use this model", async ({
+      page,
+      agent,
+    }) => {
+      await agent.client.chat.completions.create({
+        model: "llama-3.3-70b",
+        messages: [{ role: "user", content: "A trade for the history" }],
+      });
 
       await page.goto("/market/llama-3.3-70b");
       const history = page.getByRole("region", { name: "Price and volume history" });
@@ -346,7 +414,9 @@ for (const viewport of VIEWPORTS) {
       await spend.focus();
       await agentPage.keyboard.press("ArrowLeft");
       await expect(agentPage.getByTestId("chart-detail").first()).toContainText(/\$[\d.,]+ · \d+ requests?/);
-      await expect(agentPage.getByRole("list", { name: "Spend per model" }).getByRole("listitem").filter({ hasText: "llama-3.3-70b" })).toBeVisible();
+      await expect(
+        agentPage.getByRole("list", { name: "Spend per model" }).getByRole("listitem").filter({ hasText: "llama-3.3-70b" }),
+      ).toBeVisible();
 
       await agentPage.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "History" }).click();
       const ledger = agentPage.getByRole("table", { name: "Money history" });
@@ -358,7 +428,9 @@ for (const viewport of VIEWPORTS) {
       await expect(ledger.getByRole("row").filter({ hasText: "Request charge" })).toHaveCount(0);
     });
 
-    test("8 small: /market, a favicon, no 401 from /auth/session when anonymous, docs in pages with contents and search", async ({ page }) => {
+    test("8 small: /market, a favicon, no 401 from /auth/session when anonymous, docs in pages with contents and search", async ({
+      page,
+    }) => {
       const sessionAnswers: number[] = [];
       page.on("response", (res) => {
         if (new URL(res.url()).pathname === "/auth/session") sessionAnswers.push(res.status());

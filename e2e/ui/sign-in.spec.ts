@@ -4,14 +4,20 @@ import { useTestWallet } from "../fixtures/wallet";
 
 test.use({ wallet: "buyer" });
 
-test("a wallet on the wrong network is asked to switch to Base, signs in with SIWE, stays signed in, and signs out", async ({ page, account }) => {
+test("a wallet on the wrong network is asked to switch to Base, signs in with SIWE, stays signed in, and signs out", async ({
+  page,
+  account,
+}) => {
   await useTestWallet(page, E2E_WALLETS.buyer, { chainId: 1 });
   await page.goto("/dashboard");
   const main = page.getByRole("main");
   await expect(main.getByRole("heading", { name: "Sign in with your wallet" })).toBeVisible();
 
   await main.getByRole("button", { name: "Connect wallet" }).click();
-  await page.getByRole("dialog", { name: "Connect a wallet" }).getByRole("button", { name: /Test wallet/ }).click();
+  await page
+    .getByRole("dialog", { name: "Connect a wallet" })
+    .getByRole("button", { name: /Test wallet/ })
+    .click();
 
   await expect(page.getByRole("status").filter({ hasText: "Wrong network" })).toContainText("Your wallet is on Ethereum");
   await expect(main.getByRole("button", { name: "Sign in" })).toHaveCount(0);

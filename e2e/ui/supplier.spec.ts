@@ -65,7 +65,9 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   await visitor.close();
 });
 
-test("the offer form and the earnings page state what the supplier keeps after the configured platform fee", async ({ signedInPage: page }) => {
+test("the offer form and the earnings page state what the supplier keeps after the configured platform fee", async ({
+  signedInPage: page,
+}) => {
   // The stack runs with PLATFORM_FEE_BPS=1250; the figures below are worked out by hand for that fee.
   expect(E2E_PLATFORM_FEE_BPS).toBe(1250);
   await page.goto("/supply");
@@ -92,10 +94,20 @@ test("an offer that fails the upstream check is refused inline", async ({ signed
   await expect(form.getByLabel("Upstream API key")).toHaveAttribute("aria-invalid", "true");
 });
 
-test("earns from a buyer's completion and withdraws the earnings to the wallet on chain", async ({ signedInPage: page, account, agent }) => {
+test("earns from a buyer's completion and withdraws the earnings to the wallet on chain", async ({
+  signedInPage: page,
+  account,
+  agent,
+}) => {
   // The cheapest offer on the book, so the agent's completion is routed here.
   const supplier = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.supplier]);
-  await supplier.postOffer({ upstream_base_url: UPSTREAM_URL, upstream_api_key: UPSTREAM_KEY, models: ["mistral-31-24b"], price_cents: 30, daily_capacity: "10" });
+  await supplier.postOffer({
+    upstream_base_url: UPSTREAM_URL,
+    upstream_api_key: UPSTREAM_KEY,
+    models: ["mistral-31-24b"],
+    price_cents: 30,
+    daily_capacity: "10",
+  });
   const before = parseMicros((await supplier.ok<Earnings>("GET", "/v1/supply/earnings")).available)!;
   const { response } = await agent.client.chat.completions
     .create({

@@ -7,7 +7,10 @@ import { formatMicros } from "@/lib/money";
 
 /** The signed-in account: wallet, buyer balance (held = reserved by in-flight completions) and price defaults. */
 export async function getAccountProfile(accountId: string): Promise<AccountProfile> {
-  const [account, balance] = await Promise.all([db.account.findUniqueOrThrow({ where: { id: accountId } }), getBalance("buyer", accountId)]);
+  const [account, balance] = await Promise.all([
+    db.account.findUniqueOrThrow({ where: { id: accountId } }),
+    getBalance("buyer", accountId),
+  ]);
   return {
     address: account.walletAddress,
     balance: formatMicros(balance.totalMicros),
@@ -26,5 +29,9 @@ export async function updateAccountSettings(accountId: string, input: UpdateAcco
 /** The prepaid buying balance: available to spend, held by in-flight requests, and their total. */
 export async function getBuyerBalance(accountId: string): Promise<BalanceView> {
   const balance = await getBalance("buyer", accountId);
-  return { available: formatMicros(balance.availableMicros), held: formatMicros(balance.heldMicros), total: formatMicros(balance.totalMicros) };
+  return {
+    available: formatMicros(balance.availableMicros),
+    held: formatMicros(balance.heldMicros),
+    total: formatMicros(balance.totalMicros),
+  };
 }

@@ -13,10 +13,7 @@ export async function listUsage(accountId: string, page: { cursor?: string; limi
     where: {
       accountId,
       ...(before && {
-        OR: [
-          { createdAt: { lt: new Date(Number(before[1])) } },
-          { createdAt: new Date(Number(before[1])), id: { lt: before[2] } },
-        ],
+        OR: [{ createdAt: { lt: new Date(Number(before[1])) } }, { createdAt: new Date(Number(before[1])), id: { lt: before[2] } }],
       }),
     },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
@@ -51,6 +48,11 @@ export async function listDailySpend(accountId: string, days: number, now = new 
     GROUP BY 1 ORDER BY 1`;
   return {
     object: "list",
-    data: rows.map((r) => ({ day: r.day, requests: Number(r.requests), cost: formatMicros(BigInt(r.cost)), burn: formatMicros(BigInt(r.burn)) })),
+    data: rows.map((r) => ({
+      day: r.day,
+      requests: Number(r.requests),
+      cost: formatMicros(BigInt(r.cost)),
+      burn: formatMicros(BigInt(r.burn)),
+    })),
   };
 }

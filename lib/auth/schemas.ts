@@ -48,9 +48,12 @@ export type SessionView = z.output<typeof SessionSchema>;
 export const API_KEY_NAME_MAX = 100;
 
 export const CreateApiKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(API_KEY_NAME_MAX).optional().describe("A label to tell keys apart; default \"default\""),
+  name: z.string().trim().min(1).max(API_KEY_NAME_MAX).optional().describe('A label to tell keys apart; default "default"'),
   max_price_cents: PriceCents.nullable().optional().describe("The most this key may pay per diem; null or absent = the account's default"),
-  spend_limit: UsdAmount.refine((micros) => micros > 0n, { message: "must be a positive USDC amount", params: { code: "amount_out_of_range" } })
+  spend_limit: UsdAmount.refine((micros) => micros > 0n, {
+    message: "must be a positive USDC amount",
+    params: { code: "amount_out_of_range" },
+  })
     .nullable()
     .optional()
     .describe('Total USDC this key may spend, e.g. "25.50"; null or absent = no limit beyond the balance'),

@@ -21,7 +21,6 @@ export const SIWE_STATEMENT = "Sign in to svc with your wallet.";
 /** How far a client's clock may run ahead of ours when it stamps `Issued At`. */
 const ISSUED_AT_SKEW_MS = 60_000;
 
-
 /** Everything a client needs to build the EIP-4361 message for `walletAddress`, around a fresh nonce. */
 export async function createSiweChallenge(walletAddress: string, now = new Date()): Promise<SiweChallenge> {
   const { nonce, issuedAt, expiresAt } = await issueNonce(getAddress(walletAddress), now);
@@ -89,7 +88,11 @@ function parseSiweMessageOrThrow(text: string): SiweFields {
     );
   }
   if (!isAddress(address)) throw invalidMessage("The message's address is not EIP-55 checksummed.");
-  for (const [name, date] of [["Issued At", issuedAt], ["Expiration Time", expirationTime], ["Not Before", notBefore]] as const) {
+  for (const [name, date] of [
+    ["Issued At", issuedAt],
+    ["Expiration Time", expirationTime],
+    ["Not Before", notBefore],
+  ] as const) {
     if (date && Number.isNaN(date.getTime())) throw invalidMessage(`The message's ${name} is not an RFC 3339 date-time.`);
   }
   return { scheme, domain, address: getAddress(address), uri, chainId, nonce, issuedAt, expirationTime, notBefore };

@@ -27,7 +27,12 @@ export function createWagmiConfig(settings: ClientSettings) {
       walletConnect({
         projectId: settings.walletConnectProjectId,
         showQrModal: true,
-        metadata: { name: "svc", description: "The open inference marketplace", url: settings.origin, icons: [`${settings.origin}/icon.svg`] },
+        metadata: {
+          name: "svc",
+          description: "The open inference marketplace",
+          url: settings.origin,
+          icons: [`${settings.origin}/icon.svg`],
+        },
       }),
     );
   }

@@ -1,5 +1,15 @@
 import "server-only";
-import { BaseError, HttpRequestError, TimeoutError, TransactionNotFoundError, TransactionReceiptNotFoundError, isAddressEqual, type Address, type Hash, type TransactionReceipt } from "viem";
+import {
+  BaseError,
+  HttpRequestError,
+  TimeoutError,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  isAddressEqual,
+  type Address,
+  type Hash,
+  type TransactionReceipt,
+} from "viem";
 import { publicClient } from "@/lib/chain/client";
 
 /**

@@ -167,9 +167,13 @@ function assertWithinStorableRange(output: unknown, where: "body" | "query") {
   for (const { value, path } of walk(output)) {
     if (typeof value === "bigint" && (value < INT64_MIN || value > INT64_MAX)) {
       const param = path.join(".");
-      throw new AppError("amount_out_of_range", `Invalid ${where === "body" ? "request body" : "query"}: ${param || where}: the amount is too large.`, {
-        details: { param: param || null },
-      });
+      throw new AppError(
+        "amount_out_of_range",
+        `Invalid ${where === "body" ? "request body" : "query"}: ${param || where}: the amount is too large.`,
+        {
+          details: { param: param || null },
+        },
+      );
     }
   }
 }

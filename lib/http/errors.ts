@@ -114,5 +114,7 @@ export const ErrorBodySchema = component(
         code: z.enum(APP_ERROR_CODES),
       }),
     })
-    .describe("Every error: OpenAI's shape. Some codes add machine-readable fields beside message/type/code (e.g. needed, available, param)."),
+    .describe(
+      "Every error: OpenAI's shape. Some codes add machine-readable fields beside message/type/code (e.g. needed, available, param).",
+    ),
 );

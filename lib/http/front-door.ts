@@ -261,7 +261,11 @@ function pathnameOf(req: IncomingMessage): string {
  * completion route in Next), no trailing slash (a 308 in Next too). Percent-escapes stay as they are, as in Next.
  */
 export function routedPath(target: string): string {
-  const raw = target.split("?")[0].split("#")[0].replace(/\\/g, "/").replace(/\/{2,}/g, "/");
+  const raw = target
+    .split("?")[0]
+    .split("#")[0]
+    .replace(/\\/g, "/")
+    .replace(/\/{2,}/g, "/");
   let path = raw;
   try {
     path = new URL(raw, "http://front-door.invalid").pathname;
@@ -273,13 +277,19 @@ export function routedPath(target: string): string {
 
 function refuseMethod(res: ServerResponse, method: string, pathname: string, allowed: string[]) {
   const safeMethod = /^[A-Z-]{1,20}$/.test(method) ? method : "This method";
-  const error = new AppError("method_not_allowed", `${safeMethod} is not served on ${pathname.slice(0, 200)}; allowed: ${allowed.join(", ")}.`);
+  const error = new AppError(
+    "method_not_allowed",
+    `${safeMethod} is not served on ${pathname.slice(0, 200)}; allowed: ${allowed.join(", ")}.`,
+  );
   sendError(res, method, error, { allow: allowed.join(", ") });
 }
 
 /** `*`, `*x`, `http://host/x`, `host:443`: no route is named by anything but a path. */
 function refuseTarget(res: ServerResponse, method: string, context: RequestContext) {
-  const error = new AppError("invalid_request", "The request target must be a path starting with / (origin-form); `*` and absolute URLs are not served.");
+  const error = new AppError(
+    "invalid_request",
+    "The request target must be a path starting with / (origin-form); `*` and absolute URLs are not served.",
+  );
   context.errorCode = error.code;
   sendError(res, method, error);
 }
@@ -302,7 +312,10 @@ function sendError(res: ServerResponse, method: string, error: AppError, headers
  */
 export function refuseShuttingDown(res: ServerResponse, requestId?: string): void {
   if (res.headersSent) return;
-  const error = new AppError("shutting_down", "This instance is shutting down; nothing was charged. Retry: another instance will serve it.");
+  const error = new AppError(
+    "shutting_down",
+    "This instance is shutting down; nothing was charged. Retry: another instance will serve it.",
+  );
   const body = JSON.stringify(errorBody(error));
   res.writeHead(errorStatus(error), {
     "content-type": "application/json; charset=utf-8",

@@ -54,7 +54,11 @@ export function createRedisStore(url: string): RateLimitStore {
   return {
     async hit(key, windowStart) {
       const bucket = `svc:rl:${key}:${windowStart}`;
-      const [[, count]] = (await redis.multi().incr(bucket).pexpire(bucket, WINDOW_MS * 2).exec()) as [[null, number]];
+      const [[, count]] = (await redis
+        .multi()
+        .incr(bucket)
+        .pexpire(bucket, WINDOW_MS * 2)
+        .exec()) as [[null, number]];
       return count;
     },
   };
@@ -101,10 +105,14 @@ export async function enforceRateLimits(
       "x-ratelimit-reset": String(resetSeconds),
     };
     if (remaining < 0) {
-      throw new AppError("rate_limited", `Rate limit exceeded: at most ${rule.limit} requests per minute per ${rule.name}. Retry in ${resetSeconds} s.`, {
-        headers: { ...headers, "retry-after": String(resetSeconds) },
-        details: { limit: rule.limit, scope: rule.name },
-      });
+      throw new AppError(
+        "rate_limited",
+        `Rate limit exceeded: at most ${rule.limit} requests per minute per ${rule.name}. Retry in ${resetSeconds} s.`,
+        {
+          headers: { ...headers, "retry-after": String(resetSeconds) },
+          details: { limit: rule.limit, scope: rule.name },
+        },
+      );
     }
     if (remaining < least) {
       least = remaining;
@@ -122,13 +130,15 @@ export async function enforceRateLimits(
  */
 export function preAuthRules(ip: string, request: { write: boolean; bearer: boolean }): RateLimitRule[] {
   const rules: RateLimitRule[] = [{ name: "ip", key: ip, limit: env.RATE_LIMIT_PER_IP_PER_MINUTE }];
-  if (request.write && !request.bearer) rules.push({ name: "writes per ip", key: `w:${ip}`, limit: env.RATE_LIMIT_WRITES_PER_IP_PER_MINUTE });
+  if (request.write && !request.bearer)
+    rules.push({ name: "writes per ip", key: `w:${ip}`, limit: env.RATE_LIMIT_WRITES_PER_IP_PER_MINUTE });
   return rules;
 }
 
 export function postAuthRules(who: { apiKeyId?: string; accountId?: string; write: boolean }): RateLimitRule[] {
   if (who.apiKeyId) return [{ name: "key", key: who.apiKeyId, limit: env.RATE_LIMIT_PER_KEY_PER_MINUTE }];
-  if (who.accountId && who.write) return [{ name: "writes per account", key: `w:${who.accountId}`, limit: env.RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE }];
+  if (who.accountId && who.write)
+    return [{ name: "writes per account", key: `w:${who.accountId}`, limit: env.RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE }];
   return [];
 }
 
@@ -138,7 +148,9 @@ export function postAuthRules(who: { apiKeyId?: string; accountId?: string; writ
  */
 export async function countFailedAuthentication(ip: string, failure: AppError): Promise<AppError> {
   try {
-    await enforceRateLimits([{ name: "failed authentication per ip", key: `auth:${ip}`, limit: env.RATE_LIMIT_AUTH_FAILURES_PER_IP_PER_MINUTE }]);
+    await enforceRateLimits([
+      { name: "failed authentication per ip", key: `auth:${ip}`, limit: env.RATE_LIMIT_AUTH_FAILURES_PER_IP_PER_MINUTE },
+    ]);
     return failure;
   } catch (error) {
     return error instanceof AppError ? error : failure;

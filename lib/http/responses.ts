@@ -1,7 +1,6 @@
 /** JSON responses. BigInt never reaches the wire as a number: money is serialized by the domain as strings. */
 import "server-only";
 
-
 /** Each JSON response's body text, so a server writing to Node's response need not read it back through a stream. */
 const bodyTexts = new WeakMap<Response, string>();
 

@@ -77,12 +77,14 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
         throw limited && error instanceof AppError && errorStatus(error) === 401 ? await countFailedAuthentication(ip, error) : error;
       });
       if (limited) {
-        const who = { apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined, accountId: "session" in auth ? auth.session?.accountId : undefined, write };
+        const who = {
+          apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined,
+          accountId: "session" in auth ? auth.session?.accountId : undefined,
+          write,
+        };
         rateHeaders = tighter(rateHeaders, await enforceRateLimits(postAuthRules(who)));
       }
-      const body = options.body
-        ? parseInput(options.body, await readJsonBody(req, maxBodyBytes), "body")
-        : undefined;
+      const body = options.body ? parseInput(options.body, await readJsonBody(req, maxBodyBytes), "body") : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
       const params = flattenParams((await next?.params) ?? {});
       context.accountId = "session" in auth ? auth.session?.accountId : "apiKey" in auth ? auth.apiKey?.accountId : undefined;
@@ -96,7 +98,14 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     response.headers.set("x-request-id", requestId);
     return response;
   };
-  const meta: RouteMeta = { auth: options.auth, body: options.body, query: options.query, maxBodyBytes, rateLimit: limited, docs: options.docs };
+  const meta: RouteMeta = {
+    auth: options.auth,
+    body: options.body,
+    query: options.query,
+    maxBodyBytes,
+    rateLimit: limited,
+    docs: options.docs,
+  };
   return Object.assign(handle, { meta });
 }
 

@@ -41,5 +41,9 @@ export async function findLedgerAccount(tx: Tx, kind: OwnedLedgerKind, ownerId: 
 /** An owner's balance of one kind; zero when the account does not exist yet. */
 export async function getBalance(kind: OwnedLedgerKind, ownerId: string, tx: Tx = db): Promise<Balance> {
   const account = await findLedgerAccount(tx, kind, ownerId);
-  return { totalMicros: account?.balanceMicros ?? 0n, heldMicros: account?.heldMicros ?? 0n, availableMicros: account?.availableMicros ?? 0n };
+  return {
+    totalMicros: account?.balanceMicros ?? 0n,
+    heldMicros: account?.heldMicros ?? 0n,
+    availableMicros: account?.availableMicros ?? 0n,
+  };
 }

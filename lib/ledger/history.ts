@@ -11,7 +11,15 @@ export async function listAccountLedger(ownerId: string, page: { cursor?: string
   const limit = page.limit ?? PAGE_DEFAULT;
   const before = page.cursor === undefined ? null : BigInt(decodeCursor(page.cursor, CURSOR)[1]);
   const rows = await db.$queryRaw<
-    { line_id: bigint; entry_id: string; kind: LedgerItem["kind"]; ledger_kind: string; amount_micros: bigint; created_at: Date; tx_hash: string | null }[]
+    {
+      line_id: bigint;
+      entry_id: string;
+      kind: LedgerItem["kind"];
+      ledger_kind: string;
+      amount_micros: bigint;
+      created_at: Date;
+      tx_hash: string | null;
+    }[]
   >`
     SELECT jl.id AS line_id, je.id::text AS entry_id, je.kind::text AS kind, la.kind::text AS ledger_kind,
            jl.amount_micros, je.created_at, COALESCE(je.tx_hash, w.tx_hash, p.tx_hash) AS tx_hash

@@ -51,7 +51,8 @@ export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
     LEFT JOIN (SELECT offer_id, day, SUM(burn_micro_diem) AS total FROM holds WHERE status = 'active' GROUP BY offer_id, day) h
       ON h.offer_id = d.offer_id AND h.day = d.day
     WHERE d.held_micro_diem <> COALESCE(h.total, 0)`;
-  for (const d of capacityDrift) violations.push(`offer ${d.offer_id} on ${d.day} holds ${d.held} micro-diem but its active holds burn ${d.holds}`);
+  for (const d of capacityDrift)
+    violations.push(`offer ${d.offer_id} on ${d.day} holds ${d.held} micro-diem but its active holds burn ${d.holds}`);
 
   // Money in: a settled payment is credited by exactly its amount; no other payment is credited at all.
   const miscredited = await tx.$queryRaw<{ id: string; status: string; amount: string; credited: string }[]>`

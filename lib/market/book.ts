@@ -47,8 +47,7 @@ export function getActiveModels(): Promise<Map<string, CatalogEntry>> {
 /** An active model by id; a model added since the cached catalog was read is found by its primary key. */
 export async function getActiveModelOrThrow(modelId: string): Promise<CatalogEntry> {
   const model =
-    (await getActiveModels()).get(modelId) ??
-    (await db.model.findFirst({ where: { id: modelId, active: true }, omit: { active: true } }));
+    (await getActiveModels()).get(modelId) ?? (await db.model.findFirst({ where: { id: modelId, active: true }, omit: { active: true } }));
   if (!model) return refuseInactiveModel(modelId);
   return model;
 }
@@ -58,9 +57,13 @@ export async function refuseInactiveModel(modelId: string): Promise<never> {
   const retired = await db.model.findFirst({ where: { id: modelId, active: false }, select: { retiredAt: true } });
   if (retired) {
     const when = retired.retiredAt ? ` on ${retired.retiredAt.toISOString().slice(0, 10)}` : "";
-    throw new AppError("model_retired", `Model "${modelId}" was retired${when} and is no longer served; see GET /v1/models for the models on this market.`, {
-      details: { param: "model" },
-    });
+    throw new AppError(
+      "model_retired",
+      `Model "${modelId}" was retired${when} and is no longer served; see GET /v1/models for the models on this market.`,
+      {
+        details: { param: "model" },
+      },
+    );
   }
   throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/models for the models on this market.`, {
     details: { param: "model" },
@@ -94,7 +97,16 @@ type DepthRow = {
 };
 
 export function emptyDepth(): ModelDepth {
-  return { levels: [], remainingMicroDiem: 0n, offers: 0, suppliers: 0, bestPriceCents: null, features: NO_FEATURES, clears: 0, disputed: 0 };
+  return {
+    levels: [],
+    remainingMicroDiem: 0n,
+    offers: 0,
+    suppliers: 0,
+    bestPriceCents: null,
+    features: NO_FEATURES,
+    clears: 0,
+    disputed: 0,
+  };
 }
 
 /** Price levels and totals (grouping sets: one row per level, one total per model) in one query. */

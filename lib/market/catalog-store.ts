@@ -40,7 +40,11 @@ export async function getPriceAt(db: Client, modelId: string, at: Date) {
  * publishes only prices and limits) are left alone. Models in the database but not in the source are reported,
  * never retired implicitly; a retired model named by the source is reactivated.
  */
-export async function planCatalog(db: Client, source: readonly CatalogModel[], partial: Partial<Record<CatalogField, boolean>> = {}): Promise<CatalogPlan> {
+export async function planCatalog(
+  db: Client,
+  source: readonly CatalogModel[],
+  partial: Partial<Record<CatalogField, boolean>> = {},
+): Promise<CatalogPlan> {
   const current = new Map((await listCatalog(db, { includeRetired: true })).map((m) => [m.id, m]));
   const plan: CatalogPlan = { add: [], change: [], unchanged: [], notInSource: [] };
   for (const wanted of source) {
@@ -85,7 +89,11 @@ export async function applyCatalogPlan(db: Client, plan: CatalogPlan, source: re
           ...(f.output && { outputMicroDiemPerMTok: wanted.outputMicroDiemPerMTok }),
           ...(f.context_length && { contextTokens: wanted.contextTokens }),
           ...(f.max_output_tokens && { maxOutputTokens: wanted.maxOutputTokens }),
-          ...(f.features && { supportsTools: wanted.supportsTools, supportsJsonSchema: wanted.supportsJsonSchema, supportsVision: wanted.supportsVision }),
+          ...(f.features && {
+            supportsTools: wanted.supportsTools,
+            supportsJsonSchema: wanted.supportsJsonSchema,
+            supportsVision: wanted.supportsVision,
+          }),
           ...(f.bills_reasoning && { billsReasoning: wanted.billsReasoning }),
           ...(f.active && { active: true, retiredAt: null }),
         },
@@ -110,7 +118,8 @@ export async function seedCatalogWhenEmpty(db: Client, source: readonly CatalogM
 
 export async function addModel(db: Client, model: CatalogModel): Promise<Model> {
   const existing = await db.model.findUnique({ where: { id: model.id } });
-  if (existing) throw new Error(`model ${model.id} already exists${existing.active ? "" : " (retired; `set` it or import it to bring it back)"}`);
+  if (existing)
+    throw new Error(`model ${model.id} already exists${existing.active ? "" : " (retired; `set` it or import it to bring it back)"}`);
   return db.model.create({ data: model });
 }
 
@@ -133,7 +142,8 @@ export async function setModel(db: Client, id: string, update: ModelUpdate): Pro
     return micros;
   };
   const features = update.features && new Set(update.features);
-  for (const f of features ?? []) if (!["tools", "json_schema", "vision"].includes(f)) throw new Error(`unknown feature ${f} (tools, json_schema, vision)`);
+  for (const f of features ?? [])
+    if (!["tools", "json_schema", "vision"].includes(f)) throw new Error(`unknown feature ${f} (tools, json_schema, vision)`);
   const existing = await db.model.findUnique({ where: { id } });
   if (!existing) throw new Error(`no model ${id}`);
   return db.model.update({
@@ -144,7 +154,11 @@ export async function setModel(db: Client, id: string, update: ModelUpdate): Pro
       outputMicroDiemPerMTok: price(update.output, "--output"),
       contextTokens: update.contextLength,
       maxOutputTokens: update.maxOutputTokens,
-      ...(features && { supportsTools: features.has("tools"), supportsJsonSchema: features.has("json_schema"), supportsVision: features.has("vision") }),
+      ...(features && {
+        supportsTools: features.has("tools"),
+        supportsJsonSchema: features.has("json_schema"),
+        supportsVision: features.has("vision"),
+      }),
       billsReasoning: update.billsReasoning,
     },
   });
@@ -207,7 +221,9 @@ function priceMicros(value: unknown): bigint | null {
 export function describePlan(plan: CatalogPlan): string[] {
   const lines: string[] = [];
   for (const m of plan.add) {
-    lines.push(`+ ${m.id}  "${m.name}"  input ${formatMicros(m.inputMicroDiemPerMTok)}  output ${formatMicros(m.outputMicroDiemPerMTok)}  context ${m.contextTokens}  max_output ${m.maxOutputTokens}  features ${describeFeatures(m)}${m.billsReasoning ? "  bills_reasoning" : ""}`);
+    lines.push(
+      `+ ${m.id}  "${m.name}"  input ${formatMicros(m.inputMicroDiemPerMTok)}  output ${formatMicros(m.outputMicroDiemPerMTok)}  context ${m.contextTokens}  max_output ${m.maxOutputTokens}  features ${describeFeatures(m)}${m.billsReasoning ? "  bills_reasoning" : ""}`,
+    );
   }
   for (const c of plan.change) {
     const parts = Object.entries(c.fields).map(([field, [from, to]]) => `${field} ${from} -> ${to}`);

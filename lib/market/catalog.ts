@@ -26,7 +26,7 @@ export type CatalogModel = {
 
 const ListPriceText = z
   .string()
-  .refine((text) => parseMicros(text) !== null, "must be a decimal string with at most 6 places, e.g. \"0.70\"");
+  .refine((text) => parseMicros(text) !== null, 'must be a decimal string with at most 6 places, e.g. "0.70"');
 
 /** One model in a catalog file (snake_case, prices as decimal strings, like the wire). */
 export const CatalogFileModel = z.strictObject({

@@ -15,8 +15,24 @@ import type { PoolSummary } from "@/lib/market/schemas";
 
 export const POOL_TTL_MS = 5_000;
 
-type TotalsRow = { suppliers: number; offers: number; cooling: number; capacity: string; burned: string; remaining: string; available: string };
-type ModelRow = { model_id: string; offers: number; suppliers: number; capacity: string; burned: string; remaining: string; available: string };
+type TotalsRow = {
+  suppliers: number;
+  offers: number;
+  cooling: number;
+  capacity: string;
+  burned: string;
+  remaining: string;
+  available: string;
+};
+type ModelRow = {
+  model_id: string;
+  offers: number;
+  suppliers: number;
+  capacity: string;
+  burned: string;
+  remaining: string;
+  available: string;
+};
 
 /** Cached for a few seconds unless `now` is given. */
 export function getPoolSummary(now?: Date): Promise<PoolSummary> {

@@ -15,11 +15,15 @@ export const ModelListingSchema = z.object({
   offers: z.number().int().describe("Offers on the book (active, healthy, capacity left today)"),
   supported_parameters: z
     .array(z.string())
-    .describe("Request parameters usable with this model (OpenRouter's names); tools and structured_outputs appear when an offer on the book serves them"),
+    .describe(
+      "Request parameters usable with this model (OpenRouter's names); tools and structured_outputs appear when an offer on the book serves them",
+    ),
   input_modalities: z.array(z.enum(["text", "image"])),
   bills_reasoning: z
     .boolean()
-    .describe("Its upstreams bill hidden reasoning: with reasoning_effort (other than none) you pay the reasoning tokens they report, within max_tokens"),
+    .describe(
+      "Its upstreams bill hidden reasoning: with reasoning_effort (other than none) you pay the reasoning tokens they report, within max_tokens",
+    ),
 });
 export type ModelListing = z.output<typeof ModelListingSchema>;
 

@@ -19,7 +19,13 @@ import { component, componentRegistry } from "@/lib/wire";
 type JsonSchema = Record<string, unknown>;
 type Json = Record<string, unknown>;
 
-export type OpenApiParameter = { name: string; in: "path" | "query" | "header"; required: boolean; description?: string; schema: JsonSchema };
+export type OpenApiParameter = {
+  name: string;
+  in: "path" | "query" | "header";
+  required: boolean;
+  description?: string;
+  schema: JsonSchema;
+};
 export type OpenApiResponse = {
   description: string;
   headers?: Record<string, { $ref: string }>;
@@ -134,7 +140,13 @@ function queryParameters(query: z.ZodType): OpenApiParameter[] {
   const json = toJsonSchema(query, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, schema]) => {
     const { description, ...rest } = schema as JsonSchema & { description?: string };
-    return { name, in: "query", required: json.required?.includes(name) ?? false, ...(description ? { description: String(description) } : {}), schema: rest };
+    return {
+      name,
+      in: "query",
+      required: json.required?.includes(name) ?? false,
+      ...(description ? { description: String(description) } : {}),
+      schema: rest,
+    };
   });
 }
 
@@ -154,12 +166,21 @@ function errorSchema(codes: AppErrorCode[]): JsonSchema {
 
 /** Success answers and error answers merged per status (a 402 can be the x402 challenge or an error). */
 function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, OpenApiResponse> {
-  const byStatus = new Map<number, { descriptions: string[]; schemas: JsonSchema[]; headers: ResponseHeaderName[]; codes: AppErrorCode[] }>();
+  const byStatus = new Map<
+    number,
+    { descriptions: string[]; schemas: JsonSchema[]; headers: ResponseHeaderName[]; codes: AppErrorCode[] }
+  >();
   // route() puts the rate-limit headers on every answer once the limits were counted, and Retry-After on the 429.
-  const always: ResponseHeaderName[] = op.handler.meta.rateLimit ? ["RequestId", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset"] : ["RequestId"];
+  const always: ResponseHeaderName[] = op.handler.meta.rateLimit
+    ? ["RequestId", "RateLimitLimit", "RateLimitRemaining", "RateLimitReset"]
+    : ["RequestId"];
   const slot = (status: number) => {
     let entry = byStatus.get(status);
-    if (!entry) byStatus.set(status, (entry = { descriptions: [], schemas: [], headers: [...always, ...(status === 429 ? (["RetryAfter"] as const) : [])], codes: [] }));
+    if (!entry)
+      byStatus.set(
+        status,
+        (entry = { descriptions: [], schemas: [], headers: [...always, ...(status === 429 ? (["RetryAfter"] as const) : [])], codes: [] }),
+      );
     return entry;
   };
   for (const r of op.docs.responses) {
@@ -241,7 +262,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       description:
         "Public routes need nothing; session routes need the svc_session cookie from Sign-In with Ethereum (GET /auth/nonce, POST /auth/verify); " +
         "POST /v1/chat/completions needs an svc_ API key as a Bearer token. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
-        "prices are integer cents per diem (100 = list price). Every error is {\"error\":{\"message\",\"type\",\"code\"}} and every answer carries X-Request-Id.",
+        'prices are integer cents per diem (100 = list price). Every error is {"error":{"message","type","code"}} and every answer carries X-Request-Id.',
       license: { name: "MIT", identifier: "MIT" },
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
@@ -255,7 +276,10 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
         Object.entries(RESPONSE_HEADERS).map(([key, h]) => [key, { description: h.description, schema: h.schema }]),
       ),
       parameters: Object.fromEntries(
-        Object.entries(REQUEST_HEADERS).map(([key, h]) => [key, { name: h.name, in: "header", required: false, description: h.description, schema: h.schema }]),
+        Object.entries(REQUEST_HEADERS).map(([key, h]) => [
+          key,
+          { name: h.name, in: "header", required: false, description: h.description, schema: h.schema },
+        ]),
       ),
     },
   };

@@ -34,7 +34,8 @@ export const ERROR_DESCRIPTIONS = {
   insufficient_balance: "The balance cannot cover the request's worst case; `needed` and `available` say by how much.",
   payment_required: "Payment is required before this call can proceed.",
   spend_limit_exceeded: "The API key's spend limit cannot cover the request's worst case.",
-  payment_invalid: "The x402 payment does not match what was asked (amount, payee, network, validity) or did not verify; `reason` says why.",
+  payment_invalid:
+    "The x402 payment does not match what was asked (amount, payee, network, validity) or did not verify; `reason` says why.",
   payment_settlement_failed: "The USDC transfer did not go through; nothing was credited.",
   cross_site_request: "A session mutation came from another site (Origin / Sec-Fetch-Site).",
   not_found: "No such route, or no such object among yours.",
@@ -53,7 +54,8 @@ export const ERROR_DESCRIPTIONS = {
   rate_limited: "Too many requests this minute, per key or per IP; wait Retry-After seconds.",
   internal_error: "Our bug; quote the X-Request-Id when reporting it.",
   upstream_error: "The supplier's upstream failed or timed out; nothing was charged and the request was not retried.",
-  upstream_rejected_request: "The supplier's upstream refused the request as invalid (HTTP 400, 413 or 422); nothing was charged and it does not count against the offer.",
+  upstream_rejected_request:
+    "The supplier's upstream refused the request as invalid (HTTP 400, 413 or 422); nothing was charged and it does not count against the offer.",
   payment_pending: "The USDC transfer was sent but not yet confirmed; it is credited automatically. Do not sign again.",
   withdrawal_pending: "The withdrawal transfer was sent but not yet confirmed; reconciliation finishes it.",
   withdrawal_failed: "The withdrawal transfer failed; the earnings were restored.",

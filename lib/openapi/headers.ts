@@ -1,28 +1,64 @@
 /** The response and request headers the API defines (lib/http/route.ts, lib/router/*, lib/payments/*). */
 import "server-only";
 
-export type HeaderSpec = { name: string; description: string; schema: { type: "string" | "integer"; pattern?: string; minimum?: number; maximum?: number } };
+export type HeaderSpec = {
+  name: string;
+  description: string;
+  schema: { type: "string" | "integer"; pattern?: string; minimum?: number; maximum?: number };
+};
 
 const decimal = { type: "string", pattern: "^\\d+\\.\\d{6}$" } as const;
 
 /** Response headers, keyed by the component name they get in the document. */
 export const RESPONSE_HEADERS = {
-  RequestId: { name: "X-Request-Id", description: "This request's id (yours, when you sent a valid X-Request-Id); quote it when reporting a problem.", schema: { type: "string" } },
-  RateLimitLimit: { name: "X-RateLimit-Limit", description: "Requests allowed per minute by the tightest limit (per key, per IP).", schema: { type: "integer" } },
-  RateLimitRemaining: { name: "X-RateLimit-Remaining", description: "Requests left in this minute under that limit.", schema: { type: "integer" } },
+  RequestId: {
+    name: "X-Request-Id",
+    description: "This request's id (yours, when you sent a valid X-Request-Id); quote it when reporting a problem.",
+    schema: { type: "string" },
+  },
+  RateLimitLimit: {
+    name: "X-RateLimit-Limit",
+    description: "Requests allowed per minute by the tightest limit (per key, per IP).",
+    schema: { type: "integer" },
+  },
+  RateLimitRemaining: {
+    name: "X-RateLimit-Remaining",
+    description: "Requests left in this minute under that limit.",
+    schema: { type: "integer" },
+  },
   RateLimitReset: { name: "X-RateLimit-Reset", description: "Seconds until the window resets.", schema: { type: "integer" } },
   RetryAfter: { name: "Retry-After", description: "Seconds to wait before retrying (429).", schema: { type: "integer" } },
-  BalanceRemaining: { name: "X-Balance-Remaining", description: "Your confirmed balance after this completion's clear, USDC.", schema: decimal },
+  BalanceRemaining: {
+    name: "X-Balance-Remaining",
+    description: "Your confirmed balance after this completion's clear, USDC.",
+    schema: decimal,
+  },
   SvcCost: { name: "X-Svc-Cost", description: "What this completion cost, USDC.", schema: decimal },
-  SvcPriceCents: { name: "X-Svc-Price-Cents", description: "The price of the offer that served it, cents per diem.", schema: { type: "integer" } },
-  SvcBurnDiem: { name: "X-Svc-Burn-Diem", description: "Capacity burned: prompt and completion tokens at the model's list price, diem.", schema: decimal },
-  SvcMaxCents: { name: "X-Svc-Max-Cents", description: "The max price this request was routed under, cents per diem.", schema: { type: "integer" } },
+  SvcPriceCents: {
+    name: "X-Svc-Price-Cents",
+    description: "The price of the offer that served it, cents per diem.",
+    schema: { type: "integer" },
+  },
+  SvcBurnDiem: {
+    name: "X-Svc-Burn-Diem",
+    description: "Capacity burned: prompt and completion tokens at the model's list price, diem.",
+    schema: decimal,
+  },
+  SvcMaxCents: {
+    name: "X-Svc-Max-Cents",
+    description: "The max price this request was routed under, cents per diem.",
+    schema: { type: "integer" },
+  },
   SvcErrorCode: {
     name: "X-Svc-Error-Code",
     description: "Why no offer could take the request: no_offer_at_or_below_max, no_capacity or no_healthy_supplier.",
     schema: { type: "string" },
   },
-  SvcBuyerMaxCents: { name: "X-Svc-Buyer-Max-Cents", description: "Your max price for this request, cents per diem.", schema: { type: "integer" } },
+  SvcBuyerMaxCents: {
+    name: "X-Svc-Buyer-Max-Cents",
+    description: "Your max price for this request, cents per diem.",
+    schema: { type: "integer" },
+  },
   SvcCheapestPostedCents: {
     name: "X-Svc-Cheapest-Posted-Cents",
     description: "The cheapest active offer's price for the model, cents per diem; empty when nobody offers it.",
@@ -33,13 +69,23 @@ export const RESPONSE_HEADERS = {
     description: "Capacity available today from healthy offers priced above your max, diem.",
     schema: decimal,
   },
-  SetCookie: { name: "Set-Cookie", description: "svc_session=…; HttpOnly; SameSite=Lax; Path=/ over http; __Host-svc_session=…; HttpOnly; SameSite=Lax; Path=/; Secure over https (both names are accepted).", schema: { type: "string" } },
-  PaymentRequired: {
-    name: "PAYMENT-REQUIRED",
-    description: "x402 v2: base64 JSON PaymentRequired with `accepts` (exact scheme, eip155:8453, USDC, payTo the treasury, exactly the amount).",
+  SetCookie: {
+    name: "Set-Cookie",
+    description:
+      "svc_session=…; HttpOnly; SameSite=Lax; Path=/ over http; __Host-svc_session=…; HttpOnly; SameSite=Lax; Path=/; Secure over https (both names are accepted).",
     schema: { type: "string" },
   },
-  PaymentResponse: { name: "PAYMENT-RESPONSE", description: "x402 v2: base64 JSON settlement result with the transaction hash.", schema: { type: "string" } },
+  PaymentRequired: {
+    name: "PAYMENT-REQUIRED",
+    description:
+      "x402 v2: base64 JSON PaymentRequired with `accepts` (exact scheme, eip155:8453, USDC, payTo the treasury, exactly the amount).",
+    schema: { type: "string" },
+  },
+  PaymentResponse: {
+    name: "PAYMENT-RESPONSE",
+    description: "x402 v2: base64 JSON settlement result with the transaction hash.",
+    schema: { type: "string" },
+  },
 } as const satisfies Record<string, HeaderSpec>;
 
 export type ResponseHeaderName = keyof typeof RESPONSE_HEADERS;

@@ -21,7 +21,12 @@ function createMetrics() {
   const metric = { registers: [registry] };
   return {
     registry,
-    requests: new Counter({ name: "svc_http_requests_total", help: "HTTP requests answered, by route, method and status", labelNames: ["route", "method", "status"], ...metric }),
+    requests: new Counter({
+      name: "svc_http_requests_total",
+      help: "HTTP requests answered, by route, method and status",
+      labelNames: ["route", "method", "status"],
+      ...metric,
+    }),
     latency: new Histogram({
       name: "svc_http_request_duration_seconds",
       help: "Time to answer, by route and method",
@@ -29,9 +34,24 @@ function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       ...metric,
     }),
-    errors: new Counter({ name: "svc_errors_total", help: "Error answers by status and code (402 and 503 included)", labelNames: ["status", "code"], ...metric }),
-    completions: new Counter({ name: "svc_completions_total", help: "Chat completions answered, by status", labelNames: ["status"], ...metric }),
-    reservations: new Counter({ name: "svc_reservations_total", help: "Completion reservations, by outcome", labelNames: ["outcome"], ...metric }),
+    errors: new Counter({
+      name: "svc_errors_total",
+      help: "Error answers by status and code (402 and 503 included)",
+      labelNames: ["status", "code"],
+      ...metric,
+    }),
+    completions: new Counter({
+      name: "svc_completions_total",
+      help: "Chat completions answered, by status",
+      labelNames: ["status"],
+      ...metric,
+    }),
+    reservations: new Counter({
+      name: "svc_reservations_total",
+      help: "Completion reservations, by outcome",
+      labelNames: ["outcome"],
+      ...metric,
+    }),
     clears: new Counter({ name: "svc_clears_total", help: "Completions cleared (buyer charged, supplier paid)", ...metric }),
     clearedMicros: new Counter({ name: "svc_cleared_usdc_micros_total", help: "Micro-USDC charged by clears", ...metric }),
     upstreamLatency: new Histogram({
@@ -41,14 +61,42 @@ function createMetrics() {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       ...metric,
     }),
-    upstreamFailures: new Counter({ name: "svc_upstream_failures_total", help: "Upstream failures counted against an offer's health", labelNames: ["offer"], ...metric }),
+    upstreamFailures: new Counter({
+      name: "svc_upstream_failures_total",
+      help: "Upstream failures counted against an offer's health",
+      labelNames: ["offer"],
+      ...metric,
+    }),
     topUps: new Counter({ name: "svc_topups_total", help: "x402 top-ups by outcome", labelNames: ["outcome"], ...metric }),
-    withdrawals: new Counter({ name: "svc_withdrawals_total", help: "Supplier withdrawals by outcome", labelNames: ["outcome"], ...metric }),
+    withdrawals: new Counter({
+      name: "svc_withdrawals_total",
+      help: "Supplier withdrawals by outcome",
+      labelNames: ["outcome"],
+      ...metric,
+    }),
     relayerTransactions: new Counter({ name: "svc_relayer_transactions_total", help: "Relayer transactions broadcast", ...metric }),
-    relayerResigned: new Counter({ name: "svc_relayer_resigned_total", help: "Relayer transactions signed again because their nonce was taken", ...metric }),
-    jobRuns: new Counter({ name: "svc_job_runs_total", help: "Background job runs on this instance (the fleet runs each tick once)", labelNames: ["job", "outcome"], ...metric }),
-    jobLastSuccess: new Gauge({ name: "svc_job_last_success_timestamp_seconds", help: "When a job last finished without error on this instance", labelNames: ["job"], ...metric }),
-    ledgerOk: new Gauge({ name: "svc_ledger_invariants_ok", help: "1 when the last ledger invariant check passed, 0 when it found violations or could not run", ...metric }),
+    relayerResigned: new Counter({
+      name: "svc_relayer_resigned_total",
+      help: "Relayer transactions signed again because their nonce was taken",
+      ...metric,
+    }),
+    jobRuns: new Counter({
+      name: "svc_job_runs_total",
+      help: "Background job runs on this instance (the fleet runs each tick once)",
+      labelNames: ["job", "outcome"],
+      ...metric,
+    }),
+    jobLastSuccess: new Gauge({
+      name: "svc_job_last_success_timestamp_seconds",
+      help: "When a job last finished without error on this instance",
+      labelNames: ["job"],
+      ...metric,
+    }),
+    ledgerOk: new Gauge({
+      name: "svc_ledger_invariants_ok",
+      help: "1 when the last ledger invariant check passed, 0 when it found violations or could not run",
+      ...metric,
+    }),
     holds: new Gauge({
       name: "svc_holds_in_flight",
       help: "Completion holds this instance took and has not cleared or released",
@@ -57,12 +105,34 @@ function createMetrics() {
         this.set(holdsInFlight().length);
       },
     }),
-    relayerEth: new Gauge({ name: "svc_relayer_balance_eth", help: "The relayer's ETH on Base (it pays the gas of settlements and withdrawals)", ...metric }),
-    treasuryAllowance: new Gauge({ name: "svc_treasury_allowance_usdc", help: "USDC the treasury lets the relayer pay out as withdrawals (its approve)", ...metric }),
+    relayerEth: new Gauge({
+      name: "svc_relayer_balance_eth",
+      help: "The relayer's ETH on Base (it pays the gas of settlements and withdrawals)",
+      ...metric,
+    }),
+    treasuryAllowance: new Gauge({
+      name: "svc_treasury_allowance_usdc",
+      help: "USDC the treasury lets the relayer pay out as withdrawals (its approve)",
+      ...metric,
+    }),
     treasuryUsdc: new Gauge({ name: "svc_treasury_balance_usdc", help: "USDC the treasury holds", ...metric }),
-    chainReadOk: new Gauge({ name: "svc_chain_read_ok", help: "1 when the chain figures above were read at the last scrape, 0 when the RPC failed", ...metric }),
-    pendingPayments: new Gauge({ name: "svc_payments_pending", help: "Top-ups recorded but neither credited nor failed, by age", labelNames: ["age"], ...metric }),
-    pendingWithdrawals: new Gauge({ name: "svc_withdrawals_pending", help: "Withdrawals debited but not yet confirmed sent or reversed, by age", labelNames: ["age"], ...metric }),
+    chainReadOk: new Gauge({
+      name: "svc_chain_read_ok",
+      help: "1 when the chain figures above were read at the last scrape, 0 when the RPC failed",
+      ...metric,
+    }),
+    pendingPayments: new Gauge({
+      name: "svc_payments_pending",
+      help: "Top-ups recorded but neither credited nor failed, by age",
+      labelNames: ["age"],
+      ...metric,
+    }),
+    pendingWithdrawals: new Gauge({
+      name: "svc_withdrawals_pending",
+      help: "Withdrawals debited but not yet confirmed sent or reversed, by age",
+      labelNames: ["age"],
+      ...metric,
+    }),
     oldestPendingWithdrawal: new Gauge({
       name: "svc_withdrawals_oldest_pending_seconds",
       help: "Age of the oldest withdrawal neither confirmed sent nor reversed (0 when none): one the chain cannot prove either way stays pending",
@@ -182,8 +252,10 @@ async function refreshBacklogGauges() {
     UNION ALL
     SELECT 'withdrawal', CASE WHEN created_at < now() - interval '10 minutes' THEN 'over_10m' ELSE 'under_10m' END, count(*)
       FROM withdrawals WHERE status = 'pending' GROUP BY 1, 2`;
-  for (const gauge of [metrics.pendingPayments, metrics.pendingWithdrawals]) for (const age of ["under_10m", "over_10m"]) gauge.set({ age }, 0);
-  for (const row of rows) (row.kind === "payment" ? metrics.pendingPayments : metrics.pendingWithdrawals).set({ age: row.age }, Number(row.n));
+  for (const gauge of [metrics.pendingPayments, metrics.pendingWithdrawals])
+    for (const age of ["under_10m", "over_10m"]) gauge.set({ age }, 0);
+  for (const row of rows)
+    (row.kind === "payment" ? metrics.pendingPayments : metrics.pendingWithdrawals).set({ age: row.age }, Number(row.n));
   const [oldest] = await db.$queryRaw<{ seconds: number | null }[]>`
     SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM withdrawals WHERE status = 'pending'`;
   metrics.oldestPendingWithdrawal.set(Math.max(0, Math.floor(oldest?.seconds ?? 0)));

@@ -4,6 +4,8 @@ import { component } from "@/lib/wire";
 
 export const HealthSchema = component(
   "Health",
-  z.object({ status: z.enum(["ok", "degraded"]) }).describe("Nothing but the verdict: which part failed, and why, is logged, never answered."),
+  z
+    .object({ status: z.enum(["ok", "degraded"]) })
+    .describe("Nothing but the verdict: which part failed, and why, is logged, never answered."),
 );
 export type Health = z.output<typeof HealthSchema>;

@@ -13,7 +13,6 @@ import type { Health as PublicHealth } from "@/lib/ops/schemas";
  * the run in flight, later ones the cached answer, so a flood of /healthz costs no RPC or database calls.
  */
 
-
 const MAX_AGE_MS = 5_000;
 const PROBE_TIMEOUT_MS = 3_000;
 

@@ -48,7 +48,11 @@ export type DrainReport = { finished: number; refused: number; releasedHolds: nu
 
 export async function drainServer(
   server: Server,
-  options: { graceMs: number; releaseHold: (holdId: string) => Promise<boolean>; refuse: (res: ServerResponse, requestId?: string) => void },
+  options: {
+    graceMs: number;
+    releaseHold: (holdId: string) => Promise<boolean>;
+    refuse: (res: ServerResponse, requestId?: string) => void;
+  },
 ): Promise<DrainReport> {
   const started = Date.now();
   lifecycle.draining = true;

@@ -5,9 +5,10 @@ import { formatMicros, parseMicros } from "@/lib/money";
 /** An amount (already parsed by the wire's UsdAmount) within the configured bounds, or a 400 that says which. */
 export function assertAmountInRange(micros: bigint, bounds: { minMicros: bigint; maxMicros?: bigint }): bigint {
   if (micros < bounds.minMicros || (bounds.maxMicros !== undefined && micros > bounds.maxMicros)) {
-    const range = bounds.maxMicros === undefined
-      ? `at least ${formatMicros(bounds.minMicros)}`
-      : `between ${formatMicros(bounds.minMicros)} and ${formatMicros(bounds.maxMicros)}`;
+    const range =
+      bounds.maxMicros === undefined
+        ? `at least ${formatMicros(bounds.minMicros)}`
+        : `between ${formatMicros(bounds.minMicros)} and ${formatMicros(bounds.maxMicros)}`;
     throw new AppError("amount_out_of_range", `amount must be ${range} USD.`, {
       details: {
         param: "amount",

@@ -41,7 +41,10 @@ export async function reconcilePayments(
   options: { graceMs?: number; now?: Date; limit?: number; logBlockRange?: number; maxLogPages?: number; accountId?: string } = {},
 ): Promise<PaymentReconcileReport> {
   const now = options.now ?? new Date();
-  const paging: LogPaging = { range: BigInt(options.logBlockRange ?? env.RPC_LOG_BLOCK_RANGE), pages: options.maxLogPages ?? MAX_LOG_PAGES_PER_RUN };
+  const paging: LogPaging = {
+    range: BigInt(options.logBlockRange ?? env.RPC_LOG_BLOCK_RANGE),
+    pages: options.maxLogPages ?? MAX_LOG_PAGES_PER_RUN,
+  };
   const nowSeconds = BigInt(Math.floor(now.getTime() / 1000));
   const candidates = await db.payment.findMany({
     where: {
@@ -91,7 +94,8 @@ async function resolvePayment(
     const found = await findSettlement(payment, latestBlock, nowSeconds, paging);
     if (found.txHash) {
       const credited = await creditSettledPayment(payment.id, found.txHash, [payment.status]);
-      if (credited) log.info("credited a payment found settled on chain", { paymentId: payment.id, txHash: found.txHash, previous: payment.status });
+      if (credited)
+        log.info("credited a payment found settled on chain", { paymentId: payment.id, txHash: found.txHash, previous: payment.status });
       return credited ? "credited" : "unresolved";
     }
     if (payment.status === "pending" && found.canceled) {

@@ -1,14 +1,6 @@
 import "server-only";
 import pg from "pg";
-import {
-  BaseError,
-  NonceTooLowError,
-  keccak256,
-  type Address,
-  type Hash,
-  type Hex,
-  type TransactionReceipt,
-} from "viem";
+import { BaseError, NonceTooLowError, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from "viem";
 import { publicClient, relayerAccount, relayerClient } from "@/lib/chain/client";
 import { isTransactionKnown, isTransportError } from "@/lib/chain/lookups";
 import { requireDatabaseUrl } from "@/lib/env";
@@ -90,7 +82,8 @@ async function withRelayerNonce<T>(fn: (nonce: number, sent: () => void) => Prom
     // has not moved for a while, when what it counted was dropped (or the chain is not the one it counted on):
     // then the chain is right, or every later transaction would wait behind a nonce gap forever.
     const ahead = Number(row.next_nonce) > pending;
-    if (ahead && row.stale) log.warn("relayer nonce row ahead of the chain and stale; using the chain's count", { row: Number(row.next_nonce), pending });
+    if (ahead && row.stale)
+      log.warn("relayer nonce row ahead of the chain and stale; using the chain's count", { row: Number(row.next_nonce), pending });
     const nonce = ahead && !row.stale ? Number(row.next_nonce) : pending;
     let used = false;
     const result = await fn(nonce, () => (used = true));
@@ -145,7 +138,10 @@ export async function sendRelayerTransaction(
           // A sender outside this sequence (the same key used elsewhere) took the nonce and ours is not known: that
           // nonce now belongs to another transaction, so this one can never be mined. Sign again.
           if (isNonceConflict(error) && attempt < NONCE_RETRIES) return { retry: true };
-          throw new RelayerSendError(describeChainError(error), isTransportError(error) ? "unknown" : "not_sent", { cause: error, signed: true });
+          throw new RelayerSendError(describeChainError(error), isTransportError(error) ? "unknown" : "not_sent", {
+            cause: error,
+            signed: true,
+          });
         }
       });
       if ("hash" in outcome) return outcome.hash;
@@ -163,7 +159,10 @@ async function isKnown(hash: Hash): Promise<boolean> {
   try {
     return await isTransactionKnown(hash);
   } catch (error) {
-    throw new RelayerSendError(`could not tell whether ${hash} is known: ${describeChainError(error)}`, "unknown", { cause: error, signed: true });
+    throw new RelayerSendError(`could not tell whether ${hash} is known: ${describeChainError(error)}`, "unknown", {
+      cause: error,
+      signed: true,
+    });
   }
 }
 

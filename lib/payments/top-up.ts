@@ -89,7 +89,9 @@ async function takeTopUp(
     await assertAuthorizationUnused(payment);
     assertPaymentMatches(payment, amountMicros, payer, BigInt(Math.floor(now.getTime() / 1000)));
     const requirements =
-      payment.version === 2 ? buildRequirements(amountMicros, payer) : (buildRequirementsV1(amountMicros, payer) as unknown as PaymentRequirements);
+      payment.version === 2
+        ? buildRequirements(amountMicros, payer)
+        : (buildRequirementsV1(amountMicros, payer) as unknown as PaymentRequirements);
     const payload = facilitatorPayload(payment, requirements);
     await verifyWithFacilitator(payment, payload, requirements);
     const paymentId = await recordPendingPayment(account.accountId, payment);
@@ -102,7 +104,11 @@ async function takeTopUp(
 async function assertAuthorizationUnused(payment: DecodedPayment) {
   const existing = await db.payment.findUnique({
     where: {
-      asset_payer_authorizationNonce: { asset: usdcAddress, payer: payment.authorization.from, authorizationNonce: payment.authorization.nonce },
+      asset_payer_authorizationNonce: {
+        asset: usdcAddress,
+        payer: payment.authorization.from,
+        authorizationNonce: payment.authorization.nonce,
+      },
     },
     select: { id: true },
   });
@@ -129,13 +135,22 @@ async function verifyWithFacilitator(payment: DecodedPayment, payload: PaymentPa
   const reason = result.invalidReason ?? "verification_failed";
   if (reason === "invalid_exact_evm_nonce_already_used") throw alreadyUsed(payment);
   const known: Record<string, [PaymentFailureReason, string]> = {
-    invalid_exact_evm_insufficient_balance: ["insufficient_funds", `The payer ${payment.authorization.from} holds less USDC than the authorization moves.`],
+    invalid_exact_evm_insufficient_balance: [
+      "insufficient_funds",
+      `The payer ${payment.authorization.from} holds less USDC than the authorization moves.`,
+    ],
     invalid_exact_evm_signature: ["invalid_signature", "The authorization's signature does not verify for USDC on Base (chain 8453)."],
     invalid_exact_evm_payload_authorization_valid_before: ["authorization_expired", "The authorization has expired; sign a new one."],
-    invalid_exact_evm_payload_authorization_valid_after: ["authorization_not_yet_valid", "The authorization's validAfter is in the future."],
+    invalid_exact_evm_payload_authorization_valid_after: [
+      "authorization_not_yet_valid",
+      "The authorization's validAfter is in the future.",
+    ],
     invalid_exact_evm_recipient_mismatch: ["recipient_mismatch", `The authorization must pay the treasury ${treasuryAddress}.`],
     invalid_exact_evm_network_mismatch: ["network_mismatch", `Pay on ${X402_NETWORK} (Base).`],
-    eip6492_factory_not_allowed: ["undeployed_smart_wallet", "Signatures of not-yet-deployed smart wallets are not accepted; deploy the wallet first."],
+    eip6492_factory_not_allowed: [
+      "undeployed_smart_wallet",
+      "Signatures of not-yet-deployed smart wallets are not accepted; deploy the wallet first.",
+    ],
   };
   const [code, message] = known[reason] ?? ["verification_failed", `The payment did not verify (${reason}).`];
   throw paymentInvalid(code, message);
@@ -189,11 +204,19 @@ async function settleAndCredit(
       settlement.errorReason === "settlement_pending" || observer.sendError?.broadcast === "unknown" || broadcastWithoutVerdict;
     if (outcomeUnknown && signedHash) throw pending(paymentId, signedHash, settlement.errorMessage);
     const reason = settlement.errorReason ?? "settlement_failed";
-    await markPaymentFailed(paymentId, `${reason}${settlement.errorMessage ? `: ${settlement.errorMessage}` : ""}`, settlement.transaction || null);
-    throw new AppError("payment_settlement_failed", `The USDC transfer did not go through (${reason}); nothing was credited. Sign a new authorization to retry.`, {
-      details: { reason, transaction: settlement.transaction || null },
-      headers: { "payment-response": encodeSettlementHeader({ ...settlement, network }) },
-    });
+    await markPaymentFailed(
+      paymentId,
+      `${reason}${settlement.errorMessage ? `: ${settlement.errorMessage}` : ""}`,
+      settlement.transaction || null,
+    );
+    throw new AppError(
+      "payment_settlement_failed",
+      `The USDC transfer did not go through (${reason}); nothing was credited. Sign a new authorization to retry.`,
+      {
+        details: { reason, transaction: settlement.transaction || null },
+        headers: { "payment-response": encodeSettlementHeader({ ...settlement, network }) },
+      },
+    );
   }
 
   const txHash = settlement.transaction as Hash;
@@ -210,7 +233,10 @@ async function settleAndCredit(
     creditedMicros: payment.authorization.value,
     balanceMicros: balance.availableMicros,
     txHash,
-    headers: payment.version === 2 ? { "payment-response": paymentResponse } : { "payment-response": paymentResponse, "x-payment-response": paymentResponse },
+    headers:
+      payment.version === 2
+        ? { "payment-response": paymentResponse }
+        : { "payment-response": paymentResponse, "x-payment-response": paymentResponse },
   };
 }
 

@@ -15,7 +15,13 @@ import { log } from "@/lib/log";
 import { formatMicros } from "@/lib/money";
 import { assertAmountInRange, configuredMicros } from "@/lib/payments/amount";
 import { faults } from "@/lib/payments/faults";
-import { RelayerSendError, describeChainError, sendRelayerTransaction, waitForReceipt, type SignedTransaction } from "@/lib/payments/relayer";
+import {
+  RelayerSendError,
+  describeChainError,
+  sendRelayerTransaction,
+  waitForReceipt,
+  type SignedTransaction,
+} from "@/lib/payments/relayer";
 import { treasuryAddress, usdcAddress } from "@/lib/payments/x402";
 import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
 
@@ -225,7 +231,8 @@ type Resolution = { outcome: "sent" | "reversed" | "pending"; why?: string; clos
  * the nonce is ours), and an RPC error is no answer at all: it throws, and the withdrawal stays pending.
  */
 async function resolveWithdrawal(withdrawal: Withdrawal): Promise<Resolution> {
-  const closed = (done: boolean, outcome: "sent" | "reversed"): Resolution => (done ? { outcome } : { outcome: "pending", closedElsewhere: true });
+  const closed = (done: boolean, outcome: "sent" | "reversed"): Resolution =>
+    done ? { outcome } : { outcome: "pending", closedElsewhere: true };
   // onSigned runs before every broadcast, so no hash means nothing was ever signed, let alone sent.
   if (!withdrawal.txHash) return closed(await reverseWithdrawal(withdrawal, "transfer never sent"), "reversed");
   const hash = withdrawal.txHash as Hash;

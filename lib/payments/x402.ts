@@ -197,7 +197,8 @@ export function assertPaymentMatches(payment: DecodedPayment, amountMicros: bigi
       throw paymentInvalid("network_mismatch", `Pay on ${X402_NETWORK} (Base), not ${accepted.network}.`);
     }
     if (!sameAddress(accepted.asset ?? "", usdcAddress)) throw paymentInvalid("asset_mismatch", `Pay in USDC (${usdcAddress}).`);
-    if (!sameAddress(accepted.payTo ?? "", treasuryAddress)) throw paymentInvalid("recipient_mismatch", `Pay to the treasury ${treasuryAddress}.`);
+    if (!sameAddress(accepted.payTo ?? "", treasuryAddress))
+      throw paymentInvalid("recipient_mismatch", `Pay to the treasury ${treasuryAddress}.`);
     if (accepted.amount !== amountMicros.toString()) {
       throw paymentInvalid("amount_mismatch", `The payment accepts ${accepted.amount} micro-USDC but this top-up asks for ${asked} USDC.`);
     }
@@ -215,12 +216,19 @@ export function assertPaymentMatches(payment: DecodedPayment, amountMicros: bigi
     );
   }
   if (a.value !== amountMicros) {
-    throw paymentInvalid("amount_mismatch", `The authorization moves ${formatMicros(a.value)} USDC but this top-up asks for ${asked} USDC.`);
+    throw paymentInvalid(
+      "amount_mismatch",
+      `The authorization moves ${formatMicros(a.value)} USDC but this top-up asks for ${asked} USDC.`,
+    );
   }
-  if (a.to !== treasuryAddress) throw paymentInvalid("recipient_mismatch", `The authorization pays ${a.to}, not the treasury ${treasuryAddress}.`);
+  if (a.to !== treasuryAddress)
+    throw paymentInvalid("recipient_mismatch", `The authorization pays ${a.to}, not the treasury ${treasuryAddress}.`);
   if (a.validAfter > nowSeconds) throw paymentInvalid("authorization_not_yet_valid", "The authorization's validAfter is in the future.");
   if (a.validBefore < nowSeconds + BigInt(MIN_VALIDITY_SECONDS)) {
-    throw paymentInvalid("authorization_expired", `The authorization expires in less than ${MIN_VALIDITY_SECONDS} seconds; sign a new one.`);
+    throw paymentInvalid(
+      "authorization_expired",
+      `The authorization expires in less than ${MIN_VALIDITY_SECONDS} seconds; sign a new one.`,
+    );
   }
   if (a.validBefore > nowSeconds + BigInt(env.X402_MAX_TIMEOUT_SECONDS + VALIDITY_SKEW_SECONDS)) {
     throw paymentInvalid(

@@ -11,12 +11,35 @@ import { requiredFeatures, type Features } from "@/lib/router/features";
 import { serializeForwardedFields } from "@/lib/router/forwarded-fields";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
 import { clearCompletion, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
-import { allowedClaim, billingRules, billUsage, PromptMeter, sizeByBounds, sizeByCount, type BilledUsage, type BillingRules, type PromptSizing } from "@/lib/router/metering";
+import {
+  allowedClaim,
+  billingRules,
+  billUsage,
+  PromptMeter,
+  sizeByBounds,
+  sizeByCount,
+  type BilledUsage,
+  type BillingRules,
+  type PromptSizing,
+} from "@/lib/router/metering";
 import { noOfferError } from "@/lib/router/no-offer";
-import { insufficientBalance, maxPriceAboveKeyCap, requestRejected, spendLimitExceeded, streamNotSupported, upstreamFailed } from "@/lib/router/refusals";
+import {
+  insufficientBalance,
+  maxPriceAboveKeyCap,
+  requestRejected,
+  spendLimitExceeded,
+  streamNotSupported,
+  upstreamFailed,
+} from "@/lib/router/refusals";
 import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
 import { parseUpstreamAnswer, type UpstreamAnswer } from "@/lib/router/upstream-answer";
-import { answerBounds, classifyUpstreamError, classifyUpstreamStatus, type AnswerBounds, type ForwardFailure } from "@/lib/router/upstream-failure";
+import {
+  answerBounds,
+  classifyUpstreamError,
+  classifyUpstreamStatus,
+  type AnswerBounds,
+  type ForwardFailure,
+} from "@/lib/router/upstream-failure";
 import { upstreamKey } from "@/lib/router/upstream-key-cache";
 import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
@@ -60,7 +83,15 @@ export async function completeChat(input: {
   const meter = new PromptMeter(body, model.contextTokens);
   try {
     const now = clock();
-    const { sizing, reservation } = await reserve({ meter, body, model, apiKey, requestedMaxPriceCents: input.requestedMaxPriceCents, features, now });
+    const { sizing, reservation } = await reserve({
+      meter,
+      body,
+      model,
+      apiKey,
+      requestedMaxPriceCents: input.requestedMaxPriceCents,
+      features,
+      now,
+    });
     const { maxPriceCents } = reservation;
     meter.start();
 
@@ -77,13 +108,36 @@ export async function completeChat(input: {
 
     const completionId = `chatcmpl-${randomId(24)}`;
     const rules = billingRules(body, model);
-    const { usage, clear } = await billAndClear({ meter, holdId, offerId, accountId: reservation.accountId, completionId, model, upstream, maxOutputTokens: sizing.maxOutputTokens, rules });
+    const { usage, clear } = await billAndClear({
+      meter,
+      holdId,
+      offerId,
+      accountId: reservation.accountId,
+      completionId,
+      model,
+      upstream,
+      maxOutputTokens: sizing.maxOutputTokens,
+      rules,
+    });
     // The offer's success (health) was recorded by the clear's own statement.
-    if (usage.disputed) log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
+    if (usage.disputed)
+      log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
 
     return {
-      completion: responseBody({ completionId, created: Math.floor(now.getTime() / 1000), model: model.id, answer: upstream.answer, usage }),
-      cost: { balanceMicros: clear.balanceMicros, chargeMicros: clear.chargeMicros, burnMicroDiem: clear.burnMicroDiem, priceCents, maxPriceCents },
+      completion: responseBody({
+        completionId,
+        created: Math.floor(now.getTime() / 1000),
+        model: model.id,
+        answer: upstream.answer,
+        usage,
+      }),
+      cost: {
+        balanceMicros: clear.balanceMicros,
+        chargeMicros: clear.chargeMicros,
+        burnMicroDiem: clear.burnMicroDiem,
+        priceCents,
+        maxPriceCents,
+      },
     };
   } finally {
     meter.cancel();
@@ -202,7 +256,13 @@ async function reserve(input: {
     case "max_price_above_key_cap":
       throw maxPriceAboveKeyCap(input.requestedMaxPriceCents, reservation.keyMaxPriceCents);
     case "no_offer":
-      throw await noOfferError({ modelId: model.id, maxPriceCents: reservation.maxPriceCents, burnMicroDiem: reservation.burnMicroDiem, features, now });
+      throw await noOfferError({
+        modelId: model.id,
+        maxPriceCents: reservation.maxPriceCents,
+        burnMicroDiem: reservation.burnMicroDiem,
+        features,
+        now,
+      });
     case "insufficient_balance":
       throw insufficientBalance(reservation, await availableBalance(reservation.accountId));
     case "spend_limit_exceeded":
@@ -258,8 +318,8 @@ async function forwardOnce(input: {
   const { cause } = failure;
   const counted = cause === "upstream" || cause === "answer";
   if (counted) {
-    await reportUpstreamFailure(input.offerId, failure.reason, { accountId: input.accountId, cause, now: input.now() }).catch((error: unknown) =>
-      log.warn("health report failed", { error }),
+    await reportUpstreamFailure(input.offerId, failure.reason, { accountId: input.accountId, cause, now: input.now() }).catch(
+      (error: unknown) => log.warn("health report failed", { error }),
     );
   } else {
     log.info("upstream failure not counted against the offer", { offerId: input.offerId, reason: failure.reason, cause: failure.cause });
@@ -267,7 +327,13 @@ async function forwardOnce(input: {
   throw upstreamFailed(failure, counted);
 }
 
-function responseBody(input: { completionId: string; created: number; model: string; answer: UpstreamAnswer; usage: BilledUsage }): ChatCompletionResponse {
+function responseBody(input: {
+  completionId: string;
+  created: number;
+  model: string;
+  answer: UpstreamAnswer;
+  usage: BilledUsage;
+}): ChatCompletionResponse {
   const { answer, usage } = input;
   return {
     id: input.completionId,

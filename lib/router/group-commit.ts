@@ -75,8 +75,7 @@ export class GroupCommit<I, O> {
       this.runBatch(batch.map((b) => b.item))
         .then(
           (results) => batch.forEach((b, i) => b.resolve(results[i])),
-          (error: unknown) =>
-            this.options.isolatable(error) ? this.isolate(batch, error) : batch.forEach((b) => b.reject(error)),
+          (error: unknown) => (this.options.isolatable(error) ? this.isolate(batch, error) : batch.forEach((b) => b.reject(error))),
         )
         .finally(() => {
           this.inFlight -= 1;

@@ -54,13 +54,26 @@ export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
     assertClaim(input.claimed.completionTokens, "claimed.completionTokens");
   }
   const row = await clears().submit({ ...input, latencyMs: Math.min(Math.max(0, Math.round(input.latencyMs)), INT_MAX) });
-  if (row.status === "rejected") throw new Error(`the clear of hold ${input.holdId} was refused by the database (its completion id or counts)`);
+  if (row.status === "rejected")
+    throw new Error(`the clear of hold ${input.holdId} was refused by the database (its completion id or counts)`);
   if (row.status !== "ok") throw new Error(`hold ${input.holdId} is not active`);
   onCleared(input.holdId, BigInt(row.charge_micros!));
-  return { chargeMicros: BigInt(row.charge_micros!), burnMicroDiem: BigInt(row.burn_micro_diem!), priceCents: Number(row.price_cents), balanceMicros: BigInt(row.balance_micros!) };
+  return {
+    chargeMicros: BigInt(row.charge_micros!),
+    burnMicroDiem: BigInt(row.burn_micro_diem!),
+    priceCents: Number(row.price_cents),
+    balanceMicros: BigInt(row.balance_micros!),
+  };
 }
 
-type ClearRow = { ord: number; status: string; charge_micros: string | null; burn_micro_diem: string | null; price_cents: number | null; balance_micros: string | null };
+type ClearRow = {
+  ord: number;
+  status: string;
+  charge_micros: string | null;
+  burn_micro_diem: string | null;
+  price_cents: number | null;
+  balance_micros: string | null;
+};
 
 /** Clears waiting for the next clear batch (a diagnostic; tests use it to know a batch has formed). */
 export function queuedClears(): number {
@@ -74,21 +87,25 @@ function clears(): GroupCommit<ClearInput, ClearRow> {
 async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
   const col = <T>(f: (i: ClearInput) => T) => items.map(f);
   const rows = await withRetry(() =>
-    preparedQuery<ClearRow>({ name: "svc_clear_batch", text: CLEAR_SQL, values: [
-      col((i) => i.holdId),
-      col((i) => i.completionId),
-      col((i) => i.promptTokens),
-      col((i) => i.completionTokens),
-      col((i) => i.usageEstimated),
-      col((i) => i.latencyMs),
-      col((i) => i.burnMicroDiem.toString()),
-      col((i) => i.claimed?.promptTokens ?? null),
-      col((i) => i.claimed?.completionTokens ?? null),
-      col((i) => i.usageDisputed),
-      env.PLATFORM_FEE_BPS,
-      (items[0].now ?? new Date()).toISOString(),
-      randomInt(PLATFORM_SHARDS),
-    ] }),
+    preparedQuery<ClearRow>({
+      name: "svc_clear_batch",
+      text: CLEAR_SQL,
+      values: [
+        col((i) => i.holdId),
+        col((i) => i.completionId),
+        col((i) => i.promptTokens),
+        col((i) => i.completionTokens),
+        col((i) => i.usageEstimated),
+        col((i) => i.latencyMs),
+        col((i) => i.burnMicroDiem.toString()),
+        col((i) => i.claimed?.promptTokens ?? null),
+        col((i) => i.claimed?.completionTokens ?? null),
+        col((i) => i.usageDisputed),
+        env.PLATFORM_FEE_BPS,
+        (items[0].now ?? new Date()).toISOString(),
+        randomInt(PLATFORM_SHARDS),
+      ],
+    }),
   );
   return byOrd(rows.rows, items.length);
 }
@@ -132,8 +149,24 @@ export type KeyedReservation =
   | { status: "invalid_api_key" | "model_not_found" }
   | ({ status: "max_price_above_key_cap" } & KeyFacts)
   | ({ status: "no_offer"; maxPriceCents: number; burnMicroDiem: bigint } & KeyFacts)
-  | ({ status: "insufficient_balance" | "spend_limit_exceeded"; maxPriceCents: number; burnMicroDiem: bigint; offerId: string; priceCents: number; amountMicros: bigint } & KeyFacts)
-  | ({ status: "ok"; maxPriceCents: number; burnMicroDiem: bigint; holdId: string; offerId: string; priceCents: number; amountMicros: bigint; upstream: Upstream } & KeyFacts);
+  | ({
+      status: "insufficient_balance" | "spend_limit_exceeded";
+      maxPriceCents: number;
+      burnMicroDiem: bigint;
+      offerId: string;
+      priceCents: number;
+      amountMicros: bigint;
+    } & KeyFacts)
+  | ({
+      status: "ok";
+      maxPriceCents: number;
+      burnMicroDiem: bigint;
+      holdId: string;
+      offerId: string;
+      priceCents: number;
+      amountMicros: bigint;
+      upstream: Upstream;
+    } & KeyFacts);
 
 type ReserveBatchRow = {
   ord: number;
@@ -185,19 +218,23 @@ async function runReserveBatch(items: KeyedReservationInput[]): Promise<ReserveB
   const col = <T>(f: (i: KeyedReservationInput) => T) => items.map(f);
   const now = new Date();
   const rows = await withRetry(() =>
-    preparedQuery<ReserveBatchRow>({ name: "svc_reserve_batch", text: RESERVE_SQL, values: [
-      col((i) => i.keyHash),
-      col((i) => i.modelId),
-      col((i) => i.requestedMaxPriceCents),
-      col((i) => i.promptTokens),
-      col((i) => i.outputTokens),
-      col((i) => i.features.tools),
-      col((i) => i.features.json_schema),
-      col((i) => i.features.vision),
-      env.DEFAULT_MAX_PRICE_CENTS,
-      now.toISOString(),
-      new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS).toISOString(),
-    ] }),
+    preparedQuery<ReserveBatchRow>({
+      name: "svc_reserve_batch",
+      text: RESERVE_SQL,
+      values: [
+        col((i) => i.keyHash),
+        col((i) => i.modelId),
+        col((i) => i.requestedMaxPriceCents),
+        col((i) => i.promptTokens),
+        col((i) => i.outputTokens),
+        col((i) => i.features.tools),
+        col((i) => i.features.json_schema),
+        col((i) => i.features.vision),
+        env.DEFAULT_MAX_PRICE_CENTS,
+        now.toISOString(),
+        new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS).toISOString(),
+      ],
+    }),
   );
   return byOrd(rows.rows, items.length);
 }

@@ -155,7 +155,11 @@ export async function sizeByCount(
   const context = model.contextTokens;
   const prompt = await meter.count();
   if (prompt >= context) throw contextExceeded(model, prompt, prompt === context ? "at least " : "");
-  return { reservedPromptTokens: allowedClaim(prompt), maxOutputTokens: Math.min(outputCap(model, requestedOutput), context - prompt), counted: true };
+  return {
+    reservedPromptTokens: allowedClaim(prompt),
+    maxOutputTokens: Math.min(outputCap(model, requestedOutput), context - prompt),
+    counted: true,
+  };
 }
 
 function outputCap(model: { maxOutputTokens: number }, requestedOutput: number | null | undefined): number {
@@ -200,7 +204,9 @@ export function billingRules(
 
 /** The part of the reply a buyer pays for: tool calls only when the request offered tools. */
 function billableReply(message: AssistantMessageOut, rules: BillingRules): CountableReply {
-  return rules.toolsRequested ? message : { content: message.content, refusal: message.refusal, reasoning_content: message.reasoning_content };
+  return rules.toolsRequested
+    ? message
+    : { content: message.content, refusal: message.refusal, reasoning_content: message.reasoning_content };
 }
 
 function isEmptyReply(reply: CountableReply): boolean {
@@ -208,7 +214,12 @@ function isEmptyReply(reply: CountableReply): boolean {
 }
 
 /** Our count of the exchange against the upstream's claim: what the buyer pays for (see the top of this file). */
-export async function billUsage(meter: PromptMeter, answer: UpstreamAnswer, maxOutputTokens: number, rules: BillingRules): Promise<BilledUsage> {
+export async function billUsage(
+  meter: PromptMeter,
+  answer: UpstreamAnswer,
+  maxOutputTokens: number,
+  rules: BillingRules,
+): Promise<BilledUsage> {
   const claim = answer.usage;
   const reply = billableReply(answer.message, rules);
   const empty = isEmptyReply(reply);
@@ -216,11 +227,22 @@ export async function billUsage(meter: PromptMeter, answer: UpstreamAnswer, maxO
   const claimedReasoning = claim && rules.reasoningBillable ? Math.min(claim.reasoningTokens ?? 0, claim.completionTokens) : 0;
   const claimedVisible = claim ? claim.completionTokens - claimedReasoning : 0;
   // Counting the reply stops where the answer is settled: at max_tokens, or where our count accepts the claim.
-  const limit = claim && claimedVisible <= allowedClaim(maxOutputTokens) ? Math.min(maxOutputTokens, minCountAccepting(claimedVisible)) : maxOutputTokens;
+  const limit =
+    claim && claimedVisible <= allowedClaim(maxOutputTokens)
+      ? Math.min(maxOutputTokens, minCountAccepting(claimedVisible))
+      : maxOutputTokens;
   const [oursPrompt, counted] = await Promise.all([meter.count(), empty ? 0 : countReplyTokens(reply, { limit })]);
   const oursCompletion = Math.min(counted, maxOutputTokens);
   if (!claim) {
-    return { promptTokens: oursPrompt, completionTokens: oursCompletion, cachedTokens: null, reasoningTokens: null, claimed: null, disputed: false, outOfBounds: null };
+    return {
+      promptTokens: oursPrompt,
+      completionTokens: oursCompletion,
+      cachedTokens: null,
+      reasoningTokens: null,
+      claimed: null,
+      disputed: false,
+      outOfBounds: null,
+    };
   }
   const promptBound = promptClaimBound(meter.bounds);
   const outOfBounds =

@@ -29,7 +29,13 @@ type Diagnosis = {
  * routing rules themselves (prisma/functions/: svc_offer_healthy, svc_offer_remaining_micro_diem, svc_offer_on_book,
  * svc_offer_routable, svc_offer_model_serves), so the suggestion is a max price the reservation would route at.
  */
-export async function noOfferError(input: { modelId: string; maxPriceCents: number; burnMicroDiem: bigint; features: Features; now: Date }) {
+export async function noOfferError(input: {
+  modelId: string;
+  maxPriceCents: number;
+  burnMicroDiem: bigint;
+  features: Features;
+  now: Date;
+}) {
   const { tools, json_schema, vision } = input.features;
   const day = input.now.toISOString().slice(0, 10);
   const [d] = await db.$queryRaw<Diagnosis[]>`
@@ -60,8 +66,7 @@ export async function noOfferError(input: { modelId: string; maxPriceCents: numb
 
   const missing = d.posted > 0n && d.serving === 0n ? missingFeature(input.features, d) : null;
   if (missing) return featureError(input, missing, d);
-  const code =
-    d.at_or_below === 0n ? "no_offer_at_or_below_max" : d.healthy_at_or_below === 0n ? "no_healthy_supplier" : "no_capacity";
+  const code = d.at_or_below === 0n ? "no_offer_at_or_below_max" : d.healthy_at_or_below === 0n ? "no_healthy_supplier" : "no_capacity";
   const routableAbove = formatMicros(BigInt(d.routable_above));
   const reason = {
     no_offer_at_or_below_max: `No offer for ${input.modelId} is posted at or below your max price of ${input.maxPriceCents} cents per diem.`,

@@ -47,7 +47,10 @@ const ImagePart = z.strictObject({
     url: z
       .string()
       .max(2_000_000)
-      .regex(/^(https:\/\/|data:image\/(png|jpeg|gif|webp);base64,)/i, "must be an https URL or a data:image/(png|jpeg|gif|webp);base64 URL"),
+      .regex(
+        /^(https:\/\/|data:image\/(png|jpeg|gif|webp);base64,)/i,
+        "must be an https URL or a data:image/(png|jpeg|gif|webp);base64 URL",
+      ),
     detail: z.enum(["auto", "low", "high"]).optional(),
   }),
 });
@@ -65,7 +68,13 @@ const SystemMessage = z.strictObject({ role: z.literal("system"), content: TextC
 const DeveloperMessage = z.strictObject({ role: z.literal("developer"), content: TextContent, name: Name.optional() });
 const UserMessage = z.strictObject({
   role: z.literal("user"),
-  content: z.union([Text, z.array(z.discriminatedUnion("type", [TextPart, ImagePart])).min(1).max(1000)]),
+  content: z.union([
+    Text,
+    z
+      .array(z.discriminatedUnion("type", [TextPart, ImagePart]))
+      .min(1)
+      .max(1000),
+  ]),
   name: Name.optional(),
 });
 const AssistantMessage = z
@@ -127,7 +136,10 @@ export const ChatCompletionRequest = z
     model: z.string().min(1).max(200),
     messages: z.array(Message).min(1, "must contain at least one message").max(1000),
     stream: Stream,
-    stream_options: z.strictObject({ include_usage: z.boolean().optional() }).nullish().describe("Accepted (and ignored) because the answer is never streamed"),
+    stream_options: z
+      .strictObject({ include_usage: z.boolean().optional() })
+      .nullish()
+      .describe("Accepted (and ignored) because the answer is never streamed"),
     max_tokens: z.number().int().min(1).nullish(),
     max_completion_tokens: z.number().int().min(1).nullish(),
     temperature: z.number().min(0).max(2).nullish(),
@@ -171,7 +183,11 @@ export const ChatCompletionRequest = z
     }
     const choice = body.tool_choice;
     if (choice && typeof choice === "object" && tools.length > 0 && !names.has(choice.function.name)) {
-      ctx.addIssue({ code: "custom", path: ["tool_choice", "function", "name"], message: `names no tool in tools ("${choice.function.name}")` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["tool_choice", "function", "name"],
+        message: `names no tool in tools ("${choice.function.name}")`,
+      });
     }
     if (body.top_logprobs != null && body.logprobs !== true) {
       ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "needs logprobs: true" });
@@ -209,7 +225,10 @@ export const ChatCompletionSchema = component(
           content: z.string().nullable().describe("null when the answer is only tool calls or a refusal"),
           refusal: z.string().nullable().optional(),
           tool_calls: z.array(ToolCallSchema).optional(),
-          reasoning_content: z.string().optional().describe("The model's visible reasoning, when the upstream returns it (billed as output)"),
+          reasoning_content: z
+            .string()
+            .optional()
+            .describe("The model's visible reasoning, when the upstream returns it (billed as output)"),
         }),
         finish_reason: z.enum(["stop", "length", "tool_calls", "content_filter"]),
         logprobs: z.record(z.string(), z.unknown()).nullable().describe("As the upstream produced them, when requested"),

@@ -69,7 +69,11 @@ export function worstCaseAnswerMs(b: AnswerBounds): number {
 }
 
 /** A forward that produced no usable HTTP answer. */
-export function classifyUpstreamError(error: UpstreamError, bounds: AnswerBounds, limits: { maxResponseBytes: number; timeoutMs: number }): ForwardFailure {
+export function classifyUpstreamError(
+  error: UpstreamError,
+  bounds: AnswerBounds,
+  limits: { maxResponseBytes: number; timeoutMs: number },
+): ForwardFailure {
   switch (error.kind) {
     case "forbidden_address":
     case "invalid_url":
@@ -91,6 +95,7 @@ export function classifyUpstreamError(error: UpstreamError, bounds: AnswerBounds
 /** An HTTP answer that is not a usable completion (400, 413 and 422 excepted: those are the buyer's). */
 export function classifyUpstreamStatus(status: number, json: unknown): ForwardFailure {
   if (status === 200) return { reason: "unusable answer (not an OpenAI chat completion)", cause: "answer" };
-  if (upstreamErrorCode(json) === "loop_detected") return { reason: `HTTP ${status}: the upstream is svc itself (forwarding loop)`, cause: "upstream" };
+  if (upstreamErrorCode(json) === "loop_detected")
+    return { reason: `HTTP ${status}: the upstream is svc itself (forwarding loop)`, cause: "upstream" };
   return { reason: `HTTP ${status}`, cause: status === 401 ? "upstream" : "answer" };
 }

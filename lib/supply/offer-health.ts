@@ -86,7 +86,11 @@ export async function reportUpstreamFailure(
   const accountId = report.accountId ?? null;
   const cause: FailureCause = report.cause ?? (accountId ? "answer" : "upstream");
   metrics.upstreamFailures.inc({ offer: offerId });
-  const cleanReason = reason.replace(/[\r\n\t]+/g, " ").trim().slice(0, MAX_REASON_CHARS) || "upstream failure";
+  const cleanReason =
+    reason
+      .replace(/[\r\n\t]+/g, " ")
+      .trim()
+      .slice(0, MAX_REASON_CHARS) || "upstream failure";
   // The cooldown's exponent is capped before power() so a long streak cannot overflow.
   const rows = await db.$queryRaw<{ consecutive_failures: number; unhealthy_until: Date | null; cooled: boolean }[]>`
     WITH cur AS MATERIALIZED (
@@ -174,7 +178,6 @@ export function disputeView(days: readonly { clears: number; disputedClears: num
 export function disputeRate(clears: number, disputed: number): number | null {
   return clears > 0 ? Math.round((disputed / clears) * 10_000) / 10_000 : null;
 }
-
 
 export function healthView(
   offer: {

@@ -22,7 +22,9 @@ export type OfferedModel = {
 
 /** Catalog models named by the supplier, each with the upstream's own name (default: the same id). */
 export async function resolveModels(refs: z.infer<typeof OfferModels>): Promise<OfferedModel[]> {
-  const wanted = refs.map((ref) => (typeof ref === "string" ? { id: ref, upstreamModel: ref } : { id: ref.id, upstreamModel: ref.upstream_model ?? ref.id }));
+  const wanted = refs.map((ref) =>
+    typeof ref === "string" ? { id: ref, upstreamModel: ref } : { id: ref.id, upstreamModel: ref.upstream_model ?? ref.id },
+  );
   const seen = new Set<string>();
   for (const [index, m] of wanted.entries()) {
     if (seen.has(m.id)) {
@@ -69,7 +71,13 @@ export async function modelsWithListPrices(models: { modelId: string; upstreamMo
 /** One model's offer_models row, with the features the upstream check found served. */
 export function offerModelRow(m: OfferedModel, served: Map<string, Features>) {
   const f = served.get(m.id) ?? m.features;
-  return { modelId: m.id, upstreamModel: m.upstreamModel, supportsTools: f.tools, supportsJsonSchema: f.json_schema, supportsVision: f.vision };
+  return {
+    modelId: m.id,
+    upstreamModel: m.upstreamModel,
+    supportsTools: f.tools,
+    supportsJsonSchema: f.json_schema,
+    supportsVision: f.vision,
+  };
 }
 
 /**

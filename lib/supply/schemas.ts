@@ -21,7 +21,10 @@ const DailyCapacity = z
       return z.NEVER;
     }
     if (micros > MAX_DAILY_CAPACITY_MICRO_DIEM) {
-      ctx.addIssue({ code: "custom", message: `must be at most ${(MAX_DAILY_CAPACITY_MICRO_DIEM / 1_000_000n).toLocaleString("en-US")} diem per day` });
+      ctx.addIssue({
+        code: "custom",
+        message: `must be at most ${(MAX_DAILY_CAPACITY_MICRO_DIEM / 1_000_000n).toLocaleString("en-US")} diem per day`,
+      });
       return z.NEVER;
     }
     return micros;
@@ -34,7 +37,11 @@ export function dailyCapacityProblem(text: string): string | null {
   return result.success ? null : `Capacity ${result.error.issues[0].message}.`;
 }
 
-const UpstreamBaseUrl = z.string().min(1).max(2048).describe("The supplier's OpenAI-compatible base URL (https), e.g. https://api.venice.ai/api/v1");
+const UpstreamBaseUrl = z
+  .string()
+  .min(1)
+  .max(2048)
+  .describe("The supplier's OpenAI-compatible base URL (https), e.g. https://api.venice.ai/api/v1");
 // Printable ASCII without spaces: anything else cannot travel in an Authorization header anyway.
 const UpstreamApiKey = z
   .string()
@@ -97,7 +104,9 @@ const OfferFields = {
     z.object({
       id: z.string(),
       upstream_model: z.string(),
-      features: z.array(Feature).describe("What this offer serves for the model: its catalog features less what the upstream said it lacks"),
+      features: z
+        .array(Feature)
+        .describe("What this offer serves for the model: its catalog features less what the upstream said it lacks"),
     }),
   ),
   today: z
@@ -143,6 +152,8 @@ export const EarningsSchema = component(
   "Earnings",
   z
     .object({ available: Usdc, withdrawn: Usdc, pending: Usdc })
-    .describe("`available` to withdraw (net of withdrawals in flight), `withdrawn` (sent on chain), `pending` (debited, not yet confirmed)"),
+    .describe(
+      "`available` to withdraw (net of withdrawals in flight), `withdrawn` (sent on chain), `pending` (debited, not yet confirmed)",
+    ),
 );
 export type Earnings = z.output<typeof EarningsSchema>;

@@ -21,7 +21,12 @@ import { formatListPrice } from "@/lib/wire";
  */
 
 /** What posting or re-checking an offer can refuse with, when its upstream fails the check. */
-export const UPSTREAM_CHECK_ERRORS = ["upstream_url_forbidden", "upstream_unreachable", "upstream_auth_failed", "upstream_model_missing"] as const satisfies AppErrorCode[];
+export const UPSTREAM_CHECK_ERRORS = [
+  "upstream_url_forbidden",
+  "upstream_unreachable",
+  "upstream_auth_failed",
+  "upstream_model_missing",
+] as const satisfies AppErrorCode[];
 
 /** Test and dev seams: the SSRF policy and DNS resolver used for the upstream check. */
 export type UpstreamCheckOptions = { policy?: UpstreamPolicy; resolver?: Resolver; timeoutMs?: number };

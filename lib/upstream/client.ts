@@ -211,7 +211,10 @@ function toUpstreamError(error: Error, stage: UpstreamStage): UpstreamError {
   const code = (error as NodeJS.ErrnoException).code;
   const reason = code === "ENOTFOUND" || code === "EAI_AGAIN" ? "its host name does not resolve" : code ? code : "connection failed";
   // A connection that broke after the request went out is not "could not reach".
-  const message = stage === "queued" || stage === "connecting" ? `Could not reach the upstream: ${reason}.` : `The upstream connection failed: ${reason}.`;
+  const message =
+    stage === "queued" || stage === "connecting"
+      ? `Could not reach the upstream: ${reason}.`
+      : `The upstream connection failed: ${reason}.`;
   return new UpstreamError("network", message, stage === "queued" ? "connecting" : stage);
 }
 
@@ -261,8 +264,7 @@ export type UpstreamFeatures = { tools?: boolean; json_schema?: boolean; vision?
 export type UpstreamModel = { id: string; pricing: UpstreamPricing | null; features: UpstreamFeatures };
 
 export type UpstreamModelList =
-  | { ok: true; models: UpstreamModel[] }
-  | { ok: false; reason: "auth_failed" | "bad_status" | "bad_body"; status: number };
+  { ok: true; models: UpstreamModel[] } | { ok: false; reason: "auth_failed" | "bad_status" | "bad_body"; status: number };
 
 /**
  * GET {base}/models with the supplier's key (5 s deadline by default). Reads OpenAI's `{data:[{id}]}`
@@ -319,4 +321,3 @@ function priceMicros(value: unknown): bigint | null {
   if (typeof value === "string") return parseMicros(value.trim());
   return null;
 }
-

@@ -132,7 +132,10 @@ function isInternalHostName(host: string): boolean {
 
 /** A host name as DNS compares it: case-insensitive, and "svc.example." is "svc.example". */
 function normalizeHostName(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.+$/, "");
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.+$/, "");
 }
 
 function defaultPort(url: URL): number {
@@ -166,7 +169,12 @@ export function getOwnAddresses(now = Date.now()): Promise<OwnAddresses> {
 async function loadOwnAddresses(): Promise<OwnAddresses> {
   const origin = new URL(deployment.origin);
   const host = origin.hostname.replace(/^\[|\]$/g, "");
-  const resolved = isIP(host) ? [host] : await lookup(host, { all: true, verbatim: true }).then((all) => all.map((a) => a.address), () => []);
+  const resolved = isIP(host)
+    ? [host]
+    : await lookup(host, { all: true, verbatim: true }).then(
+        (all) => all.map((a) => a.address),
+        () => [],
+      );
   const interfaces = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
   const listening = LISTEN_PORT.get();
   return ownAddresses([...resolved, ...interfaces], listening ? [defaultPort(origin), listening] : [defaultPort(origin)]);

@@ -49,7 +49,7 @@ function* segments(text: string): Generator<string> {
     const to = from + match[0].length;
     if (to - from > MAX_PIECE_CHARS) {
       if (from > start) yield text.slice(start, from);
-      for (let i = from; i < to; ) {
+      for (let i = from; i < to;) {
         let j = Math.min(to, i + MAX_PIECE_CHARS);
         if (j < to && isHighSurrogate(text.charCodeAt(j - 1))) j -= 1;
         yield text.slice(i, j);

@@ -15,7 +15,11 @@ export async function callApi<T>(ctx: Context, path: string, call: ApiCall = {})
   if (call.body !== undefined) headers["content-type"] = "application/json";
   if (call.session) headers.cookie = ctx.store.requireSession(ctx.config.baseUrl).cookie;
 
-  const response = await send(ctx, path, { method: call.method ?? "GET", headers, body: call.body === undefined ? undefined : JSON.stringify(call.body) });
+  const response = await send(ctx, path, {
+    method: call.method ?? "GET",
+    headers,
+    body: call.body === undefined ? undefined : JSON.stringify(call.body),
+  });
   if (!response.ok) throw await apiFailure(ctx, response);
   const data = (response.status === 204 ? undefined : await response.json()) as T;
   return { data, response };

@@ -33,7 +33,11 @@ export async function pickModel(ctx: Context, wanted: string | undefined): Promi
   const { data } = await callApi<{ data: ModelListing[] }>(ctx, "/v1/models");
   const offered = data.data.filter((m) => m.best_price_cents !== null).sort((a, b) => a.best_price_cents! - b.best_price_cents!);
   if (offered.length === 0) {
-    throw new CliError("No model has an offer on the market right now; pass --model <id> (see GET /v1/models).", EXIT.noOffer, "no_model_offered");
+    throw new CliError(
+      "No model has an offer on the market right now; pass --model <id> (see GET /v1/models).",
+      EXIT.noOffer,
+      "no_model_offered",
+    );
   }
   return offered[0].id;
 }
@@ -42,7 +46,11 @@ export async function pickModel(ctx: Context, wanted: string | undefined): Promi
 export function resolveApiKey(ctx: Context, flag: string | undefined): string {
   const key = flag ?? ctx.env.SVC_API_KEY ?? ctx.store.get(ctx.config.baseUrl)?.apiKey?.key;
   if (!key) {
-    throw new CliError("No API key: pass --api-key, set SVC_API_KEY, or create one with `npm run agent -- keys create`.", EXIT.auth, "api_key_missing");
+    throw new CliError(
+      "No API key: pass --api-key, set SVC_API_KEY, or create one with `npm run agent -- keys create`.",
+      EXIT.auth,
+      "api_key_missing",
+    );
   }
   return key;
 }
@@ -52,7 +60,11 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
   const maxCents = parseCents(options.maxCents, "--max-cents");
   const maxTokens = options.maxTokens === undefined ? undefined : Number(options.maxTokens);
   if (maxTokens !== undefined && (!Number.isInteger(maxTokens) || maxTokens < 1)) {
-    throw new CliError(`--max-tokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}.`, EXIT.usage, "invalid_max_tokens");
+    throw new CliError(
+      `--max-tokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}.`,
+      EXIT.usage,
+      "invalid_max_tokens",
+    );
   }
   const apiKey = resolveApiKey(ctx, options.apiKey);
   const model = await pickModel(ctx, options.model);
@@ -93,12 +105,20 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
 
 function fromOpenAI(ctx: Context, error: unknown): CliError {
   if (error instanceof OpenAI.APIConnectionError) {
-    return new CliError(`Cannot reach ${ctx.config.baseUrl}/v1 (${error.message}).${ctx.config.isLocal ? " Is `npm run dev` running?" : ""}`, EXIT.failure, "unreachable");
+    return new CliError(
+      `Cannot reach ${ctx.config.baseUrl}/v1 (${error.message}).${ctx.config.isLocal ? " Is `npm run dev` running?" : ""}`,
+      EXIT.failure,
+      "unreachable",
+    );
   }
   if (error instanceof OpenAI.APIError && error.status !== undefined && error.headers) {
     const body = (error.error ?? {}) as Record<string, unknown>;
     const { message, code: _code, type: _type, ...details } = body;
-    return explainApiError(new ApiError(error.status, String(error.code ?? `http_${error.status}`), String(message ?? error.message), details, error.headers));
+    return explainApiError(
+      new ApiError(error.status, String(error.code ?? `http_${error.status}`), String(message ?? error.message), details, error.headers),
+    );
   }
-  return error instanceof CliError ? error : new CliError(`The completion failed: ${(error as Error).message}`, EXIT.failure, "chat_failed");
+  return error instanceof CliError
+    ? error
+    : new CliError(`The completion failed: ${(error as Error).message}`, EXIT.failure, "chat_failed");
 }

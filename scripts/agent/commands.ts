@@ -27,16 +27,25 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
   switch (command) {
     case "login": {
       const r = await login(ctx, out.note);
-      return out.result(`Signed in as ${r.address} to ${r.base_url} until ${r.expires_at}.\nSession saved in ${r.session_file} (owner-only).`, r);
+      return out.result(
+        `Signed in as ${r.address} to ${r.base_url} until ${r.expires_at}.\nSession saved in ${r.session_file} (owner-only).`,
+        r,
+      );
     }
     case "topup": {
       const r = await topUp(ctx, rest[0] ?? "", out.note);
-      return out.result(`Topped up ${usd(r.credited)} USDC from ${r.payer} (tx ${r.transaction}).\nBalance: ${usd(r.balance)} USDC available.`, r);
+      return out.result(
+        `Topped up ${usd(r.credited)} USDC from ${r.payer} (tx ${r.transaction}).\nBalance: ${usd(r.balance)} USDC available.`,
+        r,
+      );
     }
     case "balance": {
       const b = await getBalance(ctx);
       const address = ctx.store.get(ctx.config.baseUrl)?.address;
-      return out.result(`${usd(b.available)} USDC available (held ${usd(b.held)}, total ${usd(b.total)}) for ${address} on ${ctx.config.baseUrl}.`, { ...b, address });
+      return out.result(
+        `${usd(b.available)} USDC available (held ${usd(b.held)}, total ${usd(b.total)}) for ${address} on ${ctx.config.baseUrl}.`,
+        { ...b, address },
+      );
     }
     case "keys":
       return keysCommand(ctx, out, rest, v);
@@ -89,7 +98,11 @@ async function keysCommand(ctx: Context, out: Output, [sub, id]: string[], v: Va
       return out.result(`Key ${k.prefix}… (${k.id}) is ${keyStatus(k)}; it is refused from the next request on.`, k);
     }
     default:
-      throw new CliError("Usage: keys create [--name N] [--max-cents C] [--spend-limit USD] | keys list | keys revoke <id>", EXIT.usage, "usage");
+      throw new CliError(
+        "Usage: keys create [--name N] [--max-cents C] [--spend-limit USD] | keys list | keys revoke <id>",
+        EXIT.usage,
+        "usage",
+      );
   }
 }
 

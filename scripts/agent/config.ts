@@ -46,7 +46,11 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
   }
   const isLocal = isLoopbackHost(url.hostname);
   if (!isLocal && url.protocol !== "https:") {
-    throw new CliError(`Refusing plain http to ${url.host}: the session cookie and API keys would travel in clear. Use https.`, EXIT.usage, "insecure_base_url");
+    throw new CliError(
+      `Refusing plain http to ${url.host}: the session cookie and API keys would travel in clear. Use https.`,
+      EXIT.usage,
+      "insecure_base_url",
+    );
   }
   return {
     baseUrl: url.origin,
@@ -74,7 +78,8 @@ export function resolveSigner(config: Config, env: NodeJS.ProcessEnv): Signer {
     }
     return { account: parsePrivateKey(text, `--key-file ${config.keyFile}`), source: `key file ${config.keyFile}` };
   }
-  if (env.SVC_AGENT_PRIVATE_KEY) return { account: parsePrivateKey(env.SVC_AGENT_PRIVATE_KEY, "SVC_AGENT_PRIVATE_KEY"), source: "SVC_AGENT_PRIVATE_KEY" };
+  if (env.SVC_AGENT_PRIVATE_KEY)
+    return { account: parsePrivateKey(env.SVC_AGENT_PRIVATE_KEY, "SVC_AGENT_PRIVATE_KEY"), source: "SVC_AGENT_PRIVATE_KEY" };
   if (!config.isLocal) {
     throw new CliError(
       `No wallet key: set SVC_AGENT_PRIVATE_KEY or pass --key-file <file>. (The public dev key is only used with a localhost base URL, not ${config.baseUrl}.)`,

@@ -39,7 +39,12 @@ export function explainApiError(error: ApiError): CliError {
 
   switch (error.code) {
     case "session_required":
-      return new CliError(`Not signed in, or the session expired: run \`${CLI} login\`. (${error.message})`, EXIT.auth, "session_expired", base);
+      return new CliError(
+        `Not signed in, or the session expired: run \`${CLI} login\`. (${error.message})`,
+        EXIT.auth,
+        "session_expired",
+        base,
+      );
     case "invalid_api_key":
       return new CliError(
         `The API key is unknown, revoked or expired: create a new one with \`${CLI} keys create\`. (${error.message})`,
@@ -48,7 +53,12 @@ export function explainApiError(error: ApiError): CliError {
         base,
       );
     case "missing_credentials":
-      return new CliError(`No API key: pass --api-key, set SVC_API_KEY, or run \`${CLI} keys create\`.`, EXIT.auth, "api_key_missing", base);
+      return new CliError(
+        `No API key: pass --api-key, set SVC_API_KEY, or run \`${CLI} keys create\`.`,
+        EXIT.auth,
+        "api_key_missing",
+        base,
+      );
     case "insufficient_balance":
       return new CliError(
         `Balance too low: this request can cost up to ${b.needed} USDC, but ${b.available} USDC is available. ` +
@@ -70,13 +80,33 @@ export function explainApiError(error: ApiError): CliError {
       return explainNoOffer(error, base);
     case "payment_invalid":
       if (b.reason === "insufficient_funds") {
-        return new CliError(`The wallet does not hold enough USDC for this top-up. (${error.message})`, EXIT.funds, "wallet_insufficient_usdc", base);
+        return new CliError(
+          `The wallet does not hold enough USDC for this top-up. (${error.message})`,
+          EXIT.funds,
+          "wallet_insufficient_usdc",
+          base,
+        );
       }
-      return new CliError(`The top-up payment was refused (${String(b.reason ?? "invalid")}): ${error.message}`, EXIT.failure, "payment_invalid", base);
+      return new CliError(
+        `The top-up payment was refused (${String(b.reason ?? "invalid")}): ${error.message}`,
+        EXIT.failure,
+        "payment_invalid",
+        base,
+      );
     case "rate_limited":
-      return new CliError(`Rate limited: retry in ${error.headers.get("retry-after") ?? "a few"} s. (${error.message})`, EXIT.failure, "rate_limited", base);
+      return new CliError(
+        `Rate limited: retry in ${error.headers.get("retry-after") ?? "a few"} s. (${error.message})`,
+        EXIT.failure,
+        "rate_limited",
+        base,
+      );
     default:
-      return new CliError(`${error.status} ${error.code}: ${error.message}${requestId ? ` (request ${requestId})` : ""}`, EXIT.failure, error.code, base);
+      return new CliError(
+        `${error.status} ${error.code}: ${error.message}${requestId ? ` (request ${requestId})` : ""}`,
+        EXIT.failure,
+        error.code,
+        base,
+      );
   }
 }
 
@@ -88,11 +118,12 @@ function explainNoOffer(error: ApiError, base: Record<string, unknown>): CliErro
   const cheapest = h.get("x-svc-cheapest-posted-cents");
   const above = h.get("x-svc-routable-diem-above-max");
   const suggested = error.details.suggested_max_cents;
-  const why = {
-    no_offer_at_or_below_max: "no offer for this model is posted at or below your max price",
-    no_capacity: "the offers at or below your max price have no capacity left today for this request's worst case",
-    no_healthy_supplier: "every offer at or below your max price is cooling down after upstream failures",
-  }[code] ?? error.message;
+  const why =
+    {
+      no_offer_at_or_below_max: "no offer for this model is posted at or below your max price",
+      no_capacity: "the offers at or below your max price have no capacity left today for this request's worst case",
+      no_healthy_supplier: "every offer at or below your max price is cooling down after upstream failures",
+    }[code] ?? error.message;
   const lines = [
     `No offer can take this request (${code}): ${why}.`,
     `  your max price            ${buyerMax ?? "?"} cents/diem   (X-Svc-Buyer-Max-Cents)`,

@@ -17,7 +17,11 @@ export function parseCents(value: string | undefined, what: string): number | un
   if (value === undefined) return undefined;
   const cents = Number(value);
   if (!/^\d{1,5}$/.test(value) || cents < 1 || cents > 10_000) {
-    throw new CliError(`${what} must be an integer from 1 to 10000 (cents per diem; 100 = list price), got ${JSON.stringify(value)}.`, EXIT.usage, "invalid_cents");
+    throw new CliError(
+      `${what} must be an integer from 1 to 10000 (cents per diem; 100 = list price), got ${JSON.stringify(value)}.`,
+      EXIT.usage,
+      "invalid_cents",
+    );
   }
   return cents;
 }
@@ -63,7 +67,22 @@ export function describeKeyLimits(key: ApiKeyView): string {
 
 export function formatKeyTable(keys: ApiKeyView[]): string {
   if (keys.length === 0) return "No API keys yet: `npm run agent -- keys create`.";
-  const rows = keys.map((k) => [k.id, k.name, `${k.prefix}…`, keyStatus(k), `${usd(k.spent)} spent`, describeKeyLimits(k), k.last_used_at ? `used ${k.last_used_at}` : "never used"]);
+  const rows = keys.map((k) => [
+    k.id,
+    k.name,
+    `${k.prefix}…`,
+    keyStatus(k),
+    `${usd(k.spent)} spent`,
+    describeKeyLimits(k),
+    k.last_used_at ? `used ${k.last_used_at}` : "never used",
+  ]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }

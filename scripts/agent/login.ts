@@ -57,6 +57,10 @@ function assertChallengeIsForThisServer(ctx: Context, challenge: Challenge) {
     );
   }
   if (challenge.chain_id !== BASE_CHAIN_ID) {
-    throw new CliError(`The server asks to sign in on chain ${challenge.chain_id}, not Base (${BASE_CHAIN_ID}); refusing.`, EXIT.failure, "siwe_wrong_chain");
+    throw new CliError(
+      `The server asks to sign in on chain ${challenge.chain_id}, not Base (${BASE_CHAIN_ID}); refusing.`,
+      EXIT.failure,
+      "siwe_wrong_chain",
+    );
   }
 }

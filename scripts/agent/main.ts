@@ -100,7 +100,9 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (error) {
     const failure =
-      error instanceof CliError ? error : new CliError(`Unexpected failure: ${(error as Error).stack ?? String(error)}`, EXIT.failure, "unexpected");
+      error instanceof CliError
+        ? error
+        : new CliError(`Unexpected failure: ${(error as Error).stack ?? String(error)}`, EXIT.failure, "unexpected");
     out.failure(failure);
     return failure.exitCode;
   }

@@ -29,7 +29,11 @@ export async function runFlow(ctx: Context, options: RunOptions, step: (text: st
   const minBalance = toMicros(assertUsdAmount(options.minBalance, "--min-balance"));
   assertUsdAmount(options.topUpAmount, "--topup-amount");
   if (toMicros(options.topUpAmount) < minBalance) {
-    throw new CliError("--topup-amount must be at least --min-balance, or the balance stays low after topping up.", EXIT.usage, "invalid_amount");
+    throw new CliError(
+      "--topup-amount must be at least --min-balance, or the balance stays low after topping up.",
+      EXIT.usage,
+      "invalid_amount",
+    );
   }
 
   const session = await login(ctx, () => {});
@@ -39,7 +43,9 @@ export async function runFlow(ctx: Context, options: RunOptions, step: (text: st
   let topped: TopUpResult | null = null;
   if (toMicros(balanceBefore.available) < minBalance) {
     topped = await topUp(ctx, options.topUpAmount, () => {});
-    step(`2/4 balance ${usd(balanceBefore.available)} USDC < ${usd(options.minBalance)}: topped up ${usd(topped.credited)} USDC (tx ${topped.transaction}), balance ${usd(topped.balance)} USDC`);
+    step(
+      `2/4 balance ${usd(balanceBefore.available)} USDC < ${usd(options.minBalance)}: topped up ${usd(topped.credited)} USDC (tx ${topped.transaction}), balance ${usd(topped.balance)} USDC`,
+    );
   } else {
     step(`2/4 balance ${usd(balanceBefore.available)} USDC: no top-up needed`);
   }
@@ -48,7 +54,13 @@ export async function runFlow(ctx: Context, options: RunOptions, step: (text: st
   const key = await createKey(ctx, { name: `svc-agent run ${new Date().toISOString()}` });
   step(`3/4 created API key ${key.prefix}… (${key.id})`);
 
-  const completion = await chat(ctx, { prompt: options.prompt, model, maxCents: options.maxCents, maxTokens: options.maxTokens, apiKey: key.key });
+  const completion = await chat(ctx, {
+    prompt: options.prompt,
+    model,
+    maxCents: options.maxCents,
+    maxTokens: options.maxTokens,
+    apiKey: key.key,
+  });
   step(`4/4 ${completion.model} answered (${completion.usage.prompt_tokens} + ${completion.usage.completion_tokens} tokens)`);
 
   return {

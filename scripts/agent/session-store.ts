@@ -40,7 +40,11 @@ export class SessionStore {
     const profile = this.get(baseUrl);
     if (!profile) throw new CliError(`Not signed in to ${baseUrl}: run \`npm run agent -- login\` first.`, EXIT.auth, "not_signed_in");
     if (new Date(profile.expiresAt).getTime() <= Date.now()) {
-      throw new CliError(`The session for ${baseUrl} expired at ${profile.expiresAt}: run \`npm run agent -- login\`.`, EXIT.auth, "session_expired");
+      throw new CliError(
+        `The session for ${baseUrl} expired at ${profile.expiresAt}: run \`npm run agent -- login\`.`,
+        EXIT.auth,
+        "session_expired",
+      );
     }
     return profile;
   }

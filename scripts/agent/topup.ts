@@ -17,7 +17,11 @@ const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
 
 export function assertUsdAmount(amount: string | undefined, what: string): string {
   if (!amount || !AMOUNT.test(amount)) {
-    throw new CliError(`${what} must be a USD amount like 5 or 10.50 (at most 6 decimals), got ${JSON.stringify(amount ?? "")}.`, EXIT.usage, "invalid_amount");
+    throw new CliError(
+      `${what} must be a USD amount like 5 or 10.50 (at most 6 decimals), got ${JSON.stringify(amount ?? "")}.`,
+      EXIT.usage,
+      "invalid_amount",
+    );
   }
   return amount;
 }

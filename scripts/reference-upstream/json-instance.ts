@@ -44,7 +44,9 @@ export function exampleOf(schema: unknown, root: unknown = schema, name = "value
     case "object":
       return objectOf(schema, root, depth);
     case "array":
-      return Array.from({ length: Math.max(1, asCount(schema.minItems)) }, (_, i) => exampleOf(schema.items, root, `${name}_${i}`, depth + 1));
+      return Array.from({ length: Math.max(1, asCount(schema.minItems)) }, (_, i) =>
+        exampleOf(schema.items, root, `${name}_${i}`, depth + 1),
+      );
     case "integer":
       return numberIn(schema, true);
     case "number":
@@ -69,8 +71,18 @@ function objectOf(schema: Schema, root: unknown, depth: number): Record<string, 
 }
 
 function numberIn(schema: Schema, integer: boolean): number {
-  const min = typeof schema.minimum === "number" ? schema.minimum : typeof schema.exclusiveMinimum === "number" ? schema.exclusiveMinimum + (integer ? 1 : 0.5) : null;
-  const max = typeof schema.maximum === "number" ? schema.maximum : typeof schema.exclusiveMaximum === "number" ? schema.exclusiveMaximum - (integer ? 1 : 0.5) : null;
+  const min =
+    typeof schema.minimum === "number"
+      ? schema.minimum
+      : typeof schema.exclusiveMinimum === "number"
+        ? schema.exclusiveMinimum + (integer ? 1 : 0.5)
+        : null;
+  const max =
+    typeof schema.maximum === "number"
+      ? schema.maximum
+      : typeof schema.exclusiveMaximum === "number"
+        ? schema.exclusiveMaximum - (integer ? 1 : 0.5)
+        : null;
   let value = min ?? (max !== null && max < 1 ? max : 1);
   if (integer) value = min !== null ? Math.ceil(value) : Math.floor(value);
   return value;

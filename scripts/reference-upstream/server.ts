@@ -18,15 +18,7 @@ import { exampleOf } from "./json-instance";
  * Models advertise Venice's `capabilities`; a request using a feature its model lacks is a 400.
  */
 
-export type UpstreamMode =
-  | "ok"
-  | "timeout"
-  | "garbage"
-  | "no-usage"
-  | "bad-shape"
-  | "inflate"
-  | `latency:${number}`
-  | `error:${number}`;
+export type UpstreamMode = "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | `latency:${number}` | `error:${number}`;
 
 type ResolvedMode =
   | { kind: "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" }
@@ -97,7 +89,9 @@ const messageSchema = z.object({
   content: z.union([z.string(), z.array(contentPartSchema).min(1)]).nullish(),
   name: z.string().optional(),
   tool_calls: z
-    .array(z.object({ id: z.string(), type: z.literal("function").optional(), function: z.object({ name: z.string(), arguments: z.string() }) }))
+    .array(
+      z.object({ id: z.string(), type: z.literal("function").optional(), function: z.object({ name: z.string(), arguments: z.string() }) }),
+    )
     .optional(),
   tool_call_id: z.string().optional(),
 });
@@ -129,7 +123,12 @@ const chatRequestSchema = z.object({
       z.object({ type: z.enum(["text", "json_object"]) }),
       z.object({
         type: z.literal("json_schema"),
-        json_schema: z.object({ name: z.string(), description: z.string().optional(), schema: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullish() }),
+        json_schema: z.object({
+          name: z.string(),
+          description: z.string().optional(),
+          schema: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullish(),
+        }),
       }),
     ])
     .nullish(),
@@ -263,13 +262,24 @@ function toolToCall(request: ChatRequest) {
   return tools[0];
 }
 
-type Answer = { message: { role: "assistant"; content: string | null; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }; finish: string };
+type Answer = {
+  message: {
+    role: "assistant";
+    content: string | null;
+    tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
+  };
+  finish: string;
+};
 
 function composeAnswer(request: ChatRequest, maxTokens: number): Answer {
   const tool = toolToCall(request);
   if (tool) {
     const args = JSON.stringify(exampleOf(tool.function.parameters ?? { type: "object", properties: {} }));
-    const call = { id: `call_${fingerprintOf(request)}`, type: "function" as const, function: { name: tool.function.name, arguments: args } };
+    const call = {
+      id: `call_${fingerprintOf(request)}`,
+      type: "function" as const,
+      function: { name: tool.function.name, arguments: args },
+    };
     return { message: { role: "assistant", content: null, tool_calls: [call] }, finish: "tool_calls" };
   }
   const format = request.response_format;
@@ -312,7 +322,10 @@ async function buildCompletion(request: ChatRequest, model: ReferenceModel, mode
       `This model's maximum context length is ${model.contextTokens} tokens; the messages use ${promptTokens}.`,
     );
   }
-  const answer: Answer = mode.kind === "inflate" ? { message: { role: "assistant", content: "Yes." }, finish: "stop" } : composeAnswer(request, effectiveMaxTokens(request, model));
+  const answer: Answer =
+    mode.kind === "inflate"
+      ? { message: { role: "assistant", content: "Yes." }, finish: "stop" }
+      : composeAnswer(request, effectiveMaxTokens(request, model));
   const completionTokens = await countReplyTokens(answer.message);
   const base = {
     id: `chatcmpl-${randomBytes(12).toString("hex")}`,

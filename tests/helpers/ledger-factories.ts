@@ -51,7 +51,10 @@ export async function seedSupplierEarnings(supplierId: string, micros: bigint) {
  */
 export async function seedDebitedWithdrawal(
   tx: Tx,
-  data: { accountId: string; toAddress: string; amountMicros: bigint } & Omit<Prisma.WithdrawalUncheckedCreateInput, "accountId" | "toAddress" | "amountMicros">,
+  data: { accountId: string; toAddress: string; amountMicros: bigint } & Omit<
+    Prisma.WithdrawalUncheckedCreateInput,
+    "accountId" | "toAddress" | "amountMicros"
+  >,
 ) {
   const earnings = await getOrCreateLedgerAccount(tx, "supplier", data.accountId);
   const withdrawal = await tx.withdrawal.create({ data });

@@ -197,11 +197,12 @@ export async function seedActiveHold(options: { offerId: string; modelId: string
 }
 
 /** A private model with one offer at list price on `upstream` (a canned or reference upstream), for router tests. */
-export async function seedMarketOn(
-  upstream: { url: string; apiKey: string },
-  options: { tools?: boolean; billsReasoning?: boolean } = {},
-) {
-  const model = await seedPrivateModel({ supportsTools: options.tools ?? false, billsReasoning: options.billsReasoning ?? false, maxOutputTokens: 8_192 });
+export async function seedMarketOn(upstream: { url: string; apiKey: string }, options: { tools?: boolean; billsReasoning?: boolean } = {}) {
+  const model = await seedPrivateModel({
+    supportsTools: options.tools ?? false,
+    billsReasoning: options.billsReasoning ?? false,
+    maxOutputTokens: 8_192,
+  });
   const offer = await seedOffer({
     models: [{ id: model.id, upstreamModel: "canned-model" }],
     priceCents: 100,

@@ -35,7 +35,9 @@ function compile(spec: Operation): CompiledRoute {
 
 export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[] };
 
-export async function startRouteServer(options: { headers?: Record<string, string>; limits?: Partial<ConnectionLimits> } = {}): Promise<RouteServer> {
+export async function startRouteServer(
+  options: { headers?: Record<string, string>; limits?: Partial<ConnectionLimits> } = {},
+): Promise<RouteServer> {
   const routes = listOperations(API_ROUTES)
     .map(compile)
     .sort((a, b) => a.rank - b.rank);

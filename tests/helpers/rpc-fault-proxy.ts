@@ -76,7 +76,11 @@ export async function startRpcFaultProxy(targetUrl: string): Promise<RpcFaultPro
     };
     switch (fault) {
       case "http_429":
-        return json(429, { error: { code: 429, message: "Your app has exceeded its compute units per second capacity" } }, { "retry-after": "1" });
+        return json(
+          429,
+          { error: { code: 429, message: "Your app has exceeded its compute units per second capacity" } },
+          { "retry-after": "1" },
+        );
       case "http_503":
         res.writeHead(503, { "content-type": "text/html" });
         return res.end("<html><body><h1>503 Service Unavailable</h1></body></html>");

@@ -57,7 +57,11 @@ export function compileWalletContracts(): Record<"OwnerWallet" | "OwnerWalletFac
 }
 
 export const chainClient = createPublicClient({ chain: base, transport: http(env.BASE_RPC_URL), pollingInterval: 20 });
-const deployerClient = createWalletClient({ chain: base, transport: http(env.BASE_RPC_URL), account: privateKeyToAccount(DEPLOYER.privateKey) });
+const deployerClient = createWalletClient({
+  chain: base,
+  transport: http(env.BASE_RPC_URL),
+  account: privateKeyToAccount(DEPLOYER.privateKey),
+});
 
 /** Deploys the factory; returns helpers to deploy wallets or to sign for them before they exist. */
 export async function deployWalletFactory() {

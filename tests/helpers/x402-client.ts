@@ -29,10 +29,16 @@ export function postTopUp(cookie: string, amount: string, headers: Record<string
 }
 
 /** The 402 challenge for an amount, decoded. */
-export async function readChallenge(cookie: string, amount: string): Promise<{ v2: PaymentRequired; v1: { accepts: Record<string, unknown>[] } }> {
+export async function readChallenge(
+  cookie: string,
+  amount: string,
+): Promise<{ v2: PaymentRequired; v1: { accepts: Record<string, unknown>[] } }> {
   const res = await postTopUp(cookie, amount);
   if (res.status !== 402) throw new Error(`expected 402, got ${res.status}`);
-  return { v2: decodePaymentRequiredHeader(res.headers.get("payment-required")!), v1: (await res.json()) as { accepts: Record<string, unknown>[] } };
+  return {
+    v2: decodePaymentRequiredHeader(res.headers.get("payment-required")!),
+    v1: (await res.json()) as { accepts: Record<string, unknown>[] },
+  };
 }
 
 /** A v2 PAYMENT-SIGNATURE value: `signFor` is what the wallet signs, `accepted` what it claims to accept. */

@@ -20,7 +20,15 @@ const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../.
 const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 
 // /healthz/ledger: an operator health probe (ok + a violation count, no identities or amounts).
-const PUBLIC_PATHS = new Set(["/healthz", "/healthz/ledger", "/openapi.json", "/v1/models", "/v1/supply/pool/summary", "/auth/nonce", "/auth/verify"]);
+const PUBLIC_PATHS = new Set([
+  "/healthz",
+  "/healthz/ledger",
+  "/openapi.json",
+  "/v1/models",
+  "/v1/supply/pool/summary",
+  "/auth/nonce",
+  "/auth/verify",
+]);
 
 const isUnder = (pattern: string, prefix: string) => pattern === prefix || pattern.startsWith(`${prefix}/`);
 
@@ -41,7 +49,10 @@ function expectedAccess(method: string, pattern: string): Access | undefined {
 
 /** "app/v1/(group)/account/[id]/route.ts" -> "/v1/account/[id]"; private folders (`_x`) are not routed. */
 function toPattern(relativeFile: string): string | null {
-  const segments = path.dirname(relativeFile).split(path.sep).filter((s) => s !== ".");
+  const segments = path
+    .dirname(relativeFile)
+    .split(path.sep)
+    .filter((s) => s !== ".");
   if (segments.some((s) => s.startsWith("_"))) return null;
   return `/${segments.filter((s) => !/^\(.+\)$/.test(s) && !s.startsWith("@")).join("/")}`;
 }
@@ -149,7 +160,15 @@ function expectation(access: Access, credentials: CredentialSet): { status: numb
 describe("route discovery", () => {
   it("finds the route files on disk", () => {
     const seen = new Set(ROUTES.map((r) => `${r.method} ${r.pattern}`));
-    for (const known of ["GET /healthz", "GET /auth/nonce", "POST /auth/verify", "POST /auth/logout", "POST /v1/account/api-keys", "DELETE /v1/account/api-keys/[id]", "GET /v1/[...path]"]) {
+    for (const known of [
+      "GET /healthz",
+      "GET /auth/nonce",
+      "POST /auth/verify",
+      "POST /auth/logout",
+      "POST /v1/account/api-keys",
+      "DELETE /v1/account/api-keys/[id]",
+      "GET /v1/[...path]",
+    ]) {
       expect(seen).toContain(known);
     }
   });

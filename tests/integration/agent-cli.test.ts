@@ -55,7 +55,8 @@ type CliRun = { code: number | null; stdout: string; stderr: string };
 function cli(args: string[], options: { key?: string; sessionFile: string }): Promise<CliRun> {
   // eslint-disable-next-line no-restricted-properties -- the CLI child inherits the test run's configuration
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ["SVC_BASE_URL", "SVC_API_KEY", "SVC_RPC_URL", "SVC_AGENT_PRIVATE_KEY", "SVC_AGENT_SESSION_FILE"]) delete childEnv[name];
+  for (const name of ["SVC_BASE_URL", "SVC_API_KEY", "SVC_RPC_URL", "SVC_AGENT_PRIVATE_KEY", "SVC_AGENT_SESSION_FILE"])
+    delete childEnv[name];
   if (options.key) childEnv.SVC_AGENT_PRIVATE_KEY = options.key;
   const common = ["--base-url", server.url, "--rpc-url", env.BASE_RPC_URL, "--session-file", options.sessionFile];
   return new Promise((resolve, reject) => {
@@ -81,7 +82,15 @@ type RunOutput = {
   login: { address: string };
   top_up: { credited: string; balance: string; transaction: `0x${string}`; payer: string } | null;
   key: { id: string; key: string };
-  completion: { id: string; answer: string; cost: string; price_cents: number; burn_diem: string; max_cents: number; balance_remaining: string };
+  completion: {
+    id: string;
+    answer: string;
+    cost: string;
+    price_cents: number;
+    burn_diem: string;
+    max_cents: number;
+    balance_remaining: string;
+  };
 };
 type CliFailure = { error: { code: string; message: string; exit_code: number } & Record<string, unknown> };
 
@@ -111,7 +120,9 @@ describe("npm run agent -- run: the headless agent flow", () => {
     const receipt = await publicClient.getTransactionReceipt({ hash: out.top_up!.transaction });
     expect(receipt.status).toBe("success");
     expect(await readUsdcBalance(BUYER.address)).toBe(walletBefore - 5n * USDC);
-    expect(await readUsdcBalance(TREASURY, receipt.blockNumber)).toBe((await readUsdcBalance(TREASURY, receipt.blockNumber - 1n)) + 5n * USDC);
+    expect(await readUsdcBalance(TREASURY, receipt.blockNumber)).toBe(
+      (await readUsdcBalance(TREASURY, receipt.blockNumber - 1n)) + 5n * USDC,
+    );
 
     // The completion: charged, and the balance after it is lower than after the top-up, in the reply and the ledger.
     const cost = micros(out.completion.cost);
@@ -119,11 +130,22 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(micros(out.completion.balance_remaining)).toBe(5n * USDC - cost);
     const account = await db.account.findUniqueOrThrow({ where: { walletAddress: BUYER.address } });
     expect((await getBalance("buyer", account.id)).totalMicros).toBe(5n * USDC - cost);
-    expect(await db.clear.findUniqueOrThrow({ where: { completionId: out.completion.id } })).toMatchObject({ chargeMicros: cost, priceCents: 80 });
+    expect(await db.clear.findUniqueOrThrow({ where: { completionId: out.completion.id } })).toMatchObject({
+      chargeMicros: cost,
+      priceCents: 80,
+    });
 
     // The session file holds the cookie, owner-only.
     expect(statSync(sessionFile()).mode & 0o777).toBe(0o600);
-    expect(server.requests).toEqual(expect.arrayContaining(["GET /auth/nonce", "POST /auth/verify", "POST /v1/x402/top-up", "POST /v1/account/api-keys", "POST /v1/chat/completions"]));
+    expect(server.requests).toEqual(
+      expect.arrayContaining([
+        "GET /auth/nonce",
+        "POST /auth/verify",
+        "POST /v1/x402/top-up",
+        "POST /v1/account/api-keys",
+        "POST /v1/chat/completions",
+      ]),
+    );
   }, 90_000);
 
   it("chat reuses the saved key and prints the answer, then cost, price, burn and balance", async () => {
@@ -135,7 +157,9 @@ describe("npm run agent -- run: the headless agent flow", () => {
   }, 60_000);
 
   it("explains a 503 with the X-Svc figures and the max price that would route, exit code 5", async () => {
-    const run = await cli(["chat", "Too cheap", "--model", modelId, "--max-cents", "50", "--max-tokens", "32", "--json"], { sessionFile: sessionFile() });
+    const run = await cli(["chat", "Too cheap", "--model", modelId, "--max-cents", "50", "--max-tokens", "32", "--json"], {
+      sessionFile: sessionFile(),
+    });
 
     expect(run.code).toBe(5);
     expect(json<CliFailure>(run).error).toMatchObject({
@@ -149,12 +173,16 @@ describe("npm run agent -- run: the headless agent flow", () => {
   }, 60_000);
 
   it("says the key was revoked (exit 3) after keys revoke", async () => {
-    const created = json<{ id: string; key: string }>(await cli(["keys", "create", "--name", "short-lived", "--json"], { sessionFile: sessionFile() }));
+    const created = json<{ id: string; key: string }>(
+      await cli(["keys", "create", "--name", "short-lived", "--json"], { sessionFile: sessionFile() }),
+    );
     const revoke = await cli(["keys", "revoke", created.id, "--json"], { sessionFile: sessionFile() });
     expect(revoke.code, revoke.stdout).toBe(0);
     expect(json<{ revoked_at: string | null }>(revoke).revoked_at).not.toBeNull();
 
-    const run = await cli(["chat", "Anyone there?", "--model", modelId, "--api-key", created.key, "--json"], { sessionFile: sessionFile() });
+    const run = await cli(["chat", "Anyone there?", "--model", modelId, "--api-key", created.key, "--json"], {
+      sessionFile: sessionFile(),
+    });
     expect(run.code).toBe(3);
     expect(json<CliFailure>(run).error.code).toBe("api_key_rejected");
   }, 60_000);
@@ -192,6 +220,10 @@ describe("npm run agent -- with an empty wallet", () => {
     const run = await cli(["chat", "On credit?", "--model", modelId, "--max-tokens", "64", "--json"], { sessionFile: sessionFile() });
 
     expect(run.code).toBe(4);
-    expect(json<CliFailure>(run).error).toMatchObject({ code: "insufficient_balance", available: "0.000000", needed: expect.stringMatching(/^\d+\.\d{6}$/) });
+    expect(json<CliFailure>(run).error).toMatchObject({
+      code: "insufficient_balance",
+      available: "0.000000",
+      needed: expect.stringMatching(/^\d+\.\d{6}$/),
+    });
   }, 60_000);
 });

@@ -23,7 +23,12 @@ async function creditBuyer(accountId: string, micros: bigint) {
     await tx.journalEntry.create({
       data: {
         kind: "topup",
-        lines: { create: [{ ledgerAccountId: buyer.id, amountMicros: micros }, { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -micros }] },
+        lines: {
+          create: [
+            { ledgerAccountId: buyer.id, amountMicros: micros },
+            { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -micros },
+          ],
+        },
       },
     });
     return buyer;
@@ -129,7 +134,11 @@ describe("PATCH /v1/account", () => {
     ["a fraction", { default_max_price_cents: 99.5 }, "invalid_request"],
     ["a string", { default_max_price_cents: "100" }, "invalid_request"],
     ["a missing field", {}, "invalid_request"],
-    ["a field that is not editable (the wallet)", { default_max_price_cents: 100, walletAddress: "0x0000000000000000000000000000000000000001" }, "unknown_field"],
+    [
+      "a field that is not editable (the wallet)",
+      { default_max_price_cents: 100, walletAddress: "0x0000000000000000000000000000000000000001" },
+      "unknown_field",
+    ],
   ])("refuses %s with 400 and changes nothing", async (_, body, code) => {
     const buyer = await seedSignedInAccount();
     const res = await patch(buyer.cookie, body);

@@ -168,7 +168,12 @@ type Case = {
 type Wallet = ReturnType<typeof newWallet>;
 type Challenge = Awaited<ReturnType<typeof fetchChallenge>>;
 
-async function signed(wallet: Wallet, challenge: Challenge, overrides: Parameters<typeof buildSiweMessage>[2] = {}, address: Address = wallet.address) {
+async function signed(
+  wallet: Wallet,
+  challenge: Challenge,
+  overrides: Parameters<typeof buildSiweMessage>[2] = {},
+  address: Address = wallet.address,
+) {
   const message = buildSiweMessage(challenge, address, overrides);
   return { message, signature: await wallet.signMessage({ message }) };
 }
@@ -177,14 +182,49 @@ const ago = (ms: number) => new Date(Date.now() - ms);
 const ahead = (ms: number) => new Date(Date.now() + ms);
 
 const FAILURES: Case[] = [
-  { name: "another domain", status: 401, code: "siwe_domain_mismatch", body: ({ wallet, challenge }) => signed(wallet, challenge, { domain: "evil.example" }) },
-  { name: "another port on our host", status: 401, code: "siwe_domain_mismatch", body: ({ wallet, challenge }) => signed(wallet, challenge, { domain: "localhost:3001" }) },
-  { name: "a scheme that is not ours", status: 401, code: "siwe_domain_mismatch", body: ({ wallet, challenge }) => signed(wallet, challenge, { scheme: "https" }) },
-  { name: "a uri on another site", status: 401, code: "siwe_uri_mismatch", body: ({ wallet, challenge }) => signed(wallet, challenge, { uri: "https://evil.example/login" }) },
-  { name: "a uri on our host with another scheme", status: 401, code: "siwe_uri_mismatch", body: ({ wallet, challenge }) => signed(wallet, challenge, { uri: "https://localhost:3000/" }) },
+  {
+    name: "another domain",
+    status: 401,
+    code: "siwe_domain_mismatch",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { domain: "evil.example" }),
+  },
+  {
+    name: "another port on our host",
+    status: 401,
+    code: "siwe_domain_mismatch",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { domain: "localhost:3001" }),
+  },
+  {
+    name: "a scheme that is not ours",
+    status: 401,
+    code: "siwe_domain_mismatch",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { scheme: "https" }),
+  },
+  {
+    name: "a uri on another site",
+    status: 401,
+    code: "siwe_uri_mismatch",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { uri: "https://evil.example/login" }),
+  },
+  {
+    name: "a uri on our host with another scheme",
+    status: 401,
+    code: "siwe_uri_mismatch",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { uri: "https://localhost:3000/" }),
+  },
   { name: "chain id 1", status: 401, code: "siwe_wrong_chain", body: ({ wallet, challenge }) => signed(wallet, challenge, { chainId: 1 }) },
-  { name: "chain id 84532 (Base Sepolia)", status: 401, code: "siwe_wrong_chain", body: ({ wallet, challenge }) => signed(wallet, challenge, { chainId: 84532 }) },
-  { name: "a nonce we never issued", status: 401, code: "siwe_nonce_invalid", body: ({ wallet, challenge }) => signed(wallet, challenge, { nonce: "Zz9NeverIssuedByUs00" }) },
+  {
+    name: "chain id 84532 (Base Sepolia)",
+    status: 401,
+    code: "siwe_wrong_chain",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { chainId: 84532 }),
+  },
+  {
+    name: "a nonce we never issued",
+    status: 401,
+    code: "siwe_nonce_invalid",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { nonce: "Zz9NeverIssuedByUs00" }),
+  },
   {
     name: "a nonce issued to another wallet",
     status: 401,
@@ -201,9 +241,24 @@ const FAILURES: Case[] = [
       return signed(wallet, challenge, { nonce, issuedAt: ago(2 * MINUTE) });
     },
   },
-  { name: "an expired message", status: 401, code: "siwe_expired", body: ({ wallet, challenge }) => signed(wallet, challenge, { issuedAt: ago(2 * MINUTE), expirationTime: ago(1000) }) },
-  { name: "a Not Before in the future", status: 401, code: "siwe_not_yet_valid", body: ({ wallet, challenge }) => signed(wallet, challenge, { notBefore: ahead(5 * MINUTE) }) },
-  { name: "an Issued At in the future", status: 401, code: "siwe_issued_at_invalid", body: ({ wallet, challenge }) => signed(wallet, challenge, { issuedAt: ahead(5 * MINUTE) }) },
+  {
+    name: "an expired message",
+    status: 401,
+    code: "siwe_expired",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { issuedAt: ago(2 * MINUTE), expirationTime: ago(1000) }),
+  },
+  {
+    name: "a Not Before in the future",
+    status: 401,
+    code: "siwe_not_yet_valid",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { notBefore: ahead(5 * MINUTE) }),
+  },
+  {
+    name: "an Issued At in the future",
+    status: 401,
+    code: "siwe_issued_at_invalid",
+    body: ({ wallet, challenge }) => signed(wallet, challenge, { issuedAt: ahead(5 * MINUTE) }),
+  },
   {
     name: "an Issued At older than a nonce lives",
     status: 401,
@@ -234,7 +289,12 @@ const FAILURES: Case[] = [
     code: "invalid_signature",
     body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address), signature: "0x1234" }),
   },
-  { name: "a message that is not SIWE", status: 400, code: "invalid_siwe_message", body: async () => ({ message: "please log me in", signature: "0x1234" }) },
+  {
+    name: "a message that is not SIWE",
+    status: 400,
+    code: "invalid_siwe_message",
+    body: async () => ({ message: "please log me in", signature: "0x1234" }),
+  },
   {
     name: "a SIWE message with text appended after its fields",
     status: 400,
@@ -262,12 +322,32 @@ const FAILURES: Case[] = [
       return { message, signature: signature.slice(2) };
     },
   },
-  { name: "a signature that is not hex", status: 400, code: "malformed_signature", body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address), signature: "0xnothex" }) },
-  { name: "a signature with an odd number of digits", status: 400, code: "malformed_signature", body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address), signature: "0x123" }) },
-  { name: "a missing signature", status: 400, code: "invalid_request", body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address) }) },
+  {
+    name: "a signature that is not hex",
+    status: 400,
+    code: "malformed_signature",
+    body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address), signature: "0xnothex" }),
+  },
+  {
+    name: "a signature with an odd number of digits",
+    status: 400,
+    code: "malformed_signature",
+    body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address), signature: "0x123" }),
+  },
+  {
+    name: "a missing signature",
+    status: 400,
+    code: "invalid_request",
+    body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address) }),
+  },
   { name: "a missing message", status: 400, code: "invalid_request", body: async () => ({ signature: "0x1234" }) },
   { name: "an empty object", status: 400, code: "invalid_request", body: async () => ({}) },
-  { name: "a non-string signature", status: 400, code: "invalid_request", body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address), signature: 42 }) },
+  {
+    name: "a non-string signature",
+    status: 400,
+    code: "invalid_request",
+    body: async ({ wallet, challenge }) => ({ message: buildSiweMessage(challenge, wallet.address), signature: 42 }),
+  },
   {
     name: "an unknown field (e.g. a client-chosen address)",
     status: 400,

@@ -51,7 +51,13 @@ describe("the usage tolerance", () => {
     const { data, row, charge } = await billed(await callCompletions(buyer.key, body));
 
     expect(data.usage).toMatchObject({ prompt_tokens: ours, completion_tokens: 0 });
-    expect(row).toMatchObject({ promptTokens: ours, completionTokens: 0, claimedPromptTokens: 83, claimedCompletionTokens: 64, usageDisputed: true });
+    expect(row).toMatchObject({
+      promptTokens: ours,
+      completionTokens: 0,
+      claimedPromptTokens: 83,
+      claimedCompletionTokens: 64,
+      usageDisputed: true,
+    });
     expect(charge).toBe(chargeMicros(burnMicroDiem(ours, 0, model), 100));
     expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC - charge, held: 0n });
     // Within bounds, so no health failure: a dispute is the supplier's mark, not a cooldown.
@@ -87,7 +93,11 @@ describe("the usage tolerance", () => {
 });
 
 describe("tool calls", () => {
-  const weather = { id: "call_1", type: "function", function: { name: "get_weather", arguments: JSON.stringify({ city: "Paris", unit: "celsius", days: 7, detail: "hourly" }) } };
+  const weather = {
+    id: "call_1",
+    type: "function",
+    function: { name: "get_weather", arguments: JSON.stringify({ city: "Paris", unit: "celsius", days: 7, detail: "hourly" }) },
+  };
 
   it("in an answer to a request that sent no tools are not billed; with tools they are", async () => {
     const { model } = await market({ tools: true });
@@ -104,7 +114,9 @@ describe("tool calls", () => {
     expect(untooled.data.usage.completion_tokens).toBe(text);
     expect(untooled.row.usageDisputed).toBe(true);
 
-    const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    const tools = [
+      { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } },
+    ];
     const tooledBody = { ...body, tools };
     canned.answer({ status: 200, body: completion(message, usage(await countPromptTokens(tooledBody as never), full)) });
     const tooled = await billed(await callCompletions(buyer.key, tooledBody));
@@ -137,7 +149,9 @@ describe("hidden reasoning", () => {
     expect(canned.received.at(-1)!.body).toMatchObject({ max_tokens: 5_000, reasoning_effort: "high" });
     // Buyers can see which models bill reasoning.
     clearMarketCache();
-    const listed = (await (await modelsRoute(jsonRequest("GET", "/v1/models"))).json()) as { data: { id: string; bills_reasoning: boolean }[] };
+    const listed = (await (await modelsRoute(jsonRequest("GET", "/v1/models"))).json()) as {
+      data: { id: string; bills_reasoning: boolean }[];
+    };
     expect(listed.data.find((m) => m.id === model.id)?.bills_reasoning).toBe(true);
 
     // Not asked for (no reasoning_effort, or "none"): our count of what came back, and a dispute, as before.

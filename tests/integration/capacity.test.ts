@@ -100,7 +100,12 @@ describe("daily capacity", () => {
     const soldOut = await getBook(modelId, LAST_MS);
     expect(soldOut.levels.some((l) => l.price_cents === 4_321)).toBe(false);
     const nextDay = await getBook(modelId, MIDNIGHT);
-    expect(nextDay.levels.find((l) => l.price_cents === 4_321)).toEqual({ price_cents: 4_321, remaining_diem: "3.000000", offers: 1, dispute_rate: null });
+    expect(nextDay.levels.find((l) => l.price_cents === 4_321)).toEqual({
+      price_cents: 4_321,
+      remaining_diem: "3.000000",
+      offers: 1,
+      dispute_rate: null,
+    });
     expect((await listOffers(supplier.id, {}, LAST_MS)).data[0].on_book).toBe(false);
     expect((await listOffers(supplier.id, {}, MIDNIGHT)).data[0].on_book).toBe(true);
   });

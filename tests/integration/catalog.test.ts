@@ -54,14 +54,33 @@ describe("the catalog file", () => {
     expect(CATALOG.map((m) => m.id)).toEqual(["llama-3.3-70b", "qwen3-235b", "mistral-31-24b", "venice-uncensored"]);
     expect(CATALOG[0].inputMicroDiemPerMTok).toBe(700_000n);
     expect(() =>
-      parseCatalogFile(JSON.stringify({ models: [{ id: "x", name: "", input_diem_per_mtok: "1e3", output_diem_per_mtok: "1", context_length: 0, max_output_tokens: 1 }] })),
+      parseCatalogFile(
+        JSON.stringify({
+          models: [{ id: "x", name: "", input_diem_per_mtok: "1e3", output_diem_per_mtok: "1", context_length: 0, max_output_tokens: 1 }],
+        }),
+      ),
     ).toThrow(/models\.0\.name[\s\S]*input_diem_per_mtok[\s\S]*context_length/);
   });
 });
 
 describe("npm run catalog", () => {
   it("adds, re-prices with a versioned history, lists and retires a model; buyers then get a clear 410", async () => {
-    await catalogCli("add", ids.b, "--name", "Cat B", "--input", "0.40", "--output", "1.60", "--context", "32768", "--max-output", "2048", "--features", "tools");
+    await catalogCli(
+      "add",
+      ids.b,
+      "--name",
+      "Cat B",
+      "--input",
+      "0.40",
+      "--output",
+      "1.60",
+      "--context",
+      "32768",
+      "--max-output",
+      "2048",
+      "--features",
+      "tools",
+    );
     const before = new Date();
     await new Promise((r) => setTimeout(r, 20));
     const { stdout: set } = await catalogCli("set", ids.b, "--input", "0.55");
@@ -85,7 +104,9 @@ describe("npm run catalog", () => {
     // the reservation reads models.active itself, so the retirement takes effect at once.
     clearMarketCache();
     const served = async () =>
-      ((await (await listModelsRoute(new Request("http://localhost:3000/v1/models"))).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+      ((await (await listModelsRoute(new Request("http://localhost:3000/v1/models"))).json()) as { data: { id: string }[] }).data.map(
+        (m) => m.id,
+      );
     expect(await served()).toContain(ids.b);
     await catalogCli("retire", ids.b);
     const row = await db.model.findUniqueOrThrow({ where: { id: ids.b } });
@@ -105,7 +126,14 @@ describe("npm run catalog", () => {
   it("imports a catalog file: adds, changes and leaves models it does not name alone", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-catalog-"));
     const file = join(dir, "catalog.json");
-    const entry = { id: ids.a, name: "Cat A", input_diem_per_mtok: "0.10", output_diem_per_mtok: "0.20", context_length: 8192, max_output_tokens: 1024 };
+    const entry = {
+      id: ids.a,
+      name: "Cat A",
+      input_diem_per_mtok: "0.10",
+      output_diem_per_mtok: "0.20",
+      context_length: 8192,
+      max_output_tokens: 1024,
+    };
     writeFileSync(file, JSON.stringify({ models: [entry] }));
     const { stdout: first } = await catalogCli("import", file);
     expect(first).toContain(`+ ${ids.a}`);
@@ -121,15 +149,39 @@ describe("npm run catalog", () => {
   it("says which models bill hidden reasoning: the default catalog, add and set, and an imported file", async () => {
     expect(CATALOG.filter((m) => m.billsReasoning).map((m) => m.id)).toEqual(["qwen3-235b"]);
     const id = `cat-${tag}-reasoning`;
-    await catalogCli("add", id, "--name", "Thinker", "--input", "0.40", "--output", "1.60", "--context", "32768", "--max-output", "2048", "--bills-reasoning", "yes");
+    await catalogCli(
+      "add",
+      id,
+      "--name",
+      "Thinker",
+      "--input",
+      "0.40",
+      "--output",
+      "1.60",
+      "--context",
+      "32768",
+      "--max-output",
+      "2048",
+      "--bills-reasoning",
+      "yes",
+    );
     expect((await db.model.findUniqueOrThrow({ where: { id } })).billsReasoning).toBe(true);
     const { stdout: set } = await catalogCli("set", id, "--bills-reasoning", "no");
     expect(set).toContain(`${id}\tThinker\t0.400000\t1.600000\t32768\t2048\t-\tno\tactive`);
-    await expect(catalogCli("set", id, "--bills-reasoning", "maybe")).rejects.toMatchObject({ stderr: expect.stringContaining("yes or no") });
+    await expect(catalogCli("set", id, "--bills-reasoning", "maybe")).rejects.toMatchObject({
+      stderr: expect.stringContaining("yes or no"),
+    });
 
     const dir = mkdtempSync(join(tmpdir(), "svc-catalog-"));
     const file = join(dir, "catalog.json");
-    const entry = { id, name: "Thinker", input_diem_per_mtok: "0.40", output_diem_per_mtok: "1.60", context_length: 32768, max_output_tokens: 2048 };
+    const entry = {
+      id,
+      name: "Thinker",
+      input_diem_per_mtok: "0.40",
+      output_diem_per_mtok: "1.60",
+      context_length: 32768,
+      max_output_tokens: 2048,
+    };
     writeFileSync(file, JSON.stringify({ models: [{ ...entry, bills_reasoning: true }] }));
     const { stdout } = await catalogCli("import", file);
     expect(stdout).toContain(`~ ${id}  bills_reasoning false -> true`);
@@ -143,7 +195,9 @@ describe("npm run catalog", () => {
       return e;
     });
     expect(stderr).toBe("");
-    expect(dry).toContain(`+ ${ids.synced}  "Synced model"  input 0.200000  output 0.800000  context 65536  max_output 4096  features tools  bills_reasoning`);
+    expect(dry).toContain(
+      `+ ${ids.synced}  "Synced model"  input 0.200000  output 0.800000  context 65536  max_output 4096  features tools  bills_reasoning`,
+    );
     expect(dry).toContain(`skipped (no pricing or context length): cat-${tag}-unpriced`);
     expect(dry).toContain("not applied");
     expect(await db.model.count({ where: { id: ids.synced } })).toBe(0);
@@ -151,7 +205,12 @@ describe("npm run catalog", () => {
     const { stdout } = await catalogCli("sync", url, "--yes");
     expect(stdout).toContain("applied");
     const synced = await db.model.findUniqueOrThrow({ where: { id: ids.synced } });
-    expect([synced.inputMicroDiemPerMTok, synced.outputMicroDiemPerMTok, synced.supportsTools, synced.billsReasoning]).toEqual([200_000n, 800_000n, true, true]);
+    expect([synced.inputMicroDiemPerMTok, synced.outputMicroDiemPerMTok, synced.supportsTools, synced.billsReasoning]).toEqual([
+      200_000n,
+      800_000n,
+      true,
+      true,
+    ]);
     const a = await db.model.findUniqueOrThrow({ where: { id: ids.a } });
     expect([a.inputMicroDiemPerMTok, a.outputMicroDiemPerMTok, a.contextTokens]).toEqual([300_000n, 1_500_000n, 32768]);
     expect((await getPriceHistory(db, ids.a)).length).toBeGreaterThanOrEqual(3);

@@ -30,7 +30,11 @@ let inflating: ReferenceUpstream;
 let canned: CannedUpstream;
 
 beforeAll(async () => {
-  [reference, inflating, canned] = await Promise.all([startReferenceUpstream(), startReferenceUpstream({ defaultMode: "inflate" }), startCannedUpstream()]);
+  [reference, inflating, canned] = await Promise.all([
+    startReferenceUpstream(),
+    startReferenceUpstream({ defaultMode: "inflate" }),
+    startCannedUpstream(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([reference.stop(), inflating.stop(), canned.stop()]);
@@ -52,7 +56,9 @@ async function market(via: { url: string; apiKey: string } = reference, options:
 /** Random characters from a block (deterministic): no two 16-character pieces alike, the tokenizer's costliest input. */
 function costly(chars: number, from: number, span: number): string {
   let seed = 7;
-  return Array.from({ length: chars }, () => String.fromCharCode(from + ((seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff) % span))).join("");
+  return Array.from({ length: chars }, () =>
+    String.fromCharCode(from + ((seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff) % span)),
+  ).join("");
 }
 const cjk = (chars: number) => costly(chars, 0x4e00, 20_000);
 
@@ -68,14 +74,21 @@ async function measured<T>(fn: () => Promise<T>) {
 }
 
 async function offerHealth(offerId: string) {
-  return db.offer.findUniqueOrThrow({ where: { id: offerId }, select: { consecutiveFailures: true, unhealthyUntil: true, lastFailureReason: true } });
+  return db.offer.findUniqueOrThrow({
+    where: { id: offerId },
+    select: { consecutiveFailures: true, unhealthyUntil: true, lastFailureReason: true },
+  });
 }
 
 describe("token counting cannot freeze the server", () => {
   it("refuses an unfunded key sending 400 KB of the costliest text at once, without counting it", async () => {
     const { model } = await market();
     const buyer = await seedBuyer(0n);
-    const { result: res, ms, stallMs } = await measured(() => callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content: cjk(130_000) }] }));
+    const {
+      result: res,
+      ms,
+      stallMs,
+    } = await measured(() => callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content: cjk(130_000) }] }));
     expect(res.status).toBe(402);
     expect((await readError(res)).code).toBe("insufficient_balance");
     expect(ms).toBeLessThan(3_000);
@@ -96,7 +109,9 @@ describe("token counting cannot freeze the server", () => {
   it("refuses 1 MB of text for a 32k-token model by its size, before counting", async () => {
     const { model } = await market();
     const buyer = await seedBuyer(ONE_USDC);
-    const { result: res, ms } = await measured(() => callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content: cjk(330_000) }] }));
+    const { result: res, ms } = await measured(() =>
+      callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content: cjk(330_000) }] }),
+    );
     expect(res.status).toBe(400);
     expect(await readError(res)).toMatchObject({ code: "context_length_exceeded", param: "messages" });
     expect(ms).toBeLessThan(3_000);
@@ -106,7 +121,11 @@ describe("token counting cannot freeze the server", () => {
     const { model } = await market();
     const buyer = await seedBuyer(ONE_USDC);
     const content = cjk(15_000); // 45 KB, about 29,000 tokens of a 32,768-token context: must be counted to fit
-    const { result: res, ms, stallMs } = await measured(() => callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content }], max_tokens: 50 }));
+    const {
+      result: res,
+      ms,
+      stallMs,
+    } = await measured(() => callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content }], max_tokens: 50 }));
     expect(res.status).toBe(200);
     const data = await res.json();
     expect(data.usage.prompt_tokens).toBe(await countPromptTokens({ messages: [{ role: "user", content }] }));
@@ -118,7 +137,11 @@ describe("token counting cannot freeze the server", () => {
     const { model } = await market(canned);
     const buyer = await seedBuyer(ONE_USDC);
     canned.answer({ status: 200, body: completion({ content: costly(1_350_000, 0x2200, 0x900) }) });
-    const { result: res, ms, stallMs } = await measured(() => callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 100 }));
+    const {
+      result: res,
+      ms,
+      stallMs,
+    } = await measured(() => callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 100 }));
     expect(res.status).toBe(200);
     expect((await res.json()).usage.completion_tokens).toBe(100);
     expect(ms).toBeLessThan(5_000);
@@ -127,18 +150,21 @@ describe("token counting cannot freeze the server", () => {
 });
 
 describe("only the supplier's faults count against its offer", () => {
-  it.each([400, 413, 422])("an upstream %i (our validated request was refused) is the buyer's 400, costs nothing and leaves the offer healthy", async (status) => {
-    const { model, offer } = await market(canned);
-    const buyer = await seedBuyer(ONE_USDC);
-    canned.answer({ status, body: { error: { message: `upstream says no (${status})\u0000`, code: "bad" } } });
-    const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
-    expect(res.status).toBe(400);
-    const error = await readError(res);
-    expect(error).toMatchObject({ code: "upstream_rejected_request", upstream_status: status });
-    expect(error.message).toContain(`upstream says no (${status})`);
-    expect(await offerHealth(offer.id)).toMatchObject({ consecutiveFailures: 0, unhealthyUntil: null });
-    expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC, held: 0n });
-  });
+  it.each([400, 413, 422])(
+    "an upstream %i (our validated request was refused) is the buyer's 400, costs nothing and leaves the offer healthy",
+    async (status) => {
+      const { model, offer } = await market(canned);
+      const buyer = await seedBuyer(ONE_USDC);
+      canned.answer({ status, body: { error: { message: `upstream says no (${status})\u0000`, code: "bad" } } });
+      const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
+      expect(res.status).toBe(400);
+      const error = await readError(res);
+      expect(error).toMatchObject({ code: "upstream_rejected_request", upstream_status: status });
+      expect(error.message).toContain(`upstream says no (${status})`);
+      expect(await offerHealth(offer.id)).toMatchObject({ consecutiveFailures: 0, unhealthyUntil: null });
+      expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC, held: 0n });
+    },
+  );
 
   it.each([
     [401, "cools down at once (no request makes an upstream refuse the supplier's key)"],
@@ -224,7 +250,11 @@ describe("usage verification", () => {
     const data = await res.json();
     expect(data.choices[0].message.content).toBe("Yes.");
     const ours = { prompt: await countPromptTokens(request as never), completion: await countReplyTokens({ content: "Yes." }) };
-    expect(data.usage).toEqual({ prompt_tokens: ours.prompt, completion_tokens: ours.completion, total_tokens: ours.prompt + ours.completion });
+    expect(data.usage).toEqual({
+      prompt_tokens: ours.prompt,
+      completion_tokens: ours.completion,
+      total_tokens: ours.prompt + ours.completion,
+    });
     const charge = chargeMicros(burnMicroDiem(ours.prompt, ours.completion, model), 100);
     expect(res.headers.get("x-svc-cost")).toBe(`0.${String(charge).padStart(6, "0")}`);
     expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC - charge, held: 0n });
@@ -257,7 +287,10 @@ describe("usage verification", () => {
     // Another tokenizer and chat template: a few more tokens than ours on each side (up to twice a short count).
     const claimed = allowedClaim(ours);
     expect(claimed).toBeGreaterThan(ours);
-    canned.answer({ status: 200, body: completion({ content: "Something, as asked." }, { prompt_tokens: claimed, completion_tokens: 9, total_tokens: claimed + 9 }) });
+    canned.answer({
+      status: 200,
+      body: completion({ content: "Something, as asked." }, { prompt_tokens: claimed, completion_tokens: 9, total_tokens: claimed + 9 }),
+    });
     const data = await (await callCompletions(buyer.key, request)).json();
     expect(data.usage).toMatchObject({ prompt_tokens: claimed, completion_tokens: 9 });
     const day = await db.offerDay.findFirstOrThrow({ where: { offerId: offer.id } });

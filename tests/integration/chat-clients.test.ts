@@ -64,7 +64,9 @@ describe("the openai SDK", () => {
   it("calls a tool, sends its result back, gets the final answer, and pays for both turns", async () => {
     const { model, buyer } = await market();
     const client = new OpenAI({ baseURL: `${app.url}/v1`, apiKey: buyer.key, maxRetries: 0 });
-    const tools = [{ type: "function" as const, function: { name: "get_weather", description: "Weather in a city", parameters: weatherParameters } }];
+    const tools = [
+      { type: "function" as const, function: { name: "get_weather", description: "Weather in a city", parameters: weatherParameters } },
+    ];
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "What is the weather in Paris?" }];
 
     const first = await client.chat.completions.create({ model: model.id, messages, tools, tool_choice: "auto" }).withResponse();
@@ -73,7 +75,9 @@ describe("the openai SDK", () => {
     expect(call.type === "function" && call.function.name).toBe("get_weather");
     const args = JSON.parse(call.type === "function" ? call.function.arguments : "null");
     expect(args).toEqual({ city: "city", unit: "celsius" });
-    expect(first.data.usage!.prompt_tokens).toBe(await countPromptTokens({ messages: [{ role: "user", content: "What is the weather in Paris?" }], tools }));
+    expect(first.data.usage!.prompt_tokens).toBe(
+      await countPromptTokens({ messages: [{ role: "user", content: "What is the weather in Paris?" }], tools }),
+    );
 
     messages.push(first.data.choices[0].message, { role: "tool", tool_call_id: call.id, content: '{"temperature":21}' });
     const second = await client.chat.completions.create({ model: model.id, messages, tools }).withResponse();
@@ -93,7 +97,11 @@ describe("the openai SDK", () => {
     const Person = z.object({ name: z.string(), age: z.number().int().min(18), tags: z.array(z.string()) });
 
     const { data, response } = await client.chat.completions
-      .parse({ model: model.id, messages: [{ role: "user", content: "Invent a person" }], response_format: zodResponseFormat(Person, "person") })
+      .parse({
+        model: model.id,
+        messages: [{ role: "user", content: "Invent a person" }],
+        response_format: zodResponseFormat(Person, "person"),
+      })
       .withResponse();
 
     expect(data.choices[0].message.parsed).toEqual({ name: "name", age: 18, tags: ["tags_0"] });
@@ -159,7 +167,8 @@ describe("the Vercel AI SDK", () => {
 });
 
 describe("LangChain JS", () => {
-  const chat = (key: string, model: string) => new ChatOpenAI({ model, apiKey: key, maxRetries: 0, configuration: { baseURL: `${app.url}/v1` } });
+  const chat = (key: string, model: string) =>
+    new ChatOpenAI({ model, apiKey: key, maxRetries: 0, configuration: { baseURL: `${app.url}/v1` } });
 
   it("bindTools gets a tool call with its arguments", async () => {
     const { model, buyer } = await market();
@@ -175,7 +184,9 @@ describe("LangChain JS", () => {
 
   it("withStructuredOutput returns the parsed object", async () => {
     const { model, buyer } = await market();
-    const structured = chat(buyer.key, model.id).withStructuredOutput(z.object({ answer: z.string(), confidence: z.number().min(0).max(1) }));
+    const structured = chat(buyer.key, model.id).withStructuredOutput(
+      z.object({ answer: z.string(), confidence: z.number().min(0).max(1) }),
+    );
     const result = await structured.invoke("Is the sky blue?");
     expect(result).toEqual({ answer: "answer", confidence: 0 });
     expect((await paid(buyer.id)).clears).toBe(1);

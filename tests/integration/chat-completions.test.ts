@@ -52,9 +52,7 @@ describe("POST /v1/chat/completions with the official openai client", () => {
     const buyer = await seedBuyer(5n * ONE_USDC);
     const client = openaiClient(buyer.key);
 
-    const { data, response } = await client.chat.completions
-      .create({ model: model.id, messages: [hello], max_tokens: 50 })
-      .withResponse();
+    const { data, response } = await client.chat.completions.create({ model: model.id, messages: [hello], max_tokens: 50 }).withResponse();
 
     expect(data.id).toMatch(/^chatcmpl-/);
     expect(data.object).toBe("chat.completion");
@@ -102,7 +100,12 @@ describe("POST /v1/chat/completions with the official openai client", () => {
 
 describe("routing", () => {
   it("takes the cheapest offer at or below the max price, earliest posted on a tie", async () => {
-    const { model, offers } = await market([{ price_cents: 90 }, { price_cents: 70 }, { price_cents: 70 }, { price_cents: 60, unhealthy: true }]);
+    const { model, offers } = await market([
+      { price_cents: 90 },
+      { price_cents: 70 },
+      { price_cents: 70 },
+      { price_cents: 60, unhealthy: true },
+    ]);
     const buyer = await seedBuyer(ONE_USDC);
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
     expect(res.status).toBe(200);
@@ -137,7 +140,10 @@ describe("routing", () => {
     const ask = (modelId: string, max?: number) =>
       callCompletions(buyer.key, { model: modelId, messages: [hello], max_tokens: 100 }, max ? { "x-svc-max-cents": String(max) } : {});
 
-    const priced = await market([{ price_cents: 130, capacityDiem: 3 }, { price_cents: 180, capacityDiem: 2 }]);
+    const priced = await market([
+      { price_cents: 130, capacityDiem: 3 },
+      { price_cents: 180, capacityDiem: 2 },
+    ]);
     const tooCheap = await ask(priced.model.id, 100);
     expect(tooCheap.status).toBe(503);
     expect(tooCheap.headers.get("x-svc-error-code")).toBe("no_offer_at_or_below_max");
@@ -174,29 +180,36 @@ describe("upstream failures", () => {
     ["HTTP 500", "error"],
     ["a timeout", "timeout"],
     ["a non-JSON answer", "garbage"],
-  ] as const)("%s is a 502 that charges nothing, releases the hold and counts against the offer: a third buyer's cools it down", async (_label, mode) => {
-    const { model, offers } = await market([{ price_cents: 100, via: failing[mode] }]);
-    const buyer = await seedBuyer(ONE_USDC);
-    const before = failing[mode].requestCount();
+  ] as const)(
+    "%s is a 502 that charges nothing, releases the hold and counts against the offer: a third buyer's cools it down",
+    async (_label, mode) => {
+      const { model, offers } = await market([{ price_cents: 100, via: failing[mode] }]);
+      const buyer = await seedBuyer(ONE_USDC);
+      const before = failing[mode].requestCount();
 
-    const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
+      const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
 
-    expect(res.status).toBe(502);
-    expect((await readError(res)).code).toBe("upstream_error");
-    expect(failing[mode].requestCount() - before).toBe(1);
-    expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC, held: 0n });
-    expect(await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } })).toMatchObject({ status: "released" });
-    expect(await db.clear.count({ where: { offerId: offers[0].id } })).toBe(0);
-    // One buyer's failure is counted, not enough alone (lib/supply/offer-health.ts): two more buyers' are.
-    expect(await db.offer.findUniqueOrThrow({ where: { id: offers[0].id } })).toMatchObject({ consecutiveFailures: 1, unhealthyUntil: null });
-    const others = await Promise.all([seedBuyer(ONE_USDC), seedBuyer(ONE_USDC)]);
-    const more = await Promise.all(others.map((b) => callCompletions(b.key, { model: model.id, messages: [hello], max_tokens: 10 })));
-    expect(more.map((r) => r.status)).toEqual([502, 502]);
-    const offer = await db.offer.findUniqueOrThrow({ where: { id: offers[0].id } });
-    expect(offer.consecutiveFailures).toBe(3);
-    expect(offer.unhealthyUntil!.getTime()).toBeGreaterThan(Date.now());
-    expect((await db.offerDay.findFirstOrThrow({ where: { offerId: offers[0].id } })).heldMicroDiem).toBe(0n);
-  }, 30_000);
+      expect(res.status).toBe(502);
+      expect((await readError(res)).code).toBe("upstream_error");
+      expect(failing[mode].requestCount() - before).toBe(1);
+      expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC, held: 0n });
+      expect(await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } })).toMatchObject({ status: "released" });
+      expect(await db.clear.count({ where: { offerId: offers[0].id } })).toBe(0);
+      // One buyer's failure is counted, not enough alone (lib/supply/offer-health.ts): two more buyers' are.
+      expect(await db.offer.findUniqueOrThrow({ where: { id: offers[0].id } })).toMatchObject({
+        consecutiveFailures: 1,
+        unhealthyUntil: null,
+      });
+      const others = await Promise.all([seedBuyer(ONE_USDC), seedBuyer(ONE_USDC)]);
+      const more = await Promise.all(others.map((b) => callCompletions(b.key, { model: model.id, messages: [hello], max_tokens: 10 })));
+      expect(more.map((r) => r.status)).toEqual([502, 502]);
+      const offer = await db.offer.findUniqueOrThrow({ where: { id: offers[0].id } });
+      expect(offer.consecutiveFailures).toBe(3);
+      expect(offer.unhealthyUntil!.getTime()).toBeGreaterThan(Date.now());
+      expect((await db.offerDay.findFirstOrThrow({ where: { offerId: offers[0].id } })).heldMicroDiem).toBe(0n);
+    },
+    30_000,
+  );
 });
 
 describe("buyer limits", () => {

@@ -20,7 +20,10 @@ import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-fact
 
 const ONE_USDC = 1_000_000n;
 const hello = { role: "user", content: "Hello" };
-const weather = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
+const weather = {
+  type: "function",
+  function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+};
 
 let reference: ReferenceUpstream;
 let canned: CannedUpstream;
@@ -35,7 +38,9 @@ afterAll(async () => {
 type Features = { tools?: boolean; json_schema?: boolean; vision?: boolean };
 
 /** A private model (all features) with offers, each on an upstream and serving some features. */
-async function market(offers: { price_cents: number; features?: Features; via?: ReferenceUpstream | CannedUpstream; upstream_model?: string }[]) {
+async function market(
+  offers: { price_cents: number; features?: Features; via?: ReferenceUpstream | CannedUpstream; upstream_model?: string }[],
+) {
   const model = await seedPrivateModel({ supportsTools: true, supportsJsonSchema: true, supportsVision: true });
   const created = [];
   for (const o of offers) {
@@ -55,7 +60,8 @@ async function market(offers: { price_cents: number; features?: Features; via?: 
 }
 
 describe("a 400 that names the field, for every new field; nothing charged, nothing forwarded", () => {
-  const nested = (depth: number): Record<string, unknown> => (depth === 0 ? { type: "string" } : { type: "object", properties: { x: nested(depth - 1) } });
+  const nested = (depth: number): Record<string, unknown> =>
+    depth === 0 ? { type: "string" } : { type: "object", properties: { x: nested(depth - 1) } };
   const image = (url: string) => ({ role: "user", content: [{ type: "image_url", image_url: { url } }] });
   const cases: [string, Record<string, unknown>, string][] = [
     ["a tool name with spaces", { tools: [{ type: "function", function: { name: "get weather" } }] }, "tools.0.function.name"],
@@ -63,24 +69,68 @@ describe("a 400 that names the field, for every new field; nothing charged, noth
     ["a tool of another type", { tools: [{ type: "code_interpreter" }] }, "tools.0.type"],
     ["the same tool twice", { tools: [weather, weather] }, "tools.1.function.name"],
     ["129 tools", { tools: Array.from({ length: 129 }, (_, i) => ({ type: "function", function: { name: `t${i}` } })) }, "tools"],
-    ["a tool schema nested 40 deep", { tools: [{ type: "function", function: { name: "deep", parameters: nested(40) } }] }, "tools.0.function.parameters"],
+    [
+      "a tool schema nested 40 deep",
+      { tools: [{ type: "function", function: { name: "deep", parameters: nested(40) } }] },
+      "tools.0.function.parameters",
+    ],
     ["an unknown tool_choice", { tools: [weather], tool_choice: "sometimes" }, "tool_choice"],
     ["tool_choice without tools", { tool_choice: "auto" }, "tool_choice"],
-    ["tool_choice naming no tool", { tools: [weather], tool_choice: { type: "function", function: { name: "nope" } } }, "tool_choice.function.name"],
+    [
+      "tool_choice naming no tool",
+      { tools: [weather], tool_choice: { type: "function", function: { name: "nope" } } },
+      "tool_choice.function.name",
+    ],
     ["parallel_tool_calls without tools", { parallel_tool_calls: true }, "parallel_tool_calls"],
     ["parallel_tool_calls not a boolean", { tools: [weather], parallel_tool_calls: "yes" }, "parallel_tool_calls"],
-    ["an audio content part", { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "", format: "wav" } }] }] }, "messages.0.content"],
+    [
+      "an audio content part",
+      { messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "", format: "wav" } }] }] },
+      "messages.0.content",
+    ],
     ["an image over plain http", { messages: [image("http://example.com/cat.png")] }, "messages.0.content.0.image_url.url"],
-    ["an image detail level that does not exist", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://e.com/a.png", detail: "max" } }] }] }, "messages.0.content"],
-    ["65 images", { messages: [{ role: "user", content: Array.from({ length: 65 }, () => ({ type: "image_url", image_url: { url: "https://e.com/a.png" } })) }] }, "messages"],
-    ["an image in a system message", { messages: [{ role: "system", content: [{ type: "image_url", image_url: { url: "https://e.com/a.png" } }] }, hello] }, "messages.0.content"],
-    ["an assistant message with neither content nor tool_calls", { messages: [hello, { role: "assistant", content: null }, hello] }, "messages.1.content"],
-    ["a tool call of another type", { messages: [hello, { role: "assistant", tool_calls: [{ id: "c1", type: "custom", function: { name: "f", arguments: "{}" } }] }] }, "messages.1.tool_calls.0.type"],
+    [
+      "an image detail level that does not exist",
+      { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://e.com/a.png", detail: "max" } }] }] },
+      "messages.0.content",
+    ],
+    [
+      "65 images",
+      {
+        messages: [
+          { role: "user", content: Array.from({ length: 65 }, () => ({ type: "image_url", image_url: { url: "https://e.com/a.png" } })) },
+        ],
+      },
+      "messages",
+    ],
+    [
+      "an image in a system message",
+      { messages: [{ role: "system", content: [{ type: "image_url", image_url: { url: "https://e.com/a.png" } }] }, hello] },
+      "messages.0.content",
+    ],
+    [
+      "an assistant message with neither content nor tool_calls",
+      { messages: [hello, { role: "assistant", content: null }, hello] },
+      "messages.1.content",
+    ],
+    [
+      "a tool call of another type",
+      { messages: [hello, { role: "assistant", tool_calls: [{ id: "c1", type: "custom", function: { name: "f", arguments: "{}" } }] }] },
+      "messages.1.tool_calls.0.type",
+    ],
     ["a tool message without tool_call_id", { messages: [hello, { role: "tool", content: "42" }] }, "messages.1.tool_call_id"],
     ["a role that does not exist", { messages: [{ role: "wizard", content: "hi" }] }, "messages.0.role"],
     ["a response_format of another type", { response_format: { type: "xml" } }, "response_format.type"],
-    ["a json_schema without a name", { response_format: { type: "json_schema", json_schema: { schema: {} } } }, "response_format.json_schema.name"],
-    ["a json_schema nested 40 deep", { response_format: { type: "json_schema", json_schema: { name: "deep", schema: nested(40) } } }, "response_format.json_schema.schema"],
+    [
+      "a json_schema without a name",
+      { response_format: { type: "json_schema", json_schema: { schema: {} } } },
+      "response_format.json_schema.name",
+    ],
+    [
+      "a json_schema nested 40 deep",
+      { response_format: { type: "json_schema", json_schema: { name: "deep", schema: nested(40) } } },
+      "response_format.json_schema.schema",
+    ],
     ["logprobs not a boolean", { logprobs: "true" }, "logprobs"],
     ["top_logprobs above 20", { logprobs: true, top_logprobs: 21 }, "top_logprobs"],
     ["top_logprobs without logprobs", { top_logprobs: 2 }, "top_logprobs"],
@@ -115,7 +165,11 @@ describe("a 400 that names the field, for every new field; nothing charged, noth
   it("stream: true is stream_not_supported even beside unknown fields or stream_options", async () => {
     const { model } = await market([{ price_cents: 100 }]);
     const buyer = await seedBuyer(ONE_USDC);
-    for (const patch of [{ stream: true, bogus_field: 1 }, { stream: true, stream_options: { include_usage: true } }, { stream: true, tools: "broken" }]) {
+    for (const patch of [
+      { stream: true, bogus_field: 1 },
+      { stream: true, stream_options: { include_usage: true } },
+      { stream: true, tools: "broken" },
+    ]) {
       const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], ...patch });
       expect(res.status).toBe(400);
       expect(await readError(res)).toMatchObject({ code: "stream_not_supported", param: "stream" });
@@ -141,13 +195,20 @@ describe("what is forwarded and what comes back", () => {
       messages: [
         { role: "developer", content: [{ type: "text", text: "Be brief." }] },
         hello,
-        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }],
+        },
         { role: "tool", tool_call_id: "call_1", content: "cold" },
       ],
       tools: [weather],
       tool_choice: { type: "function", function: { name: "get_weather" } },
       parallel_tool_calls: false,
-      response_format: { type: "json_schema", json_schema: { name: "answer", strict: true, schema: { type: "object", properties: { a: { type: "string" } } } } },
+      response_format: {
+        type: "json_schema",
+        json_schema: { name: "answer", strict: true, schema: { type: "object", properties: { a: { type: "string" } } } },
+      },
       logprobs: true,
       top_logprobs: 3,
       logit_bias: { "50256": -100 },
@@ -183,10 +244,23 @@ describe("what is forwarded and what comes back", () => {
       body: {
         ...completion(
           { content: null, refusal: null, tool_calls: [call] },
-          { prompt_tokens: ours, completion_tokens: 12, total_tokens: ours + 12, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 99 } },
+          {
+            prompt_tokens: ours,
+            completion_tokens: 12,
+            total_tokens: ours + 12,
+            prompt_tokens_details: { cached_tokens: 4 },
+            completion_tokens_details: { reasoning_tokens: 99 },
+          },
           { system_fingerprint: "fp_upstream" },
         ),
-        choices: [{ index: 0, message: { role: "assistant", content: null, refusal: null, tool_calls: [call] }, finish_reason: "tool_calls", logprobs }],
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: null, refusal: null, tool_calls: [call] },
+            finish_reason: "tool_calls",
+            logprobs,
+          },
+        ],
       },
     });
 
@@ -198,7 +272,9 @@ describe("what is forwarded and what comes back", () => {
     expect(data.id).not.toBe("chatcmpl-upstream-own-id");
     expect(data.model).toBe(model.id);
     expect(data.system_fingerprint).toBe("fp_upstream");
-    expect(data.choices).toEqual([{ index: 0, message: { role: "assistant", content: null, refusal: null, tool_calls: [call] }, finish_reason: "tool_calls", logprobs }]);
+    expect(data.choices).toEqual([
+      { index: 0, message: { role: "assistant", content: null, refusal: null, tool_calls: [call] }, finish_reason: "tool_calls", logprobs },
+    ]);
     // 12 claimed output tokens are within the tolerance of our count of the call; reasoning cannot exceed the output billed.
     expect(data.usage).toEqual({
       prompt_tokens: ours,
@@ -214,10 +290,18 @@ describe("what is forwarded and what comes back", () => {
     const buyer = await seedBuyer(ONE_USDC);
     canned.answer({
       status: 200,
-      body: { ...completion({}), choices: [{ index: 0, message: { role: "assistant", content: null, refusal: "I can't help with that." }, finish_reason: "content_filter" }] },
+      body: {
+        ...completion({}),
+        choices: [
+          { index: 0, message: { role: "assistant", content: null, refusal: "I can't help with that." }, finish_reason: "content_filter" },
+        ],
+      },
     });
     const data = await (await callCompletions(buyer.key, { model: model.id, messages: [hello] })).json();
-    expect(data.choices[0]).toMatchObject({ message: { content: null, refusal: "I can't help with that." }, finish_reason: "content_filter" });
+    expect(data.choices[0]).toMatchObject({
+      message: { content: null, refusal: "I can't help with that." },
+      finish_reason: "content_filter",
+    });
   });
 });
 
@@ -230,7 +314,10 @@ describe("metering of tools, schemas and images", () => {
       ...plain,
       tools: [weather],
       tool_choice: "none",
-      response_format: { type: "json_schema", json_schema: { name: "reply", schema: { type: "object", properties: { reply: { type: "string", description: "x".repeat(400) } } } } },
+      response_format: {
+        type: "json_schema",
+        json_schema: { name: "reply", schema: { type: "object", properties: { reply: { type: "string", description: "x".repeat(400) } } } },
+      },
     };
     const a = await (await callCompletions(buyer.key, plain)).json();
     const b = await (await callCompletions(buyer.key, heavy)).json();
@@ -243,13 +330,24 @@ describe("metering of tools, schemas and images", () => {
     const buyer = await seedBuyer(ONE_USDC);
     const request = {
       model: model.id,
-      messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] }],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is this?" },
+            { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+          ],
+        },
+      ],
       max_tokens: 10,
     };
     const ours = await countPromptTokens(request as never);
     expect(ours).toBeGreaterThan(IMAGE_TOKENS);
     // The upstream claims far more for the image than the bound: that side is billed at our count.
-    canned.answer({ status: 200, body: completion({ content: "A cat." }, { prompt_tokens: 20_000, completion_tokens: 3, total_tokens: 20_003 }) });
+    canned.answer({
+      status: 200,
+      body: completion({ content: "A cat." }, { prompt_tokens: 20_000, completion_tokens: 3, total_tokens: 20_003 }),
+    });
     const res = await callCompletions(buyer.key, request);
     const data = await res.json();
     expect(data.usage.prompt_tokens).toBe(ours);
@@ -274,11 +372,29 @@ describe("routing by feature", () => {
 
   it.each([
     ["tools", { tools: [weather] }, "no_offer_supports_tools"],
-    ["json_schema", { response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } } }, "no_offer_supports_json_schema"],
-    ["vision", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://e.com/a.png" } }] }] }, "no_offer_supports_vision"],
+    [
+      "json_schema",
+      { response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } } },
+      "no_offer_supports_json_schema",
+    ],
+    [
+      "vision",
+      { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://e.com/a.png" } }] }] },
+      "no_offer_supports_vision",
+    ],
   ] as const)("answers 503 naming %s when no offer serves it, with the four X-Svc headers", async (_feature, patch, code) => {
-    const { model } = await market([{ price_cents: 60 }, { price_cents: 70, features: { tools: true, json_schema: true, vision: true }, via: reference }]);
-    await db.offerModel.updateMany({ where: { modelId: model.id, supportsTools: true }, data: { supportsTools: code !== "no_offer_supports_tools", supportsJsonSchema: code !== "no_offer_supports_json_schema", supportsVision: code !== "no_offer_supports_vision" } });
+    const { model } = await market([
+      { price_cents: 60 },
+      { price_cents: 70, features: { tools: true, json_schema: true, vision: true }, via: reference },
+    ]);
+    await db.offerModel.updateMany({
+      where: { modelId: model.id, supportsTools: true },
+      data: {
+        supportsTools: code !== "no_offer_supports_tools",
+        supportsJsonSchema: code !== "no_offer_supports_json_schema",
+        supportsVision: code !== "no_offer_supports_vision",
+      },
+    });
     const buyer = await seedBuyer(ONE_USDC);
 
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10, ...patch });
@@ -315,7 +431,13 @@ describe("routing by feature", () => {
           jsonRequest(
             "POST",
             "/v1/supply/offers",
-            { upstream_base_url: baseUrl, upstream_api_key: apiKey, models: [{ id: model.id, upstream_model }], price_cents: 80, daily_capacity: "5" },
+            {
+              upstream_base_url: baseUrl,
+              upstream_api_key: apiKey,
+              models: [{ id: model.id, upstream_model }],
+              price_cents: 80,
+              daily_capacity: "5",
+            },
             { cookie: supplier.cookie },
           ),
         );

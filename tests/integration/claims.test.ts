@@ -28,7 +28,10 @@ afterAll(() => canned.stop());
 const market = (options: { tools?: boolean; billsReasoning?: boolean } = {}) => seedMarketOn(canned, options);
 
 function offerHealth(offerId: string) {
-  return db.offer.findUniqueOrThrow({ where: { id: offerId }, select: { consecutiveFailures: true, unhealthyUntil: true, lastFailureReason: true } });
+  return db.offer.findUniqueOrThrow({
+    where: { id: offerId },
+    select: { consecutiveFailures: true, unhealthyUntil: true, lastFailureReason: true },
+  });
 }
 
 /** Polls a condition of the system's own state (a barrier, not a timer): up to 10 s. */
@@ -41,14 +44,21 @@ async function until(what: string, condition: () => boolean | Promise<boolean>) 
 }
 
 const REPLY = "Here is the answer you asked for.";
-const request = (modelId: string, content: string, maxTokens = 50) => ({ model: modelId, messages: [{ role: "user", content }], max_tokens: maxTokens });
+const request = (modelId: string, content: string, maxTokens = 50) => ({
+  model: modelId,
+  messages: [{ role: "user", content }],
+  max_tokens: maxTokens,
+});
 
 describe("a usage claim outside what the request allows", () => {
   it("of 2147483648 prompt tokens: the buyer gets the answer billed at our count, the claim is recorded, the offer's health pays", async () => {
     const { model, offer } = await market();
     const buyer = await seedBuyer(ONE_USDC);
     const body = request(model.id, "What is the capital of France?");
-    canned.answer({ status: 200, body: completion({ content: REPLY }, { prompt_tokens: BEYOND_INT, completion_tokens: 8, total_tokens: BEYOND_INT + 8 }) });
+    canned.answer({
+      status: 200,
+      body: completion({ content: REPLY }, { prompt_tokens: BEYOND_INT, completion_tokens: 8, total_tokens: BEYOND_INT + 8 }),
+    });
 
     const res = await callCompletions(buyer.key, body);
 
@@ -80,14 +90,20 @@ describe("a usage claim outside what the request allows", () => {
     const buyer = await seedBuyer(ONE_USDC);
     const body = request(model.id, "Say something short.", 20);
     const ours = { prompt: await countPromptTokens(body as never), completion: await countReplyTokens({ content: REPLY }) };
-    canned.answer({ status: 200, body: completion({ content: REPLY }, { prompt_tokens: ours.prompt, completion_tokens: 21, total_tokens: ours.prompt + 21 }) });
+    canned.answer({
+      status: 200,
+      body: completion({ content: REPLY }, { prompt_tokens: ours.prompt, completion_tokens: 21, total_tokens: ours.prompt + 21 }),
+    });
 
     const res = await callCompletions(buyer.key, body);
 
     expect(res.status).toBe(200);
     const data = await res.json();
     expect(data.usage).toMatchObject({ prompt_tokens: ours.prompt, completion_tokens: ours.completion });
-    expect(await db.completion.findUniqueOrThrow({ where: { id: data.id } })).toMatchObject({ claimedCompletionTokens: 21, usageDisputed: true });
+    expect(await db.completion.findUniqueOrThrow({ where: { id: data.id } })).toMatchObject({
+      claimedCompletionTokens: 21,
+      usageDisputed: true,
+    });
     const health = await offerHealth(offer.id);
     expect(health.consecutiveFailures).toBe(1);
     expect(health.lastFailureReason).toContain("beyond the max_tokens of 20");
@@ -95,7 +111,10 @@ describe("a usage claim outside what the request allows", () => {
     // A claim within the bounds, even beyond the tolerance, is a dispute but no health failure (and the served
     // completion ends the offer's failure streak, as any does).
     await db.offer.update({ where: { id: offer.id }, data: { unhealthyUntil: null } });
-    canned.answer({ status: 200, body: completion({ content: REPLY }, { prompt_tokens: ours.prompt, completion_tokens: 20, total_tokens: ours.prompt + 20 }) });
+    canned.answer({
+      status: 200,
+      body: completion({ content: REPLY }, { prompt_tokens: ours.prompt, completion_tokens: 20, total_tokens: ours.prompt + 20 }),
+    });
     const again = await callCompletions(buyer.key, body);
     expect(again.status).toBe(200);
     expect((await again.json()).usage.completion_tokens).toBe(ours.completion);
@@ -121,7 +140,11 @@ describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("one bad item in a cle
         await blocker.query("SELECT 1 FROM holds WHERE id = $1 FOR UPDATE", [await activeHold(first.id)]);
       }
       if (said === "released") await releaseHold(await activeHold(released.id)); // as the sweeper or a shutdown would
-      if (said === "poisoned") return { status: 200, body: completion({ content: REPLY }, { prompt_tokens: BEYOND_INT, completion_tokens: 8, total_tokens: BEYOND_INT + 8 }) };
+      if (said === "poisoned")
+        return {
+          status: 200,
+          body: completion({ content: REPLY }, { prompt_tokens: BEYOND_INT, completion_tokens: 8, total_tokens: BEYOND_INT + 8 }),
+        };
       return { status: 200, body: honest };
     });
     try {
@@ -132,7 +155,9 @@ describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("one bad item in a cle
         );
         return rows[0].n > 0;
       });
-      const rest = [a, b, poisoned, released].map((buyer, i) => callCompletions(buyer.key, request(model.id, ["a", "b", "poisoned", "released"][i])));
+      const rest = [a, b, poisoned, released].map((buyer, i) =>
+        callCompletions(buyer.key, request(model.id, ["a", "b", "poisoned", "released"][i])),
+      );
       await until("four clears queue behind the first", () => queuedClears() === 4);
       await blocker.query("COMMIT");
 

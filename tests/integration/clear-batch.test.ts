@@ -33,7 +33,14 @@ type Item = {
   /** What the upstream claimed (default: the billed counts). */
   claimed?: [prompt: number | bigint, completion: number | bigint];
 };
-type Row = { ord: number; status: string; charge_micros: string | null; burn_micro_diem: string | null; price_cents: number | null; balance_micros: string | null };
+type Row = {
+  ord: number;
+  status: string;
+  charge_micros: string | null;
+  burn_micro_diem: string | null;
+  price_cents: number | null;
+  balance_micros: string | null;
+};
 
 const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
   $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
@@ -62,7 +69,14 @@ async function clearBatch(items: Item[], now = new Date(), client: pg.Pool | pg.
 }
 
 async function reserve(key: string, modelId: string) {
-  const r = await reserveWithKey({ keyHash: sha256Hex(key), modelId, requestedMaxPriceCents: 200, promptTokens: 100, outputTokens: 200, features: NO_FEATURES });
+  const r = await reserveWithKey({
+    keyHash: sha256Hex(key),
+    modelId,
+    requestedMaxPriceCents: 200,
+    promptTokens: 100,
+    outputTokens: 200,
+    features: NO_FEATURES,
+  });
   if (r.status !== "ok") throw new Error(`reservation failed: ${r.status}`);
   return r;
 }
@@ -97,7 +111,12 @@ describe("svc_clear_batch with many items in one statement", () => {
     await db.hold.update({ where: { id: h3.holdId }, data: { inputMicroDiemPerMTok: null, outputMicroDiemPerMTok: null } });
     // Every hold reserved 100 prompt + 200 output tokens: 630 micro-diem, i.e. 756 micro-USDC at 120 cents, 630 at 100.
     expect([h1, h2, h3, h4, h5, h6].map((h) => [h.burnMicroDiem, h.amountMicros])).toEqual([
-      [630n, 756n], [630n, 756n], [630n, 630n], [630n, 756n], [630n, 756n], [630n, 630n],
+      [630n, 756n],
+      [630n, 756n],
+      [630n, 630n],
+      [630n, 756n],
+      [630n, 756n],
+      [630n, 630n],
     ]);
 
     const [first] = await clearBatch([{ holdId: h5.holdId, promptTokens: 100, completionTokens: 200 }]);
@@ -145,7 +164,11 @@ describe("svc_clear_batch with many items in one statement", () => {
     const xAfter = 1_000_000n - e1.charge - e2.charge - e3.charge;
     const yAfter = 1_000_000n - 756n - e4.charge - e6.charge;
     const ok = (e: { burn: bigint; charge: bigint }, price: number, balance: bigint) => ({
-      status: "ok", charge_micros: String(e.charge), burn_micro_diem: String(e.burn), price_cents: price, balance_micros: String(balance),
+      status: "ok",
+      charge_micros: String(e.charge),
+      burn_micro_diem: String(e.burn),
+      price_cents: price,
+      balance_micros: String(balance),
     });
     const notActive = { status: "not_active", charge_micros: null, burn_micro_diem: null, price_cents: null, balance_micros: null };
     expect(rows).toEqual([
@@ -168,13 +191,20 @@ describe("svc_clear_batch with many items in one statement", () => {
     expect(await spent(y.apiKeyId)).toBe(756n + e4.charge + e6.charge);
     // Offer days: burned what was metered, released what was reserved, counted the clears and the dispute.
     expect(await offerDay(offerA.id)).toEqual({
-      held: 0n, burned: before.dayA.burned + e1.burn + e4.burn + e2.burn, clears: before.dayA.clears + 3, disputed: 1,
+      held: 0n,
+      burned: before.dayA.burned + e1.burn + e4.burn + e2.burn,
+      clears: before.dayA.clears + 3,
+      disputed: 1,
     });
     expect(await offerDay(offerB.id)).toEqual({ held: 0n, burned: e3.burn + e6.burn, clears: 2, disputed: 0 });
     // Suppliers: A's existing account earned its shares; B's account was created on first use (its 1-micro clear
     // earned it nothing, so that entry has no supplier line).
-    expect((await db.ledgerAccount.findUniqueOrThrow({ where: { id: supplierA.id } })).balanceMicros).toBe(680n + e1.supplierMicros + e4.supplierMicros + e2.supplierMicros);
-    const supplierB = await db.ledgerAccount.findUniqueOrThrow({ where: { kind_ownerId: { kind: "supplier", ownerId: offerB.supplierId } } });
+    expect((await db.ledgerAccount.findUniqueOrThrow({ where: { id: supplierA.id } })).balanceMicros).toBe(
+      680n + e1.supplierMicros + e4.supplierMicros + e2.supplierMicros,
+    );
+    const supplierB = await db.ledgerAccount.findUniqueOrThrow({
+      where: { kind_ownerId: { kind: "supplier", ownerId: offerB.supplierId } },
+    });
     expect(supplierB.balanceMicros).toBe(e3.supplierMicros + e6.supplierMicros);
 
     // Holds: the five cleared now, settled at the batch's time.
@@ -200,18 +230,36 @@ describe("svc_clear_batch with many items in one statement", () => {
     ];
     for (const [holdId, e, buyer, supplier, index] of expected) {
       const c = byHold.get(holdId)!;
-      expect(c).toMatchObject({ promptTokens: items[index].promptTokens, completionTokens: items[index].completionTokens, usageDisputed: items[index].usageDisputed ?? false, latencyMs: 42 });
-      expect(c.clear).toMatchObject({ burnMicroDiem: e.burn, chargeMicros: e.charge, supplierMicros: e.supplierMicros, feeMicros: e.feeMicros });
+      expect(c).toMatchObject({
+        promptTokens: items[index].promptTokens,
+        completionTokens: items[index].completionTokens,
+        usageDisputed: items[index].usageDisputed ?? false,
+        latencyMs: 42,
+      });
+      expect(c.clear).toMatchObject({
+        burnMicroDiem: e.burn,
+        chargeMicros: e.charge,
+        supplierMicros: e.supplierMicros,
+        feeMicros: e.feeMicros,
+      });
       const entry = c.clear!.journalEntry!;
       expect(entry.kind).toBe("clear");
       expect(entry.lines.reduce((s, l) => s + l.amountMicros, 0n)).toBe(0n);
       const lines = entry.lines.map((l) => [l.ledgerAccountId, l.amountMicros]);
-      const want = [[buyer, -e.charge], [supplier, e.supplierMicros], [SHARD_ACCOUNT, e.feeMicros]].filter(([, amount]) => amount !== 0n);
+      const want = [
+        [buyer, -e.charge],
+        [supplier, e.supplierMicros],
+        [SHARD_ACCOUNT, e.feeMicros],
+      ].filter(([, amount]) => amount !== 0n);
       expect(lines.sort()).toEqual(want.sort());
     }
 
     // Health: the served offers' failure streak is over.
-    expect(await db.offer.findUniqueOrThrow({ where: { id: offerA.id } })).toMatchObject({ consecutiveFailures: 0, unhealthyUntil: null, lastSuccessAt: now });
+    expect(await db.offer.findUniqueOrThrow({ where: { id: offerA.id } })).toMatchObject({
+      consecutiveFailures: 0,
+      unhealthyUntil: null,
+      lastSuccessAt: now,
+    });
   });
 
   it("a batch with no active hold answers not_active for each and changes nothing", async () => {
@@ -224,7 +272,10 @@ describe("svc_clear_batch with many items in one statement", () => {
       { holdId: h.holdId, promptTokens: 10, completionTokens: 10 },
       { holdId: randomUUID(), promptTokens: 10, completionTokens: 10 },
     ]);
-    expect(rows.map((r) => [r.ord, r.status, r.charge_micros, r.balance_micros])).toEqual([[1, "not_active", null, null], [2, "not_active", null, null]]);
+    expect(rows.map((r) => [r.ord, r.status, r.charge_micros, r.balance_micros])).toEqual([
+      [1, "not_active", null, null],
+      [2, "not_active", null, null],
+    ]);
     expect(await buyerBalance(x.id)).toEqual(balance);
     expect((await db.hold.findUniqueOrThrow({ where: { id: h.holdId } })).status).toBe("cleared");
     expect(await db.completion.count({ where: { accountId: x.id } })).toBe(1);
@@ -233,8 +284,12 @@ describe("svc_clear_batch with many items in one statement", () => {
   it("refuses an item it cannot take on its own, and clears the rest in the same statement", async () => {
     const { modelA, x, y } = await seedMarket();
     const [h1, h2, h3, h4, h5, h6] = [
-      await reserve(x.key, modelA.id), await reserve(x.key, modelA.id), await reserve(x.key, modelA.id),
-      await reserve(y.key, modelA.id), await reserve(y.key, modelA.id), await reserve(y.key, modelA.id),
+      await reserve(x.key, modelA.id),
+      await reserve(x.key, modelA.id),
+      await reserve(x.key, modelA.id),
+      await reserve(y.key, modelA.id),
+      await reserve(y.key, modelA.id),
+      await reserve(y.key, modelA.id),
     ];
     const taken = `chatcmpl-test-${randomUUID()}`;
     await clearBatch([{ holdId: h1.holdId, completionId: taken, promptTokens: 10, completionTokens: 10 }]);
@@ -250,16 +305,32 @@ describe("svc_clear_batch with many items in one statement", () => {
       { holdId: h1.holdId, promptTokens: 10, completionTokens: 10 }, // already cleared
     ]);
 
-    expect(rows.map((r) => [r.ord, r.status])).toEqual([[1, "rejected"], [2, "ok"], [3, "rejected"], [4, "rejected"], [5, "ok"], [6, "not_active"]]);
+    expect(rows.map((r) => [r.ord, r.status])).toEqual([
+      [1, "rejected"],
+      [2, "ok"],
+      [3, "rejected"],
+      [4, "rejected"],
+      [5, "ok"],
+      [6, "not_active"],
+    ]);
     // The refused items changed nothing: their holds are still active (the caller releases them), nothing charged for them.
     const status = async (id: string) => (await db.hold.findUniqueOrThrow({ where: { id } })).status;
     expect([await status(h2.holdId), await status(h4.holdId), await status(h5.holdId)]).toEqual(["active", "active", "active"]);
     expect([await status(h3.holdId), await status(h6.holdId)]).toEqual(["cleared", "cleared"]);
     expect(await buyerBalance(x.id)).toEqual({ balance: before.x.balance - BigInt(rows[1].charge_micros!), held: h2.amountMicros });
-    expect(await buyerBalance(y.id)).toEqual({ balance: before.y.balance - BigInt(rows[4].charge_micros!), held: h4.amountMicros + h5.amountMicros });
+    expect(await buyerBalance(y.id)).toEqual({
+      balance: before.y.balance - BigInt(rows[4].charge_micros!),
+      held: h4.amountMicros + h5.amountMicros,
+    });
     // A claim beyond what the column holds is stored clamped to it (the clear recorded it as disputed).
     const six = await db.completion.findUniqueOrThrow({ where: { holdId: h6.holdId } });
-    expect(six).toMatchObject({ promptTokens: 10, completionTokens: 20, claimedPromptTokens: 2_147_483_647, claimedCompletionTokens: 2_147_483_647, usageDisputed: true });
+    expect(six).toMatchObject({
+      promptTokens: 10,
+      completionTokens: 20,
+      claimedPromptTokens: 2_147_483_647,
+      claimedCompletionTokens: 2_147_483_647,
+      usageDisputed: true,
+    });
     // A refused item can be cleared again once what it carried is right.
     expect(await clearBatch([{ holdId: h2.holdId, promptTokens: 10, completionTokens: 10 }])).toMatchObject([{ status: "ok" }]);
   });
@@ -279,10 +350,26 @@ describe("svc_clear_batch with many items in one statement", () => {
     const { rows } = await pgPool().query<{ ord: number; status: string; hold_id: string | null }>(
       `SELECT ord, status, hold_id FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
         $7::boolean[], $8::boolean[], $9::int, $10::timestamptz, $11::timestamptz)`,
-      [items.map((i) => i[0]), items.map((i) => i[1]), items.map(() => 200), items.map((i) => i[2]), items.map((i) => i[3]),
-        items.map(() => false), items.map(() => false), items.map(() => false), 100, new Date(), new Date(Date.now() + 60_000)],
+      [
+        items.map((i) => i[0]),
+        items.map((i) => i[1]),
+        items.map(() => 200),
+        items.map((i) => i[2]),
+        items.map((i) => i[3]),
+        items.map(() => false),
+        items.map(() => false),
+        items.map(() => false),
+        100,
+        new Date(),
+        new Date(Date.now() + 60_000),
+      ],
     );
-    expect(rows.sort((a, b) => a.ord - b.ord).map((r) => [r.ord, r.status])).toEqual([[1, "ok"], [2, "rejected"], [3, "rejected"], [4, "ok"]]);
+    expect(rows.sort((a, b) => a.ord - b.ord).map((r) => [r.ord, r.status])).toEqual([
+      [1, "ok"],
+      [2, "rejected"],
+      [3, "rejected"],
+      [4, "ok"],
+    ]);
     expect(await db.hold.count({ where: { accountId: x.id, status: "active" } })).toBe(2);
     expect((await buyerBalance(x.id)).held).toBe(756n * 2n);
   });
@@ -294,7 +381,9 @@ describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("concurrent clear batc
   /** Waits until the backend `pid` is blocked on a lock. */
   async function waitingOnLock(pid: number) {
     for (let i = 0; i < 200; i++) {
-      const { rows } = await pgPool().query<{ w: string | null }>("SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1", [pid]);
+      const { rows } = await pgPool().query<{ w: string | null }>("SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1", [
+        pid,
+      ]);
       if (rows[0]?.w === "Lock") return;
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -313,7 +402,11 @@ describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("concurrent clear batc
     const hiY = await reserve(y.key, hi.id);
 
     const url = requireDatabaseUrl();
-    const [blocker, one, two] = [new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url }), new pg.Client({ connectionString: url })];
+    const [blocker, one, two] = [
+      new pg.Client({ connectionString: url }),
+      new pg.Client({ connectionString: url }),
+      new pg.Client({ connectionString: url }),
+    ];
     await Promise.all([blocker.connect(), one.connect(), two.connect()]);
     try {
       const pid = async (c: pg.Client) => (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid;
@@ -321,7 +414,14 @@ describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("concurrent clear batc
       // The blocker holds Y's key, so batch 1 stops there with everything it locks before keys.
       await blocker.query("BEGIN");
       await blocker.query("SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE", [y.apiKeyId]);
-      const batch1 = clearBatch([{ holdId: loY.holdId, promptTokens: 10, completionTokens: 10 }, { holdId: hiX.holdId, promptTokens: 10, completionTokens: 10 }], new Date(), one);
+      const batch1 = clearBatch(
+        [
+          { holdId: loY.holdId, promptTokens: 10, completionTokens: 10 },
+          { holdId: hiX.holdId, promptTokens: 10, completionTokens: 10 },
+        ],
+        new Date(),
+        one,
+      );
       await waitingOnLock(pidOne);
       const batch2 = clearBatch([{ holdId: hiY.holdId, promptTokens: 10, completionTokens: 10 }], new Date(), two);
       await waitingOnLock(pidTwo);

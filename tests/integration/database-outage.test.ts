@@ -67,7 +67,9 @@ async function startGatedUpstream(): Promise<GatedUpstream> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const body = JSON.stringify(completion({ content: "Held, then answered." }, { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 }));
+  const body = JSON.stringify(
+    completion({ content: "Held, then answered." }, { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 }),
+  );
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
     arrived: () => new Promise<void>((resolve) => (waiting.length ? resolve() : (onArrival = resolve))),
@@ -123,7 +125,13 @@ async function eventually(check: () => Promise<boolean>, ms = 15_000) {
 describe("a database outage", () => {
   it("is a 503 with Retry-After on the completion path and the session routes, and the process serves again after", async () => {
     const model = await seedPrivateModel();
-    await seedOffer({ models: [{ id: model.id, upstreamModel: "served" }], priceCents: 50, dailyCapacityMicroDiem: 10n ** 12n, upstreamBaseUrl: upstream.url, upstreamApiKey: "k" });
+    await seedOffer({
+      models: [{ id: model.id, upstreamModel: "served" }],
+      priceCents: 50,
+      dailyCapacityMicroDiem: 10n ** 12n,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: "k",
+    });
     const buyer = await seedBuyer(10_000_000n);
     const signedIn = await seedSignedInAccount();
 
@@ -147,7 +155,13 @@ describe("a database outage", () => {
 
   it("a completion whose clear meets the outage is charged nothing and leaves no hold once the database is back", async () => {
     const model = await seedPrivateModel();
-    await seedOffer({ models: [{ id: model.id, upstreamModel: "served" }], priceCents: 50, dailyCapacityMicroDiem: 10n ** 12n, upstreamBaseUrl: upstream.url, upstreamApiKey: "k" });
+    await seedOffer({
+      models: [{ id: model.id, upstreamModel: "served" }],
+      priceCents: 50,
+      dailyCapacityMicroDiem: 10n ** 12n,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: "k",
+    });
     const initial = 10_000_000n;
     const buyer = await seedBuyer(initial);
 

@@ -27,7 +27,10 @@ afterEach(async () => {
 type App = { server: Server; port: number; calls: string[]; sockets: Socket[] };
 
 /** The front door in front of a small app (as server/main.ts puts it in front of Next). */
-async function startFrontDoor(app: (req: IncomingMessage, res: ServerResponse) => void, options: Partial<FrontDoorOptions> = {}): Promise<App> {
+async function startFrontDoor(
+  app: (req: IncomingMessage, res: ServerResponse) => void,
+  options: Partial<FrontDoorOptions> = {},
+): Promise<App> {
   const calls: string[] = [];
   const sockets: Socket[] = [];
   const methods = methodTableFromOpenApi({ paths: { "/v1/models": { get: {} }, "/v1/offers/{id}": { get: {}, delete: {} } } });
@@ -48,7 +51,13 @@ async function startFrontDoor(app: (req: IncomingMessage, res: ServerResponse) =
 }
 
 /** A raw client connection: what it received, and a promise for its close. */
-type Raw = { socket: Socket; bytes: () => number; text: () => string; closed: Promise<void>; until: (done: (text: () => string) => boolean) => Promise<string> };
+type Raw = {
+  socket: Socket;
+  bytes: () => number;
+  text: () => string;
+  closed: Promise<void>;
+  until: (done: (text: () => string) => boolean) => Promise<string>;
+};
 
 async function rawClient(port: number, localAddress?: string): Promise<Raw> {
   const socket = connect({ port, host: "127.0.0.1", localAddress });
@@ -247,14 +256,23 @@ describe("connections per client address", () => {
 describe("request targets that are not a path", () => {
   it("are answered 400 in the API's error shape by the front door, whatever the method; the app never sees them", async () => {
     const front = await startFrontDoor((_req, res) => res.end("app"));
-    for (const line of ["GET *", "OPTIONS *", "POST *x", "DELETE *", "GET http://evil.example/v1/models", "PUT https://localhost/v1/offers/1"]) {
+    for (const line of [
+      "GET *",
+      "OPTIONS *",
+      "POST *x",
+      "DELETE *",
+      "GET http://evil.example/v1/models",
+      "PUT https://localhost/v1/offers/1",
+    ]) {
       const client = await rawClient(front.port);
       client.socket.write(`${line} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`);
       const text = await client.until((read) => read().includes("}}"));
       expect(statusLines(text), line).toEqual([400]);
       const [head, body] = text.split("\r\n\r\n");
       expect(head).toMatch(/\r\nx-request-id: req_/i);
-      expect(JSON.parse(body)).toEqual({ error: { message: expect.stringContaining("path"), type: "invalid_request_error", code: "invalid_request" } });
+      expect(JSON.parse(body)).toEqual({
+        error: { message: expect.stringContaining("path"), type: "invalid_request_error", code: "invalid_request" },
+      });
     }
     expect(front.calls).toEqual([]);
   });
@@ -264,14 +282,16 @@ describe("metric labels", () => {
   it("are the route table's templates and two fixed values, whatever the paths and methods; completions count however the path is spelled", async () => {
     const server = await startRouteServer();
     stops.push(server.stop);
-    const scrape = async () => (await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${env.METRICS_TOKEN}` } })).text());
+    const scrape = async () =>
+      await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${env.METRICS_TOKEN}` } })).text();
     const completions401 = (text: string) => Number(/^svc_completions_total\{status="401"\} (\d+)/m.exec(text)?.[1] ?? 0);
     const before = await scrape();
 
     const asks: Promise<unknown>[] = [];
     for (let i = 0; i < 40; i++) asks.push(fetch(`${server.url}/nope-${i}/${"x".repeat(i)}`).then((r) => r.arrayBuffer()));
     for (let i = 0; i < 20; i++) asks.push(fetch(`${server.url}/v1/unknown-${i}`).then((r) => r.arrayBuffer()));
-    for (let i = 0; i < 5; i++) asks.push(fetch(`${server.url}/v1/supply/offers/${"00000000-0000-4000-8000-00000000000" + i}`).then((r) => r.arrayBuffer()));
+    for (let i = 0; i < 5; i++)
+      asks.push(fetch(`${server.url}/v1/supply/offers/${"00000000-0000-4000-8000-00000000000" + i}`).then((r) => r.arrayBuffer()));
     await Promise.all(asks);
     const odd = await rawClient(Number(new URL(server.url).port));
     odd.socket.write("PROPFIND /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\nGET * HTTP/1.1\r\nHost: localhost\r\n\r\n");
@@ -295,8 +315,22 @@ describe("metric labels", () => {
   });
 
   it("match the path Next routes to: repeated slashes, backslashes, dot segments and a trailing slash are the same route", () => {
-    const table = methodTableFromOpenApi({ paths: { "/v1/chat/completions": { post: {} }, "/v1/supply/offers/{id}": { get: {} }, "/v1/{path}": { get: { "x-svc-catch-all": true } } } });
-    for (const spelling of ["/v1/chat/completions", "//v1/chat/completions", "/v1//chat/completions/", "/v1/chat\\completions", "/v1/chat/./completions", "/v1/chat/%2E/completions", "/v1/x/../chat/completions?a=b"]) {
+    const table = methodTableFromOpenApi({
+      paths: {
+        "/v1/chat/completions": { post: {} },
+        "/v1/supply/offers/{id}": { get: {} },
+        "/v1/{path}": { get: { "x-svc-catch-all": true } },
+      },
+    });
+    for (const spelling of [
+      "/v1/chat/completions",
+      "//v1/chat/completions",
+      "/v1//chat/completions/",
+      "/v1/chat\\completions",
+      "/v1/chat/./completions",
+      "/v1/chat/%2E/completions",
+      "/v1/x/../chat/completions?a=b",
+    ]) {
       expect(table.template(routedPath(spelling)), spelling).toBe("/v1/chat/completions");
     }
     expect(table.template(routedPath("/v1/supply/offers/abc"))).toBe("/v1/supply/offers/{id}");

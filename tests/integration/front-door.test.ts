@@ -93,7 +93,11 @@ describe("client IPs for per-IP limits", () => {
     const server = await start();
     servers.push(server);
     return (forwardedFor?: string) =>
-      send(`${server.url}/auth/nonce?walletAddress=0x70997970C51812dc3A010C7d01b50e0d17dc79C8`, "GET", forwardedFor ? { "x-forwarded-for": forwardedFor } : {});
+      send(
+        `${server.url}/auth/nonce?walletAddress=0x70997970C51812dc3A010C7d01b50e0d17dc79C8`,
+        "GET",
+        forwardedFor ? { "x-forwarded-for": forwardedFor } : {},
+      );
   }
 
   it("with no trusted proxy (TRUST_PROXY_HOPS=0) are the socket peer: a made-up X-Forwarded-For is not a new bucket", async () => {
@@ -119,7 +123,11 @@ describe("security headers", () => {
     const headers = securityHeaders({ production: true, secure: true, publicRpcUrl });
     const server = await startRouteServer({ headers });
     servers.push(server);
-    for (const [method, path] of [["GET", "/v1/models"], ["GET", "/v1/nope"], ["TRACE", "/healthz"]]) {
+    for (const [method, path] of [
+      ["GET", "/v1/models"],
+      ["GET", "/v1/nope"],
+      ["TRACE", "/healthz"],
+    ]) {
       const res = await send(`${server.url}${path}`, method);
       expect(res.headers["content-security-policy"], path).toMatch(/frame-ancestors 'none'/);
       expect(res.headers["content-security-policy"]).toContain(new URL(publicRpcUrl).origin);
@@ -146,7 +154,9 @@ describe("the completion route served by the front door itself (no Next in front
       res.statusCode = 299;
       res.end("app");
     };
-    const server: Server = createServer(frontDoor(app as never, { methods, direct: { "POST /v1/chat/completions": createChatCompletion } }));
+    const server: Server = createServer(
+      frontDoor(app as never, { methods, direct: { "POST /v1/chat/completions": createChatCompletion } }),
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

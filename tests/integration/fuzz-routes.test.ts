@@ -74,7 +74,17 @@ type JsonSchema = {
 type Parameter = { name: string; in: "path" | "query" | "header"; required?: boolean; schema: JsonSchema };
 type Operation = { method: string; path: string; auth: "public" | "session" | "bearer"; params: Parameter[]; body?: JsonSchema };
 type OpenApi = {
-  paths: Record<string, Record<string, { "x-svc-auth": Operation["auth"]; parameters?: (Parameter | { $ref: string })[]; requestBody?: { content: { "application/json": { schema: JsonSchema } } } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        "x-svc-auth": Operation["auth"];
+        parameters?: (Parameter | { $ref: string })[];
+        requestBody?: { content: { "application/json": { schema: JsonSchema } } };
+      }
+    >
+  >;
   components: { parameters: Record<string, Parameter> };
 };
 
@@ -129,7 +139,24 @@ const WEIRD_STRINGS = [
   "x".repeat(5000),
 ];
 const WEIRD_NUMBERS = [0, -1, 1, 0.5, -0, 1e308, -1e308, 2 ** 53 + 1, 2 ** 63, Number.MIN_VALUE, 10_000, 10_001, 2_147_483_648];
-const DECIMALS = ["1.00", "0.99", "1", "1.000001", "0.000001", "10000.00", "10000.000001", "999999999999999.999999", "9223372036854.775807", "1e3", "-5", "01.0", ".5", "5.", "NaN", "Infinity"];
+const DECIMALS = [
+  "1.00",
+  "0.99",
+  "1",
+  "1.000001",
+  "0.000001",
+  "10000.00",
+  "10000.000001",
+  "999999999999999.999999",
+  "9223372036854.775807",
+  "1e3",
+  "-5",
+  "01.0",
+  ".5",
+  "5.",
+  "NaN",
+  "Infinity",
+];
 
 /** Values that mean something to this API, by property name: what `valid` draws from. */
 function domainValue(name: string, world: World, rng: Rng): unknown {
@@ -185,13 +212,15 @@ function generate(schema: JsonSchema | undefined, mode: Mode, world: World, rng:
         if (required ? mode !== "valid" && rng.chance(0.1) : rng.chance(0.5)) continue;
         out[key] = generate(sub, mode, world, rng, key, depth + 1);
       }
-      if (mode !== "valid" && rng.chance(0.15)) out[rng.pick(["extra", "__proto__", "permit2Authorization", "a\u0000"])] = garbage(rng, depth + 1);
+      if (mode !== "valid" && rng.chance(0.15))
+        out[rng.pick(["extra", "__proto__", "permit2Authorization", "a\u0000"])] = garbage(rng, depth + 1);
       return out;
     }
     case "array": {
       const min = schema.minItems ?? 0;
       const max = Math.min(schema.maxItems ?? min + 3, min + 3);
-      const length = mode === "boundary" ? rng.pick([0, min, Math.max(0, min - 1), (schema.maxItems ?? 3) + 1]) : rng.int(min, Math.max(min, max));
+      const length =
+        mode === "boundary" ? rng.pick([0, min, Math.max(0, min - 1), (schema.maxItems ?? 3) + 1]) : rng.int(min, Math.max(min, max));
       return Array.from({ length: Math.min(length, 1100) }, () => generate(schema.items, mode, world, rng, name, depth + 1));
     }
     case "string":
@@ -243,7 +272,12 @@ function garbage(rng: Rng, depth = 0): unknown {
     case 6:
       return Array.from({ length: rng.int(0, 4) }, () => garbage(rng, depth + 1));
     case 7:
-      return Object.fromEntries(Array.from({ length: rng.int(0, 3) }, () => [rng.pick(["a", "model", "amount", "__proto__", "constructor"]), garbage(rng, depth + 1)]));
+      return Object.fromEntries(
+        Array.from({ length: rng.int(0, 3) }, () => [
+          rng.pick(["a", "model", "amount", "__proto__", "constructor"]),
+          garbage(rng, depth + 1),
+        ]),
+      );
     default:
       return JSON.parse(`${"[".repeat(200)}${"]".repeat(200)}`);
   }
@@ -263,7 +297,16 @@ function pathFor(op: Operation, mode: Mode, world: World, rng: Rng): string {
       if (op.path.startsWith("/v1/account/api-keys")) return rng.pick(world.keyIds);
       if (name === "path") return rng.pick(["nope", "chat/completion", "a/b/c"]);
     }
-    return rng.pick(["00000000-0000-4000-8000-000000000000", "not-a-uuid", "%00", "%E0%A4%A", "..%2F..%2Fhealthz", "x".repeat(300), "%F0%9F%92%A5", "1"]);
+    return rng.pick([
+      "00000000-0000-4000-8000-000000000000",
+      "not-a-uuid",
+      "%00",
+      "%E0%A4%A",
+      "..%2F..%2Fhealthz",
+      "x".repeat(300),
+      "%F0%9F%92%A5",
+      "1",
+    ]);
   });
 }
 
@@ -284,15 +327,31 @@ function headersFor(op: Operation, mode: Mode, world: World, rng: Rng): Record<s
   const credentials = rng.pick(["right", "right", "right", "none", "wrong", "both", "other"] as const);
   const right = op.auth === "bearer" ? { authorization: `Bearer ${world.bearer}` } : op.auth === "session" ? { cookie: world.session } : {};
   if (credentials === "right") Object.assign(headers, right);
-  if (credentials === "wrong") Object.assign(headers, rng.pick([{ cookie: "svc_session=nope" }, { cookie: "__Host-svc_session=x; svc_session=y" }, { authorization: "Bearer svc_nope" }, { authorization: "Basic Zm9vOmJhcg==" }, { authorization: "Bearer" }]));
+  if (credentials === "wrong")
+    Object.assign(
+      headers,
+      rng.pick([
+        { cookie: "svc_session=nope" },
+        { cookie: "__Host-svc_session=x; svc_session=y" },
+        { authorization: "Bearer svc_nope" },
+        { authorization: "Basic Zm9vOmJhcg==" },
+        { authorization: "Bearer" },
+      ]),
+    );
   if (credentials === "both") Object.assign(headers, { cookie: world.session, authorization: `Bearer ${world.bearer}` });
-  if (credentials === "other") Object.assign(headers, op.auth === "bearer" ? { cookie: world.session } : { authorization: `Bearer ${world.bearer}` });
+  if (credentials === "other")
+    Object.assign(headers, op.auth === "bearer" ? { cookie: world.session } : { authorization: `Bearer ${world.bearer}` });
   for (const p of op.params.filter((x) => x.in === "header")) {
     if (rng.chance(0.5)) continue;
     const value = mode === "valid" && p.name === "X-Svc-Max-Cents" ? rng.int(1, 10_000) : generate(p.schema, mode, world, rng, p.name);
-    headers[p.name.toLowerCase()] = headerSafe(typeof value === "string" ? value : JSON.stringify(value) ?? "");
+    headers[p.name.toLowerCase()] = headerSafe(typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
   }
-  if (rng.chance(0.1)) headers["payment-signature"] = rng.pick([randomBytes(40).toString("base64"), Buffer.from(JSON.stringify(garbage(rng))).toString("base64"), "%%%"]);
+  if (rng.chance(0.1))
+    headers["payment-signature"] = rng.pick([
+      randomBytes(40).toString("base64"),
+      Buffer.from(JSON.stringify(garbage(rng))).toString("base64"),
+      "%%%",
+    ]);
   if (rng.chance(0.1)) headers["x-forwarded-for"] = rng.pick(["1.2.3.4", "garbage", "::1, 10.0.0.1", ", ,", "1.2.3.4:80"]);
   if (rng.chance(0.05)) headers["x-request-id"] = rng.pick(["ok-id", "bad id with spaces", "x".repeat(500)]);
   if (mode === "garbage" && rng.chance(0.2)) headers.origin = "https://evil.example";
@@ -307,9 +366,18 @@ function headerSafe(value: string): string {
 function bodyFor(op: Operation, mode: Mode, world: World, rng: Rng, headers: Record<string, string>): Buffer | undefined {
   const schema = op.body;
   if (!schema && !rng.chance(0.1)) return undefined;
-  headers["content-type"] = mode === "garbage" && rng.chance(0.2) ? rng.pick(["text/plain", "application/jsonx", "multipart/form-data", "application/json; charset=latin1"]) : "application/json";
+  headers["content-type"] =
+    mode === "garbage" && rng.chance(0.2)
+      ? rng.pick(["text/plain", "application/jsonx", "multipart/form-data", "application/json; charset=latin1"])
+      : "application/json";
   if (mode === "garbage" && rng.chance(0.3)) {
-    return rng.pick([Buffer.from("{"), Buffer.from(""), Buffer.from([0xff, 0xfe, 0x00, 0x7b]), Buffer.from('{"a":1}{"b":2}'), Buffer.from("\u0000")]);
+    return rng.pick([
+      Buffer.from("{"),
+      Buffer.from(""),
+      Buffer.from([0xff, 0xfe, 0x00, 0x7b]),
+      Buffer.from('{"a":1}{"b":2}'),
+      Buffer.from("\u0000"),
+    ]);
   }
   return Buffer.from(JSON.stringify(generate(schema ?? { type: "object" }, mode, world, rng)) ?? "null");
 }
@@ -325,11 +393,21 @@ function plan(ops: Operation[], world: World, rng: Rng): Plan {
 
 function send(baseUrl: string, p: Plan): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${baseUrl}${p.path}`, { method: p.method, headers: p.body ? { ...p.headers, "content-length": String(p.body.length) } : p.headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), contentType: String(res.headers["content-type"] ?? "") }));
-    });
+    const req = request(
+      `${baseUrl}${p.path}`,
+      { method: p.method, headers: p.body ? { ...p.headers, "content-length": String(p.body.length) } : p.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString("utf8"),
+            contentType: String(res.headers["content-type"] ?? ""),
+          }),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(p.body);
   });
@@ -343,7 +421,10 @@ beforeAll(async () => {
   // Every feature served: a request that uses tools, JSON schema or images has no legitimate reason for a 503 either.
   const every = { supportsTools: true, supportsJsonSchema: true, supportsVision: true };
   const models = [(await seedPrivateModel(every)).id, (await seedPrivateModel(every)).id];
-  const upstream = await startReferenceUpstream({ port: 0, models: [...REFERENCE_MODELS, ...models.map((id) => ({ ...REFERENCE_MODELS[0], id, name: id }))] });
+  const upstream = await startReferenceUpstream({
+    port: 0,
+    models: [...REFERENCE_MODELS, ...models.map((id) => ({ ...REFERENCE_MODELS[0], id, name: id }))],
+  });
   // The routable offers belong to another supplier: nothing the fuzzer's own session does can take them away.
   for (const id of models) {
     await seedOffer({
@@ -360,7 +441,14 @@ beforeAll(async () => {
   const bearer = (await createApiKey(buyer.id, {})).key;
   const me = await seedSignedInAccount();
   await seedSupplierEarnings(me.id, 20n * 1_000_000n);
-  const ownOffer = await seedOffer({ supplierId: me.id, models: [models[0]], priceCents: 50, dailyCapacityMicroDiem: 10_000_000n, upstreamBaseUrl: upstream.url, upstreamApiKey: upstream.apiKey });
+  const ownOffer = await seedOffer({
+    supplierId: me.id,
+    models: [models[0]],
+    priceCents: 50,
+    dailyCapacityMicroDiem: 10_000_000n,
+    upstreamBaseUrl: upstream.url,
+    upstreamApiKey: upstream.apiKey,
+  });
   const ownKey = await createApiKey(me.id, { name: "fuzz" });
   world = {
     server: await startRouteServer(),
@@ -380,47 +468,57 @@ afterAll(async () => {
 });
 
 describe("every route, from the OpenAPI description", () => {
-  it(`answers ${REQUESTS} generated requests without a 5xx, every error in the API's shape (seed printed)`, { timeout: 240_000 }, async () => {
-    console.log(`fuzz-routes: seed ${SEED} (replay with SVC_FUZZ_SEED=${SEED}), ${REQUESTS} requests`);
-    const doc = (await (await fetch(`${world.server.url}/openapi.json`)).json()) as OpenApi;
-    // Logging out with the fuzzer's own session would end the run's session: that operation gets a fresh one each time.
-    const ops = operationsOf(doc);
-    expect(ops.length).toBeGreaterThan(30);
-    const rng = prng(SEED);
-    const statuses = new Map<number, number>();
-    const failures: string[] = [];
-    let sent = 0;
-    let signIns = 0;
-    const started = performance.now();
+  it(
+    `answers ${REQUESTS} generated requests without a 5xx, every error in the API's shape (seed printed)`,
+    { timeout: 240_000 },
+    async () => {
+      console.log(`fuzz-routes: seed ${SEED} (replay with SVC_FUZZ_SEED=${SEED}), ${REQUESTS} requests`);
+      const doc = (await (await fetch(`${world.server.url}/openapi.json`)).json()) as OpenApi;
+      // Logging out with the fuzzer's own session would end the run's session: that operation gets a fresh one each time.
+      const ops = operationsOf(doc);
+      expect(ops.length).toBeGreaterThan(30);
+      const rng = prng(SEED);
+      const statuses = new Map<number, number>();
+      const failures: string[] = [];
+      let sent = 0;
+      let signIns = 0;
+      const started = performance.now();
 
-    const worker = async () => {
-      while (sent < REQUESTS) {
-        sent++;
-        const p = plan(ops, world, rng);
-        if (p.path.startsWith("/auth/logout") && p.headers.cookie === world.session) {
-          const { token } = await createSession((await seedSignedInAccount()).id);
-          p.headers.cookie = `svc_session=${token}`;
+      const worker = async () => {
+        while (sent < REQUESTS) {
+          sent++;
+          const p = plan(ops, world, rng);
+          if (p.path.startsWith("/auth/logout") && p.headers.cookie === world.session) {
+            const { token } = await createSession((await seedSignedInAccount()).id);
+            p.headers.cookie = `svc_session=${token}`;
+          }
+          if (p.path.startsWith("/auth/verify") && p.method === "POST" && rng.chance(0.2)) {
+            await signInOnce(world.server.url);
+            signIns++;
+          }
+          const answer = await send(world.server.url, p);
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          const problem = checkAnswer(p, answer);
+          if (problem && failures.length < 20)
+            failures.push(`${p.method} ${p.path.slice(0, 120)} → ${answer.status}: ${problem} ${answer.body.slice(0, 200)}`);
         }
-        if (p.path.startsWith("/auth/verify") && p.method === "POST" && rng.chance(0.2)) {
-          await signInOnce(world.server.url);
-          signIns++;
-        }
-        const answer = await send(world.server.url, p);
-        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        const problem = checkAnswer(p, answer);
-        if (problem && failures.length < 20) failures.push(`${p.method} ${p.path.slice(0, 120)} → ${answer.status}: ${problem} ${answer.body.slice(0, 200)}`);
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 
-    const seconds = (performance.now() - started) / 1000;
-    const histogram = [...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}:${n}`).join(" ");
-    console.log(`fuzz-routes: ${sent} requests (+${signIns} real sign-ins) in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s); statuses ${histogram}`);
-    expect(failures, `seed ${SEED}`).toEqual([]);
-    expect(sent).toBeGreaterThanOrEqual(REQUESTS);
-    // The generator reached past the guards: real successes of several kinds, not only 4xx.
-    expect([...statuses.keys()].filter((s) => s >= 200 && s < 300).length).toBeGreaterThanOrEqual(2);
-  });
+      const seconds = (performance.now() - started) / 1000;
+      const histogram = [...statuses.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}:${n}`)
+        .join(" ");
+      console.log(
+        `fuzz-routes: ${sent} requests (+${signIns} real sign-ins) in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s); statuses ${histogram}`,
+      );
+      expect(failures, `seed ${SEED}`).toEqual([]);
+      expect(sent).toBeGreaterThanOrEqual(REQUESTS);
+      // The generator reached past the guards: real successes of several kinds, not only 4xx.
+      expect([...statuses.keys()].filter((s) => s >= 200 && s < 300).length).toBeGreaterThanOrEqual(2);
+    },
+  );
 });
 
 /** What every answer must satisfy. */
@@ -430,7 +528,8 @@ function checkAnswer(p: Plan, answer: Answer): string | null {
     if (!answer.contentType.startsWith("application/json")) return `an error that is not JSON (${answer.contentType})`;
     const body = JSON.parse(answer.body) as { error?: { message?: unknown; type?: unknown; code?: unknown }; x402Version?: number };
     if (answer.status === 402 && body.x402Version === 1) return null; // the top-up's x402 challenge, documented as such
-    if (typeof body.error?.message !== "string" || typeof body.error.type !== "string" || typeof body.error.code !== "string") return "an error without {message,type,code}";
+    if (typeof body.error?.message !== "string" || typeof body.error.type !== "string" || typeof body.error.code !== "string")
+      return "an error without {message,type,code}";
   }
   return null;
 }

@@ -141,7 +141,10 @@ describe("the clear", () => {
     await gate.until(1);
     const hold = await db.hold.findFirstOrThrow({ where: { accountId: buyer.id } });
     expect([hold.inputMicroDiemPerMTok, hold.outputMicroDiemPerMTok]).toEqual([model.inputMicroDiemPerMTok, model.outputMicroDiemPerMTok]);
-    await db.model.update({ where: { id: model.id }, data: { inputMicroDiemPerMTok: model.inputMicroDiemPerMTok * 10n, outputMicroDiemPerMTok: model.outputMicroDiemPerMTok * 10n } });
+    await db.model.update({
+      where: { id: model.id },
+      data: { inputMicroDiemPerMTok: model.inputMicroDiemPerMTok * 10n, outputMicroDiemPerMTok: model.outputMicroDiemPerMTok * 10n },
+    });
     gate.release();
 
     const res = await pending;
@@ -158,7 +161,13 @@ describe("a process killed with a batch in flight", () => {
     const victim = await startAppProcess();
     try {
       const model = await seedPrivateModel();
-      const offer = await seedOffer({ models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }], priceCents: 100, dailyCapacityMicroDiem: 1_000_000_000_000n, upstreamBaseUrl: fast.url, upstreamApiKey: fast.apiKey });
+      const offer = await seedOffer({
+        models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
+        priceCents: 100,
+        dailyCapacityMicroDiem: 1_000_000_000_000n,
+        upstreamBaseUrl: fast.url,
+        upstreamApiKey: fast.apiKey,
+      });
       const initial = 1_000_000_000n;
       const buyer = await seedBuyer(initial);
 
@@ -196,7 +205,12 @@ describe("a process killed with a batch in flight", () => {
       stop = true;
       await Promise.all(clients);
       expect(seen).toBe(true);
-      expect(await fetch(`${victim.url}/v1/models`).then(() => "answered", () => "dead")).toBe("dead");
+      expect(
+        await fetch(`${victim.url}/v1/models`).then(
+          () => "answered",
+          () => "dead",
+        ),
+      ).toBe("dead");
       // PostgreSQL finishes or rolls back what the dead process left; wait until none of its statements runs.
       for (let i = 0; i < 100; i++) {
         const [{ n }] = await db.$queryRaw<{ n: bigint }[]>`

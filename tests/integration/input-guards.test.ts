@@ -24,13 +24,25 @@ async function expect400(res: Response, code: string, param: string) {
 
 describe("a NUL character in any string input", () => {
   it("is a 400 on the public market routes' queries", async () => {
-    await expect400(await bookRoute(jsonRequest("GET", `/v1/market/book?model=llama${encodeURIComponent(NUL)}`)), "invalid_request", "model");
-    await expect400(await tradesRoute(jsonRequest("GET", `/v1/market/trades?model=${encodeURIComponent(NUL)}x`)), "invalid_request", "model");
+    await expect400(
+      await bookRoute(jsonRequest("GET", `/v1/market/book?model=llama${encodeURIComponent(NUL)}`)),
+      "invalid_request",
+      "model",
+    );
+    await expect400(
+      await tradesRoute(jsonRequest("GET", `/v1/market/trades?model=${encodeURIComponent(NUL)}x`)),
+      "invalid_request",
+      "model",
+    );
   });
 
   it("is a 400 in the chat completion's model and in a message", async () => {
     const buyer = await seedBuyer(0n);
-    await expect400(await callCompletions(buyer.key, { model: `m${NUL}`, messages: [{ role: "user", content: "hi" }] }), "invalid_request", "model");
+    await expect400(
+      await callCompletions(buyer.key, { model: `m${NUL}`, messages: [{ role: "user", content: "hi" }] }),
+      "invalid_request",
+      "model",
+    );
     const error = await expect400(
       await callCompletions(buyer.key, { model: "llama-3.3-70b", messages: [{ role: "user", content: `a${NUL}b` }] }),
       "invalid_request",
@@ -41,11 +53,25 @@ describe("a NUL character in any string input", () => {
 
   it("is a 400 in an API key's name and an offer's models, and nothing is stored", async () => {
     const account = await seedSignedInAccount();
-    await expect400(await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { name: `ci${NUL}` }, { cookie: account.cookie })), "invalid_request", "name");
+    await expect400(
+      await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { name: `ci${NUL}` }, { cookie: account.cookie })),
+      "invalid_request",
+      "name",
+    );
     expect(await db.apiKey.count({ where: { accountId: account.id } })).toBe(0);
 
-    const offer = { upstream_base_url: "http://127.0.0.1:9/v1", upstream_api_key: "k", models: [`llama${NUL}`], price_cents: 50, daily_capacity: "1" };
-    await expect400(await postOfferRoute(jsonRequest("POST", "/v1/supply/offers", offer, { cookie: account.cookie })), "invalid_request", "models.0");
+    const offer = {
+      upstream_base_url: "http://127.0.0.1:9/v1",
+      upstream_api_key: "k",
+      models: [`llama${NUL}`],
+      price_cents: 50,
+      daily_capacity: "1",
+    };
+    await expect400(
+      await postOfferRoute(jsonRequest("POST", "/v1/supply/offers", offer, { cookie: account.cookie })),
+      "invalid_request",
+      "models.0",
+    );
     expect(await db.offer.count({ where: { supplierId: account.id } })).toBe(0);
   });
 
@@ -81,14 +107,18 @@ describe("an unpaired UTF-16 surrogate in any string input", () => {
 describe("an amount beyond what the ledger can hold", () => {
   it("is a 400 for an API key's spend_limit above the 64-bit column, and no key is created", async () => {
     const account = await seedSignedInAccount();
-    const res = await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { spend_limit: "999999999999999.999999" }, { cookie: account.cookie }));
+    const res = await createKeyRoute(
+      jsonRequest("POST", "/v1/account/api-keys", { spend_limit: "999999999999999.999999" }, { cookie: account.cookie }),
+    );
     await expect400(res, "amount_out_of_range", "spend_limit");
     expect(await db.apiKey.count({ where: { accountId: account.id } })).toBe(0);
   });
 
   it("still accepts the largest amount that fits", async () => {
     const account = await seedSignedInAccount();
-    const res = await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { spend_limit: "9223372036854.775807" }, { cookie: account.cookie }));
+    const res = await createKeyRoute(
+      jsonRequest("POST", "/v1/account/api-keys", { spend_limit: "9223372036854.775807" }, { cookie: account.cookie }),
+    );
     expect(res.status).toBe(201);
     expect(((await res.json()) as { spend_limit: string }).spend_limit).toBe("9223372036854.775807");
   });

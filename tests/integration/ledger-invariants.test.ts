@@ -90,9 +90,9 @@ describe("the ledger invariant check", () => {
     );
     const buyer = await db.ledgerAccount.create({ data: { kind: "supplier", ownerId: owner.id } });
     const entry = await db.journalEntry.create({ data: { kind: "topup" } });
-    await expect(
-      db.journalLine.createMany({ data: [{ entryId: entry.id, ledgerAccountId: buyer.id, amountMicros: 3n }] }),
-    ).rejects.toThrow(/unbalanced by 3 micros/);
+    await expect(db.journalLine.createMany({ data: [{ entryId: entry.id, ledgerAccountId: buyer.id, amountMicros: 3n }] })).rejects.toThrow(
+      /unbalanced by 3 micros/,
+    );
     expect(await db.journalLine.count({ where: { ledgerAccountId: buyer.id } })).toBe(0);
     await db.journalEntry.delete({ where: { id: entry.id } });
   });

@@ -72,10 +72,26 @@ describe("postEntry", () => {
     const owner = await seedAccount();
     const buyer = await seedBuyerBalance(owner.id, USDC);
     await expect(
-      db.$transaction((tx) => postEntry(tx, { kind: "clear", lines: [{ ledgerAccountId: buyer.id, amountMicros: -1n }, { ledgerAccountId: PLATFORM_LEDGER_ACCOUNT_ID, amountMicros: 2n }] })),
+      db.$transaction((tx) =>
+        postEntry(tx, {
+          kind: "clear",
+          lines: [
+            { ledgerAccountId: buyer.id, amountMicros: -1n },
+            { ledgerAccountId: PLATFORM_LEDGER_ACCOUNT_ID, amountMicros: 2n },
+          ],
+        }),
+      ),
     ).rejects.toThrow(/sum to 1, not 0/);
     await expect(
-      db.$transaction((tx) => postEntry(tx, { kind: "clear", lines: [{ ledgerAccountId: buyer.id, amountMicros: -1n }, { ledgerAccountId: buyer.id, amountMicros: 1n }] })),
+      db.$transaction((tx) =>
+        postEntry(tx, {
+          kind: "clear",
+          lines: [
+            { ledgerAccountId: buyer.id, amountMicros: -1n },
+            { ledgerAccountId: buyer.id, amountMicros: 1n },
+          ],
+        }),
+      ),
     ).rejects.toThrow(/one line per ledger account/);
   });
 
@@ -129,7 +145,10 @@ describe("GET /v1/account/balance", () => {
 });
 
 describe("GET /v1/account/ledger", () => {
-  type Page = { data: { id: string; kind: string; ledger: string; amount: string; created_at: string; transaction: string | null }[]; next_cursor: string | null };
+  type Page = {
+    data: { id: string; kind: string; ledger: string; amount: string; created_at: string; transaction: string | null }[];
+    next_cursor: string | null;
+  };
 
   async function readPage(cookie: string, query = ""): Promise<Page> {
     const res = await getLedgerRoute(jsonRequest("GET", `/v1/account/ledger${query}`, undefined, { cookie }));
@@ -225,9 +244,17 @@ describe("the money-in and money-out invariants", () => {
     const violations = await violationsAfter(async (tx) => {
       await tx.payment.create({
         data: {
-          accountId: owner.id, x402Version: 2, network: "eip155:8453", asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-          payer: owner.walletAddress, payTo: owner.walletAddress, amountMicros: USDC, authorizationNonce: `0x${"ab".repeat(32)}`,
-          validAfter: 0n, validBefore: 1n, status: "settled",
+          accountId: owner.id,
+          x402Version: 2,
+          network: "eip155:8453",
+          asset: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+          payer: owner.walletAddress,
+          payTo: owner.walletAddress,
+          amountMicros: USDC,
+          authorizationNonce: `0x${"ab".repeat(32)}`,
+          validAfter: 0n,
+          validBefore: 1n,
+          status: "settled",
         },
       });
     });

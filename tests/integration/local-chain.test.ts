@@ -1,15 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  createPublicClient,
-  createWalletClient,
-  domainSeparator,
-  http,
-  maxUint256,
-  parseAbi,
-  parseSignature,
-  toHex,
-  type Hex,
-} from "viem";
+import { createPublicClient, createWalletClient, domainSeparator, http, maxUint256, parseAbi, parseSignature, toHex, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import {

@@ -52,7 +52,13 @@ beforeAll(async () => {
   const [a, b, c] = await Promise.all([seedAccount(), seedAccount(), seedAccount()]);
   await waitOutUtcMidnight();
   const offer = async (supplierId: string, priceCents: number, capacityDiem: number, extra: Partial<SeedOfferOptions> = {}) => {
-    const created = await seedOffer({ supplierId, models: [model], priceCents, dailyCapacityMicroDiem: BigInt(capacityDiem) * 1_000_000n, ...extra });
+    const created = await seedOffer({
+      supplierId,
+      models: [model],
+      priceCents,
+      dailyCapacityMicroDiem: BigInt(capacityDiem) * 1_000_000n,
+      ...extra,
+    });
     offerIds.push(created.id);
     return created;
   };

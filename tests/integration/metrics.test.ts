@@ -36,8 +36,17 @@ describe("GET /metrics", () => {
   it("shows requests, completions, clears, 402s and upstream latency moving after a few completions", async () => {
     const before = (await scrape()).text;
     const model = await seedPrivateModel();
-    const offer = await seedOffer({ models: [{ id: model.id, upstreamModel: "canned-model" }], priceCents: 100, dailyCapacityMicroDiem: 100_000_000n, upstreamBaseUrl: upstream.url, upstreamApiKey: upstream.apiKey });
-    upstream.answer({ status: 200, body: completion({ role: "assistant", content: "hi" }, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 }) });
+    const offer = await seedOffer({
+      models: [{ id: model.id, upstreamModel: "canned-model" }],
+      priceCents: 100,
+      dailyCapacityMicroDiem: 100_000_000n,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
+    });
+    upstream.answer({
+      status: 200,
+      body: completion({ role: "assistant", content: "hi" }, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 }),
+    });
     const buyer = await seedBuyer(1_000_000n);
     const broke = await seedBuyer(0n);
     const call = (key: string, requestId?: string) =>

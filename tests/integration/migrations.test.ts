@@ -15,7 +15,16 @@ describe("migrations", () => {
     const url = embedded?.url ?? env.DATABASE_URL;
     const { stdout } = await exec(
       process.execPath,
-      ["node_modules/prisma/build/index.js", "migrate", "diff", "--from-migrations", "prisma/migrations", "--to-schema-datamodel", "prisma/schema.prisma", "--exit-code"],
+      [
+        "node_modules/prisma/build/index.js",
+        "migrate",
+        "diff",
+        "--from-migrations",
+        "prisma/migrations",
+        "--to-schema-datamodel",
+        "prisma/schema.prisma",
+        "--exit-code",
+      ],
       // eslint-disable-next-line no-restricted-properties -- the Prisma CLI inherits the test run's configuration
       { env: { ...process.env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1" }, timeout: 60_000 },
     ).finally(() => embedded?.stop());

@@ -107,7 +107,11 @@ describe("GET /healthz", () => {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", async () => {
         rpcCalls++;
-        const upstream = await fetch(env.BASE_RPC_URL, { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) });
+        const upstream = await fetch(env.BASE_RPC_URL, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: Buffer.concat(chunks),
+        });
         res.writeHead(upstream.status, { "content-type": "application/json" }).end(await upstream.text());
       });
     });

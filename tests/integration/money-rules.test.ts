@@ -40,7 +40,7 @@ function prng(seed: number) {
     const bits = int(1, max.toString(2).length);
     let v = 0n;
     for (let b = 0; b < bits; b += 30) v = (v << 30n) | BigInt(int(0, 2 ** 30 - 1));
-    return v % (2n ** BigInt(bits)) % (max + 1n);
+    return (v % 2n ** BigInt(bits)) % (max + 1n);
   };
   return { int, pick, chance, big };
 }
@@ -78,10 +78,14 @@ describe("the money rules in SQL and their TypeScript mirrors (lib/money.ts)", (
       output: rng.big(BIGINT_MAX, [999_999n, 1_000_000n, 1_000_001n]),
     }));
     cases.push({ prompt: 0, completion: 0, input: 0n, output: 0n }, { prompt: 1, completion: 0, input: 1n, output: 0n });
-    const got = await evaluate("svc_burn_micro_diem(c1, c2, c3, c4)", ["bigint", "bigint", "bigint", "bigint"], [
-      cases.map((c) => c.prompt), cases.map((c) => c.completion), cases.map((c) => s(c.input)), cases.map((c) => s(c.output)),
-    ]);
-    const want = cases.map((c) => s(burnMicroDiem(c.prompt, c.completion, { inputMicroDiemPerMTok: c.input, outputMicroDiemPerMTok: c.output })));
+    const got = await evaluate(
+      "svc_burn_micro_diem(c1, c2, c3, c4)",
+      ["bigint", "bigint", "bigint", "bigint"],
+      [cases.map((c) => c.prompt), cases.map((c) => c.completion), cases.map((c) => s(c.input)), cases.map((c) => s(c.output))],
+    );
+    const want = cases.map((c) =>
+      s(burnMicroDiem(c.prompt, c.completion, { inputMicroDiemPerMTok: c.input, outputMicroDiemPerMTok: c.output })),
+    );
     expect(got).toEqual(want);
     expect(got.at(-2)).toBe("0");
     expect(got.at(-1)).toBe("1");
@@ -96,10 +100,18 @@ describe("the money rules in SQL and their TypeScript mirrors (lib/money.ts)", (
     const inRange = cases.filter(fits);
     // The boundary itself: the largest burn x price that fits, and the next.
     inRange.push({ burn: BIGINT_MAX - 99n, price: 1 }, { burn: (BIGINT_MAX - 99n) / 10_000n, price: 10_000 });
-    const got = await evaluate("svc_charge_micros(c1, c2)", ["bigint", "int"], [inRange.map((c) => s(c.burn)), inRange.map((c) => c.price)]);
+    const got = await evaluate(
+      "svc_charge_micros(c1, c2)",
+      ["bigint", "int"],
+      [inRange.map((c) => s(c.burn)), inRange.map((c) => c.price)],
+    );
     expect(got).toEqual(inRange.map((c) => s(chargeMicros(c.burn, c.price))));
 
-    const outOfRange = [{ burn: BIGINT_MAX - 98n, price: 1 }, { burn: BIGINT_MAX, price: 2 }, ...cases.filter((c) => !fits(c)).slice(0, 10)];
+    const outOfRange = [
+      { burn: BIGINT_MAX - 98n, price: 1 },
+      { burn: BIGINT_MAX, price: 2 },
+      ...cases.filter((c) => !fits(c)).slice(0, 10),
+    ];
     for (const c of outOfRange) await expectRefused("SELECT svc_charge_micros($1::bigint, $2::int)", [s(c.burn), c.price]);
   });
 
@@ -110,14 +122,18 @@ describe("the money rules in SQL and their TypeScript mirrors (lib/money.ts)", (
     }));
     const fits = (c: { charge: bigint; feeBps: number }) => c.charge * BigInt(10_000 - c.feeBps) <= BIGINT_MAX;
     const inRange = cases.filter(fits);
-    const got = await evaluate("svc_supplier_micros(c1, c2)::text || ' ' || svc_fee_micros(c1, c2)::text", ["bigint", "int"], [
-      inRange.map((c) => s(c.charge)), inRange.map((c) => c.feeBps),
-    ]);
-    expect(got).toEqual(inRange.map((c) => {
-      const { supplierMicros, feeMicros } = splitCharge(c.charge, c.feeBps);
-      expect(supplierMicros + feeMicros).toBe(c.charge);
-      return `${supplierMicros} ${feeMicros}`;
-    }));
+    const got = await evaluate(
+      "svc_supplier_micros(c1, c2)::text || ' ' || svc_fee_micros(c1, c2)::text",
+      ["bigint", "int"],
+      [inRange.map((c) => s(c.charge)), inRange.map((c) => c.feeBps)],
+    );
+    expect(got).toEqual(
+      inRange.map((c) => {
+        const { supplierMicros, feeMicros } = splitCharge(c.charge, c.feeBps);
+        expect(supplierMicros + feeMicros).toBe(c.charge);
+        return `${supplierMicros} ${feeMicros}`;
+      }),
+    );
 
     const outOfRange = [{ charge: BIGINT_MAX / 10_000n + 1n, feeBps: 0 }, ...cases.filter((c) => !fits(c)).slice(0, 10)];
     for (const c of outOfRange) await expectRefused("SELECT svc_supplier_micros($1::bigint, $2::int)", [s(c.charge), c.feeBps]);
@@ -140,12 +156,21 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
     });
     const raw = (c: (typeof cases)[number]) => c.capacity - (c.burned ?? 0n) - (c.held ?? 0n);
     const inRange = cases.filter((c) => raw(c) >= -BIGINT_MAX - 1n);
-    const got = await evaluate("svc_offer_remaining_micro_diem(c1, c2, c3)::text || ' ' || GREATEST(svc_offer_remaining_micro_diem(c1, c2, c3), 0)::text",
-      ["bigint", "bigint", "bigint"], [inRange.map((c) => s(c.capacity)), inRange.map((c) => s(c.burned)), inRange.map((c) => s(c.held))]);
-    expect(got).toEqual(inRange.map((c) => {
-      const shown = remainingMicroDiem({ dailyCapacityMicroDiem: c.capacity, burnedMicroDiem: c.burned ?? 0n, heldMicroDiem: c.held ?? 0n });
-      return `${raw(c)} ${shown}`;
-    }));
+    const got = await evaluate(
+      "svc_offer_remaining_micro_diem(c1, c2, c3)::text || ' ' || GREATEST(svc_offer_remaining_micro_diem(c1, c2, c3), 0)::text",
+      ["bigint", "bigint", "bigint"],
+      [inRange.map((c) => s(c.capacity)), inRange.map((c) => s(c.burned)), inRange.map((c) => s(c.held))],
+    );
+    expect(got).toEqual(
+      inRange.map((c) => {
+        const shown = remainingMicroDiem({
+          dailyCapacityMicroDiem: c.capacity,
+          burnedMicroDiem: c.burned ?? 0n,
+          heldMicroDiem: c.held ?? 0n,
+        });
+        return `${raw(c)} ${shown}`;
+      }),
+    );
     await expectRefused("SELECT svc_offer_remaining_micro_diem(0, $1::bigint, $1::bigint)", [s(BIGINT_MAX)]);
   });
 
@@ -170,7 +195,22 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
     const got = await evaluate(
       `concat_ws(' ', svc_offer_healthy(c2, $15), svc_offer_routable(c1, c2, c3, c5, c6, c7, c4, c8, $15),
                  svc_offer_on_book(c1, c2, c5, c6, c7, $15), svc_offer_model_serves(c9, c10, c11, c12, c13, c14))`,
-      ["offer_status", "timestamptz", "int", "int", "bigint", "bigint", "bigint", "bigint", "boolean", "boolean", "boolean", "boolean", "boolean", "boolean"],
+      [
+        "offer_status",
+        "timestamptz",
+        "int",
+        "int",
+        "bigint",
+        "bigint",
+        "bigint",
+        "bigint",
+        "boolean",
+        "boolean",
+        "boolean",
+        "boolean",
+        "boolean",
+        "boolean",
+      ],
       [
         cases.map((c) => c.status),
         cases.map((c) => c.unhealthyUntil?.toISOString() ?? null),

@@ -52,7 +52,10 @@ async function market(via: { url: string; apiKey: string }) {
 }
 
 async function health(offerId: string) {
-  return db.offer.findUniqueOrThrow({ where: { id: offerId }, select: { consecutiveFailures: true, unhealthyUntil: true, lastFailureReason: true } });
+  return db.offer.findUniqueOrThrow({
+    where: { id: offerId },
+    select: { consecutiveFailures: true, unhealthyUntil: true, lastFailureReason: true },
+  });
 }
 
 function buyers(n: number) {
@@ -67,7 +70,11 @@ const hugeTool = {
     parameters: {
       type: "object",
       properties: {
-        cells: { type: "array", minItems: 64, items: { type: "array", minItems: 64, items: { type: "array", minItems: 64, items: { type: "string" } } } },
+        cells: {
+          type: "array",
+          minItems: 64,
+          items: { type: "array", minItems: 64, items: { type: "array", minItems: 64, items: { type: "string" } } },
+        },
       },
     },
   },
@@ -110,7 +117,10 @@ describe("an answer too large or too slow that the request asks for is not the s
     const { model, offer } = await market(canned);
     const args = JSON.stringify({ cells: Array.from({ length: 400_000 }, (_, i) => `cell_${i}`) });
     expect(args.length).toBeGreaterThan(DEFAULT_MAX_RESPONSE_BYTES);
-    canned.answer({ status: 200, body: completion({ content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "grid", arguments: args } }] }) });
+    canned.answer({
+      status: 200,
+      body: completion({ content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "grid", arguments: args } }] }),
+    });
     const request = { model: model.id, messages: [hello], tools: [hugeTool], tool_choice: "required", max_tokens: 10 };
     for (const attacker of await buyers(DISTINCT_BUYERS_TO_COOL)) {
       const res = await callCompletions(attacker.key, request);
@@ -124,7 +134,13 @@ describe("an answer too large or too slow that the request asks for is not the s
     const { model, offer } = await market(canned);
     canned.answer({ status: 200, body: completion({ content: "x".repeat(DEFAULT_MAX_RESPONSE_BYTES + 1) }) });
     for (const attacker of await buyers(3)) {
-      const res = await callCompletions(attacker.key, { model: model.id, messages: [hello], max_tokens: 4_000, logprobs: true, top_logprobs: 20 });
+      const res = await callCompletions(attacker.key, {
+        model: model.id,
+        messages: [hello],
+        max_tokens: 4_000,
+        logprobs: true,
+        top_logprobs: 20,
+      });
       expect(res.status).toBe(502);
     }
     expect(await health(offer.id)).toMatchObject({ consecutiveFailures: 0, unhealthyUntil: null });
@@ -134,7 +150,11 @@ describe("an answer too large or too slow that the request asks for is not the s
     const res = await callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 10 });
     expect(res.status).toBe(502);
     expect((await readError(res)).message).toContain("Retrying may route to another offer");
-    expect(await health(offer.id)).toMatchObject({ consecutiveFailures: 1, unhealthyUntil: null, lastFailureReason: expect.stringContaining("exceeded") });
+    expect(await health(offer.id)).toMatchObject({
+      consecutiveFailures: 1,
+      unhealthyUntil: null,
+      lastFailureReason: expect.stringContaining("exceeded"),
+    });
   });
 
   it("a timeout the request explains (no max_tokens: up to the model's 4,096 tokens) does not count, and other buyers are served meanwhile", async () => {
@@ -144,7 +164,8 @@ describe("an answer too large or too slow that the request asks for is not the s
     const allArrived = new Promise<void>((resolve) => arrived.push(resolve));
     let held = 0;
     canned.answer(async (body) => {
-      if (body.max_tokens === 10) return { status: 200, body: completion({ content: "Served." }, { prompt_tokens: 8, completion_tokens: 2, total_tokens: 10 }) };
+      if (body.max_tokens === 10)
+        return { status: 200, body: completion({ content: "Served." }, { prompt_tokens: 8, completion_tokens: 2, total_tokens: 10 }) };
       if (++held === DISTINCT_BUYERS_TO_COOL) arrived[0]();
       await hold.released; // held until the test releases it, long after svc gave up on it
       return { status: 200, body: completion({ content: "too late" }) };
@@ -250,9 +271,14 @@ describe("the streak", () => {
   it("the lone buyer of a quiet offer: five failures over a minute cool it down, five within seconds do not", async () => {
     const { offer } = await market(failing);
     const lone = randomUUID();
-    for (const ms of [0, 1_000, 2_000, 3_000, 4_000]) expect((await reportUpstreamFailure(offer.id, "HTTP 500", answer(lone, ms)))?.cooledDown).toBe(false);
+    for (const ms of [0, 1_000, 2_000, 3_000, 4_000])
+      expect((await reportUpstreamFailure(offer.id, "HTTP 500", answer(lone, ms)))?.cooledDown).toBe(false);
     expect((await reportUpstreamFailure(offer.id, "HTTP 500", answer(lone, 59_999)))?.cooledDown).toBe(false);
-    expect(await reportUpstreamFailure(offer.id, "HTTP 500", answer(lone, 60_000))).toEqual({ consecutiveFailures: 7, unhealthyUntil: at(90_000), cooledDown: true });
+    expect(await reportUpstreamFailure(offer.id, "HTTP 500", answer(lone, 60_000))).toEqual({
+      consecutiveFailures: 7,
+      unhealthyUntil: at(90_000),
+      cooledDown: true,
+    });
     // The probe after the cooldown fails too: the second cooldown of the streak is 60 s.
     expect((await reportUpstreamFailure(offer.id, "HTTP 500", answer(lone, 90_000)))?.unhealthyUntil).toEqual(at(150_000));
   });
@@ -270,7 +296,9 @@ describe("the streak", () => {
 
   it("counts concurrent failures exactly, cools down once, and keeps at most three buyers", async () => {
     const { offer } = await market(failing);
-    const results = await Promise.all(Array.from({ length: 20 }, () => reportUpstreamFailure(offer.id, "HTTP 503", answer(randomUUID(), 0))));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => reportUpstreamFailure(offer.id, "HTTP 503", answer(randomUUID(), 0))),
+    );
     expect(results.filter((r) => r!.cooledDown)).toHaveLength(1);
     const row = await db.offer.findUniqueOrThrow({ where: { id: offer.id } });
     expect(row).toMatchObject({ consecutiveFailures: 20, unhealthyUntil: at(30_000), failureStreakCooldowns: 1 });

@@ -43,7 +43,8 @@ function validOffer(overrides: Record<string, unknown> = {}) {
 }
 
 const post = (body: unknown, who: Account = supplier) => postRoute(jsonRequest("POST", "/v1/supply/offers", body, { cookie: who.cookie }));
-const list = (who: Account = supplier, query = "") => listRoute(jsonRequest("GET", `/v1/supply/offers${query}`, undefined, { cookie: who.cookie }));
+const list = (who: Account = supplier, query = "") =>
+  listRoute(jsonRequest("GET", `/v1/supply/offers${query}`, undefined, { cookie: who.cookie }));
 const getOne = (id: string, who: Account = supplier) =>
   getRoute(jsonRequest("GET", `/v1/supply/offers/${id}`, undefined, { cookie: who.cookie }), routeParams({ id }));
 const patch = (id: string, body: unknown, who: Account = supplier) =>
@@ -118,7 +119,12 @@ describe("POST /v1/supply/offers", () => {
     ["a key the upstream refuses", { upstream_api_key: "wrong-key" }, 422, "upstream_auth_failed"],
     ["an unreachable upstream", { upstream_base_url: "http://127.0.0.1:9/v1" }, 422, "upstream_unreachable"],
     ["a URL that is not an OpenAI base URL", { upstream_base_url: "ROOT" }, 422, "upstream_unreachable"],
-    ["a model the upstream lacks", { models: [{ id: "PRICIER", upstream_model: "no-such-upstream-model" }] }, 422, "upstream_model_missing"],
+    [
+      "a model the upstream lacks",
+      { models: [{ id: "PRICIER", upstream_model: "no-such-upstream-model" }] },
+      422,
+      "upstream_model_missing",
+    ],
     ["the cloud metadata address", { upstream_base_url: "http://169.254.169.254/v1" }, 400, "upstream_url_forbidden"],
     ["a non-http URL", { upstream_base_url: "file:///etc/passwd" }, 400, "upstream_url_forbidden"],
     ["credentials in the URL", { upstream_base_url: "http://user:pw@127.0.0.1:9/v1" }, 400, "upstream_url_forbidden"],
@@ -163,17 +169,21 @@ describe("POST /v1/supply/offers", () => {
     const production = { allowPrivate: false };
     const before = await offerCount(supplier.id);
     for (const url of [upstream.url, upstream.url.replace("http:", "https:"), `https://localhost:${upstream.port}/v1`]) {
-      const error = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstream_base_url: url })), { policy: production }).catch(
-        (e: unknown) => e,
-      );
+      const error = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstream_base_url: url })), {
+        policy: production,
+      }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AppError);
       expect((error as AppError).code).toBe("upstream_url_forbidden");
     }
     // A public-looking name that resolves to loopback passes the posting check and is stopped by the connection's lookup.
-    const rebound = await createOffer(supplier.id, CreateOfferBody.parse(validOffer({ upstream_base_url: "https://upstream.example.com/v1" })), {
-      policy: production,
-      resolver: async () => [{ address: "127.0.0.1", family: 4 }],
-    }).catch((e: unknown) => e);
+    const rebound = await createOffer(
+      supplier.id,
+      CreateOfferBody.parse(validOffer({ upstream_base_url: "https://upstream.example.com/v1" })),
+      {
+        policy: production,
+        resolver: async () => [{ address: "127.0.0.1", family: 4 }],
+      },
+    ).catch((e: unknown) => e);
     expect((rebound as AppError).code).toBe("upstream_url_forbidden");
     expect(errorStatus(rebound as AppError)).toBe(400);
     expect(await offerCount(supplier.id)).toBe(before);
@@ -328,7 +338,9 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     const seen: (string | undefined)[] = [];
     const collector = createServer((req, res) => {
       seen.push(req.headers.authorization);
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ id: sameModel }, { id: "llama-3.3-70b" }] }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ data: [{ id: sameModel }, { id: "llama-3.3-70b" }] }));
     });
     await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve));
     const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1`;
@@ -357,7 +369,9 @@ describe("PATCH /v1/supply/offers/{id}", () => {
     const slow = createServer((_req, res) => {
       concurrent ??= patch(offer.id, { models: [sameModel] });
       void concurrent.then(() =>
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ id: sameModel }, { id: "llama-3.3-70b" }] })),
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ data: [{ id: sameModel }, { id: "llama-3.3-70b" }] })),
       );
     });
     await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));

@@ -14,7 +14,13 @@ import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS } from "@/lib/http/errors";
 import type { RouteHandler } from "@/lib/http/route-types";
 import { API_ROUTES } from "@/app/api-routes";
-import { buildOpenApiDocument, securityFor, type OpenApiDocument, type OpenApiOperation, type OpenApiParameter } from "@/lib/openapi/document";
+import {
+  buildOpenApiDocument,
+  securityFor,
+  type OpenApiDocument,
+  type OpenApiOperation,
+  type OpenApiParameter,
+} from "@/lib/openapi/document";
 import { HTTP_METHODS, listOperations } from "@/lib/openapi/operation";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, routeParams } from "../helpers/http";
@@ -25,7 +31,10 @@ type DiskRoute = { file: string; path: string; catchAll: boolean; method: (typeo
 
 /** "v1/account/api-keys/[id]/route.ts" → "/v1/account/api-keys/{id}"; groups "(x)" vanish, private "_x" folders are not routed. */
 function toOpenApiPath(relativeFile: string): { path: string; catchAll: boolean } | null {
-  const segments = path.dirname(relativeFile).split(path.sep).filter((s) => s !== ".");
+  const segments = path
+    .dirname(relativeFile)
+    .split(path.sep)
+    .filter((s) => s !== ".");
   if (segments.some((s) => s.startsWith("_"))) return null;
   let catchAll = false;
   const parts = segments
@@ -49,7 +58,8 @@ async function discoverRoutes(): Promise<DiskRoute[]> {
     if (!routePath) continue;
     const mod = (await import(path.join(APP_DIR, relative))) as Record<string, unknown>;
     for (const method of HTTP_METHODS) {
-      if (typeof mod[method] === "function") found.push({ file: `app/${relative}`, ...routePath, method, handler: mod[method] as RouteHandler });
+      if (typeof mod[method] === "function")
+        found.push({ file: `app/${relative}`, ...routePath, method, handler: mod[method] as RouteHandler });
     }
   }
   return found;
@@ -67,7 +77,9 @@ function operationOf(doc: OpenApiDocument, spec: { method: string; path: string 
 describe("the description matches the routes", () => {
   it("finds route files on disk", () => {
     expect(DISK.length).toBeGreaterThan(20);
-    expect(DISK.map((r) => key(r.method, r.path))).toEqual(expect.arrayContaining(["GET /auth/nonce", "POST /v1/chat/completions", "GET /openapi.json"]));
+    expect(DISK.map((r) => key(r.method, r.path))).toEqual(
+      expect.arrayContaining(["GET /auth/nonce", "POST /v1/chat/completions", "GET /openapi.json"]),
+    );
   });
 
   it("describes every exported method of every route file", () => {
@@ -123,7 +135,9 @@ describe("the description matches the routes", () => {
 
   it.each(OPERATIONS)("$method $path: lists the errors its guards produce, each under its status", (spec) => {
     const op = operationOf(DOC, spec)!;
-    const codesByStatus = Object.entries(op.responses).flatMap(([status, r]) => (r["x-svc-error-codes"] ?? []).map((code) => [code, Number(status)] as const));
+    const codesByStatus = Object.entries(op.responses).flatMap(([status, r]) =>
+      (r["x-svc-error-codes"] ?? []).map((code) => [code, Number(status)] as const),
+    );
     for (const [code, status] of codesByStatus) expect(ERROR_STATUS[code], code).toBe(status);
     const codes = new Set(codesByStatus.map(([code]) => code));
     const expected: AppErrorCode[] = ["internal_error", ...(spec.docs.errors ?? [])];
@@ -137,7 +151,10 @@ describe("the description matches the routes", () => {
     for (const code of expected) expect(codes, `${key(spec.method, spec.path)} should list ${code}`).toContain(code);
     for (const response of Object.values(op.responses)) {
       expect(response.headers).toHaveProperty("X-Request-Id");
-      if (rateLimit) expect(Object.keys(response.headers ?? {})).toEqual(expect.arrayContaining(["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]));
+      if (rateLimit)
+        expect(Object.keys(response.headers ?? {})).toEqual(
+          expect.arrayContaining(["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
+        );
     }
     if (rateLimit) expect(op.responses["429"].headers).toHaveProperty("Retry-After");
   });
@@ -145,7 +162,14 @@ describe("the description matches the routes", () => {
   it("describes the inference headers: cost on 200, the X-Svc explanation on 503, rate limits everywhere", () => {
     const op = DOC.paths["/v1/chat/completions"].post!;
     expect(Object.keys(op.responses["200"].headers ?? {})).toEqual(
-      expect.arrayContaining(["X-Balance-Remaining", "X-Svc-Cost", "X-Svc-Price-Cents", "X-Svc-Burn-Diem", "X-Svc-Max-Cents", "X-RateLimit-Remaining"]),
+      expect.arrayContaining([
+        "X-Balance-Remaining",
+        "X-Svc-Cost",
+        "X-Svc-Price-Cents",
+        "X-Svc-Burn-Diem",
+        "X-Svc-Max-Cents",
+        "X-RateLimit-Remaining",
+      ]),
     );
     expect(Object.keys(op.responses["503"].headers ?? {})).toEqual(
       expect.arrayContaining(["X-Svc-Error-Code", "X-Svc-Buyer-Max-Cents", "X-Svc-Cheapest-Posted-Cents", "X-Svc-Routable-Diem-Above-Max"]),
@@ -176,7 +200,10 @@ describe("GET /openapi.json", () => {
   it("describes real answers: every GET without required input answers in its described shape", async () => {
     const me = await seedSignedInAccount();
     const simple = OPERATIONS.filter(
-      (o) => o.method === "GET" && !o.path.includes("{") && !((operationOf(DOC, o)?.parameters ?? []) as OpenApiParameter[]).some((p) => p.in === "query" && p.required),
+      (o) =>
+        o.method === "GET" &&
+        !o.path.includes("{") &&
+        !((operationOf(DOC, o)?.parameters ?? []) as OpenApiParameter[]).some((p) => p.in === "query" && p.required),
     );
     expect(simple.length).toBeGreaterThan(10);
     for (const spec of simple) {
@@ -208,7 +235,12 @@ const Parameter = z.union([
 ]);
 const ResponseObject = z.looseObject({
   description: z.string().min(1),
-  headers: z.record(z.string().refine((h) => h.toLowerCase() !== "content-type", "Content-Type is not a response header"), Header).optional(),
+  headers: z
+    .record(
+      z.string().refine((h) => h.toLowerCase() !== "content-type", "Content-Type is not a response header"),
+      Header,
+    )
+    .optional(),
   content: z.record(z.string().regex(/^[\w.+-]+\/[\w.+*-]+$/), Media).optional(),
 });
 const Operation = z.looseObject({
@@ -218,7 +250,9 @@ const Operation = z.looseObject({
   description: z.string().optional(),
   parameters: z.array(Parameter).optional(),
   requestBody: z.looseObject({ required: z.boolean().optional(), content: z.record(z.string(), Media) }).optional(),
-  responses: z.record(z.string().regex(/^([1-5](\d\d|XX)|default)$/), z.union([Ref, ResponseObject])).refine((r) => Object.keys(r).length > 0, "no responses"),
+  responses: z
+    .record(z.string().regex(/^([1-5](\d\d|XX)|default)$/), z.union([Ref, ResponseObject]))
+    .refine((r) => Object.keys(r).length > 0, "no responses"),
   security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
 });
 const PathItem = z.strictObject({
@@ -279,9 +313,11 @@ function checkSchema(schema: unknown, at: string, problems: string[]) {
   if (s.enum !== undefined && (!Array.isArray(s.enum) || s.enum.length === 0)) problems.push(`${at}: enum must be a non-empty array`);
   if (s.required !== undefined) {
     if (!Array.isArray(s.required) || s.required.some((r) => typeof r !== "string")) problems.push(`${at}: required must list names`);
-    else if (s.properties) for (const r of s.required) if (!(r in (s.properties as object))) problems.push(`${at}: required ${r} is not a property`);
+    else if (s.properties)
+      for (const r of s.required) if (!(r in (s.properties as object))) problems.push(`${at}: required ${r} is not a property`);
   }
-  for (const k of ["items", "additionalProperties", "not"]) if (s[k] !== undefined && typeof s[k] !== "boolean") checkSchema(s[k], `${at}/${k}`, problems);
+  for (const k of ["items", "additionalProperties", "not"])
+    if (s[k] !== undefined && typeof s[k] !== "boolean") checkSchema(s[k], `${at}/${k}`, problems);
   for (const k of ["anyOf", "oneOf", "allOf", "prefixItems"]) {
     if (s[k] === undefined) continue;
     if (!Array.isArray(s[k]) || (s[k] as unknown[]).length === 0) problems.push(`${at}/${k}: must be a non-empty array`);
@@ -327,7 +363,13 @@ describe("the document is well-formed OpenAPI 3.1", () => {
       const templated = [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
       for (const [method, op] of Object.entries(item)) {
         const params = (op!.parameters ?? []).map((x) => ("$ref" in x ? (resolve(doc, x.$ref) as OpenApiParameter) : x));
-        expect(params.filter((x) => x.in === "path").map((x) => x.name).sort(), `${method} ${p}`).toEqual(templated);
+        expect(
+          params
+            .filter((x) => x.in === "path")
+            .map((x) => x.name)
+            .sort(),
+          `${method} ${p}`,
+        ).toEqual(templated);
         for (const x of params.filter((x) => x.in === "path")) expect(x.required).toBe(true);
         const seen = params.map((x) => `${x.in}:${x.name.toLowerCase()}`);
         expect(new Set(seen).size, `${method} ${p} repeats a parameter`).toBe(seen.length);
@@ -338,7 +380,8 @@ describe("the document is well-formed OpenAPI 3.1", () => {
   it("names only defined security schemes", () => {
     const schemes = new Set(Object.keys(doc.components.securitySchemes));
     for (const item of Object.values(doc.paths)) {
-      for (const op of Object.values(item)) for (const requirement of op!.security) for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
+      for (const op of Object.values(item))
+        for (const requirement of op!.security) for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
     }
   });
 
@@ -384,7 +427,8 @@ describe("the wire speaks snake_case", () => {
           const schema = r.content?.["application/json"].schema;
           if (schema && !("$ref" in schema)) propertyNames(schema, `${where} ${status}`, found);
         }
-        for (const param of op!.parameters ?? []) if (!("$ref" in param) && param.in === "query") found.push(`${where} query: ${param.name}`);
+        for (const param of op!.parameters ?? [])
+          if (!("$ref" in param) && param.in === "query") found.push(`${where} query: ${param.name}`);
       }
     }
     const camel = found.filter((entry) => {
@@ -398,7 +442,9 @@ describe("the wire speaks snake_case", () => {
   it("answers snake_case bodies: every GET without input, read back and walked key by key", async () => {
     const me = await seedSignedInAccount();
     const camel: string[] = [];
-    const simple = OPERATIONS.filter((o) => o.method === "GET" && !o.path.includes("{") && !o.handler.meta.query && o.path !== "/openapi.json");
+    const simple = OPERATIONS.filter(
+      (o) => o.method === "GET" && !o.path.includes("{") && !o.handler.meta.query && o.path !== "/openapi.json",
+    );
     for (const op of simple) {
       const headers: Record<string, string> = op.handler.meta.auth === "session" ? { cookie: me.cookie } : {};
       const res = await op.handler(jsonRequest("GET", op.path, undefined, headers), routeParams({}));

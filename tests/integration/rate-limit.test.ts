@@ -2,13 +2,7 @@ import { createConnection } from "node:net";
 import { describe, expect, it, vi } from "vitest";
 import { AppError } from "@/lib/errors";
 import { errorStatus } from "@/lib/http/errors";
-import {
-  createMemoryStore,
-  createPostgresStore,
-  createRedisStore,
-  enforceRateLimits,
-  type RateLimitStore,
-} from "@/lib/http/rate-limit";
+import { createMemoryStore, createPostgresStore, createRedisStore, enforceRateLimits, type RateLimitStore } from "@/lib/http/rate-limit";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { MAX_OPEN_NONCES_PER_WALLET } from "@/lib/auth/nonces";
 import { getDevAccount } from "@/lib/chain/constants";
@@ -76,8 +70,22 @@ describe("rate limits", () => {
   it("count every rule: an IP over its limit is refused whatever the key", async () => {
     const store = createMemoryStore();
     const ip = uniqueKey();
-    await enforceRateLimits([{ name: "key", key: uniqueKey(), limit: 100 }, { name: "ip", key: ip, limit: 1 }], { store });
-    const error = await rejection(enforceRateLimits([{ name: "key", key: uniqueKey(), limit: 100 }, { name: "ip", key: ip, limit: 1 }], { store }));
+    await enforceRateLimits(
+      [
+        { name: "key", key: uniqueKey(), limit: 100 },
+        { name: "ip", key: ip, limit: 1 },
+      ],
+      { store },
+    );
+    const error = await rejection(
+      enforceRateLimits(
+        [
+          { name: "key", key: uniqueKey(), limit: 100 },
+          { name: "ip", key: ip, limit: 1 },
+        ],
+        { store },
+      ),
+    );
     expect(error.message).toContain("per ip");
   });
 
@@ -163,7 +171,13 @@ describe("rate limits on writes and on failed authentication", () => {
         import("@/app/v1/supply/withdrawals/route"),
         import("@/app/v1/x402/top-up/route"),
       ]);
-      const offer = { upstream_base_url: "http://127.0.0.1:9/v1", upstream_api_key: "k", models: ["llama-3.3-70b"], price_cents: 50, daily_capacity: "1" };
+      const offer = {
+        upstream_base_url: "http://127.0.0.1:9/v1",
+        upstream_api_key: "k",
+        models: ["llama-3.3-70b"],
+        price_cents: 50,
+        daily_capacity: "1",
+      };
       const cases: [(req: Request) => Promise<Response>, string, unknown, number][] = [
         [createKey, "/v1/account/api-keys", {}, 201],
         [postOffer, "/v1/supply/offers", offer, 422], // an outbound GET each, and failing: still counted
@@ -173,7 +187,8 @@ describe("rate limits on writes and on failed authentication", () => {
       for (const [handler, path, body, status] of cases) {
         const account = await seedSignedInAccount();
         const statuses = [];
-        for (let i = 0; i < 3; i++) statuses.push((await handler(jsonRequest("POST", path, body, from(someIp(), { cookie: account.cookie })))).status);
+        for (let i = 0; i < 3; i++)
+          statuses.push((await handler(jsonRequest("POST", path, body, from(someIp(), { cookie: account.cookie })))).status);
         expect(statuses, path).toEqual([status, status, 429]);
       }
     });
@@ -184,22 +199,32 @@ describe("rate limits on writes and on failed authentication", () => {
       const [{ GET: nonce }, { POST: verify }] = await Promise.all([import("@/app/auth/nonce/route"), import("@/app/auth/verify/route")]);
       const ip = someIp();
       const asks = [];
-      for (let i = 0; i < 3; i++) asks.push((await nonce(jsonRequest("GET", `/auth/nonce?walletAddress=${getDevAccount("demoBuyer").address}`, undefined, from(ip)))).status);
+      for (let i = 0; i < 3; i++)
+        asks.push(
+          (await nonce(jsonRequest("GET", `/auth/nonce?walletAddress=${getDevAccount("demoBuyer").address}`, undefined, from(ip)))).status,
+        );
       expect(asks).toEqual([200, 200, 429]);
       const other = someIp();
       const verifies = [];
-      for (let i = 0; i < 3; i++) verifies.push((await verify(jsonRequest("POST", "/auth/verify", { message: "x", signature: "0x00" }, from(other)))).status);
+      for (let i = 0; i < 3; i++)
+        verifies.push((await verify(jsonRequest("POST", "/auth/verify", { message: "x", signature: "0x00" }, from(other)))).status);
       expect(verifies).toEqual([400, 400, 429]);
     });
   });
 
   it("throttle bad credentials: counted before authentication, and failed authentications get 429 beyond their own limit", async () => {
     await withLimits({ RATE_LIMIT_AUTH_FAILURES_PER_IP_PER_MINUTE: "2" }, async () => {
-      const [{ POST: chat }, { GET: account }] = await Promise.all([import("@/app/v1/chat/completions/route"), import("@/app/v1/account/route")]);
+      const [{ POST: chat }, { GET: account }] = await Promise.all([
+        import("@/app/v1/chat/completions/route"),
+        import("@/app/v1/account/route"),
+      ]);
       const ip = someIp();
       const body = { model: "m", messages: [{ role: "user", content: "hi" }] };
       const statuses = [];
-      for (let i = 0; i < 2; i++) statuses.push((await chat(jsonRequest("POST", "/v1/chat/completions", body, from(ip, { authorization: `Bearer svc_guess${i}` })))).status);
+      for (let i = 0; i < 2; i++)
+        statuses.push(
+          (await chat(jsonRequest("POST", "/v1/chat/completions", body, from(ip, { authorization: `Bearer svc_guess${i}` })))).status,
+        );
       statuses.push((await account(jsonRequest("GET", "/v1/account", undefined, from(ip, { cookie: "svc_session=guess" })))).status);
       const limited = await chat(jsonRequest("POST", "/v1/chat/completions", body, from(ip, { authorization: "Bearer svc_guess9" })));
       statuses.push(limited.status);
@@ -213,7 +238,8 @@ describe("rate limits on writes and on failed authentication", () => {
       const { GET: account } = await import("@/app/v1/account/route");
       const ip = someIp();
       const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await account(jsonRequest("GET", "/v1/account", undefined, from(ip, { cookie: "svc_session=guess" })))).status);
+      for (let i = 0; i < 3; i++)
+        statuses.push((await account(jsonRequest("GET", "/v1/account", undefined, from(ip, { cookie: "svc_session=guess" })))).status);
       expect(statuses).toEqual([401, 401, 429]);
     });
   });
@@ -233,7 +259,12 @@ describe("sign-in nonce rows", () => {
   it("are bounded per wallet (the newest stay usable) and purged once expired", async () => {
     const wallet = privateKeyToAccount(generatePrivateKey());
     const expired = await db.siweNonce.create({
-      data: { nonce: `expired${Date.now()}`, walletAddress: wallet.address, issuedAt: new Date(Date.now() - 20 * 60_000), expiresAt: new Date(Date.now() - 10 * 60_000) },
+      data: {
+        nonce: `expired${Date.now()}`,
+        walletAddress: wallet.address,
+        issuedAt: new Date(Date.now() - 20 * 60_000),
+        expiresAt: new Date(Date.now() - 10 * 60_000),
+      },
     });
     const issued: string[] = [];
     for (let i = 0; i < MAX_OPEN_NONCES_PER_WALLET + 3; i++) issued.push((await fetchChallenge(wallet.address)).nonce);

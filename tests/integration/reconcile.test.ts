@@ -190,7 +190,10 @@ describe("reconciliation on a chain whose RPC caps getLogs ranges", () => {
 
 async function submitAuthorization(header: string): Promise<Hash> {
   const { payload } = decodePaymentSignatureHeader(header) as unknown as {
-    payload: { signature: Hex; authorization: { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex } };
+    payload: {
+      signature: Hex;
+      authorization: { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex };
+    };
   };
   const a = payload.authorization;
   const { v, r, s } = parseSignature(payload.signature);

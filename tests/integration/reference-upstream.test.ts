@@ -2,11 +2,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countChatPromptTokens, countTextTokens } from "@/lib/upstream/tokens";
 import { REFERENCE_MODELS } from "@/scripts/reference-upstream/catalog";
-import {
-  parseUpstreamMode,
-  startReferenceUpstream,
-  type ReferenceUpstream,
-} from "@/scripts/reference-upstream/server";
+import { parseUpstreamMode, startReferenceUpstream, type ReferenceUpstream } from "@/scripts/reference-upstream/server";
 import { AnswerGate } from "../helpers/answer-gate";
 
 let upstream: ReferenceUpstream;
@@ -120,14 +116,12 @@ describe("reference upstream: models", () => {
   it("lists all four models with Venice-shaped pricing", async () => {
     const res = await fetch(`${upstream.url}/models`, { headers: { Authorization: `Bearer ${upstream.apiKey}` } });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { object: string; data: Array<{ id: string; created: unknown; model_spec: Record<string, unknown> } & Record<string, unknown>> };
+    const body = (await res.json()) as {
+      object: string;
+      data: Array<{ id: string; created: unknown; model_spec: Record<string, unknown> } & Record<string, unknown>>;
+    };
     expect(body.object).toBe("list");
-    expect(body.data.map((m) => m.id)).toEqual([
-      "llama-3.3-70b",
-      "qwen3-235b",
-      "mistral-31-24b",
-      "venice-uncensored",
-    ]);
+    expect(body.data.map((m) => m.id)).toEqual(["llama-3.3-70b", "qwen3-235b", "mistral-31-24b", "venice-uncensored"]);
     for (const model of REFERENCE_MODELS) {
       const entry = body.data.find((m) => m.id === model.id)!;
       expect(entry).toMatchObject({
@@ -161,9 +155,7 @@ describe("reference upstream: models", () => {
 describe("reference upstream: errors", () => {
   it("rejects a wrong API key with 401 invalid_api_key", async () => {
     const wrong = new OpenAI({ baseURL: upstream.url, apiKey: "wrong", maxRetries: 0 });
-    const err = await wrong.chat.completions
-      .create({ model: "llama-3.3-70b", messages: MESSAGES })
-      .catch((e: unknown) => e);
+    const err = await wrong.chat.completions.create({ model: "llama-3.3-70b", messages: MESSAGES }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(401);
     expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe("invalid_api_key");
@@ -176,9 +168,7 @@ describe("reference upstream: errors", () => {
   });
 
   it("returns 404 model_not_found for an unknown model", async () => {
-    const err = await client.chat.completions
-      .create({ model: "gpt-9", messages: MESSAGES })
-      .catch((e: unknown) => e);
+    const err = await client.chat.completions.create({ model: "gpt-9", messages: MESSAGES }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect((err as InstanceType<typeof OpenAI.APIError>).code).toBe("model_not_found");
   });

@@ -146,7 +146,13 @@ describe("SSRF: an upstream that is svc itself", () => {
   it("refuses a host name that resolves to our own address, checked on the connection", async () => {
     const supplier = await seedSignedInAccount();
     const resolver = async () => [{ address: "127.0.0.1", family: 4 }];
-    const input = CreateOfferBody.parse({ upstream_base_url: "http://mirror.invalid:3000/v1", upstream_api_key: "k", models: ["llama-3.3-70b"], price_cents: 50, daily_capacity: "1" });
+    const input = CreateOfferBody.parse({
+      upstream_base_url: "http://mirror.invalid:3000/v1",
+      upstream_api_key: "k",
+      models: ["llama-3.3-70b"],
+      price_cents: 50,
+      daily_capacity: "1",
+    });
     const error = await createOffer(supplier.id, input, { policy: DEV, resolver }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
     expect(error).toMatchObject({ code: "upstream_url_forbidden", message: expect.stringMatching(/this marketplace itself/) });

@@ -1,4 +1,9 @@
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  decodePaymentSignatureHeader,
+  encodePaymentSignatureHeader,
+} from "@x402/core/http";
 import type { PaymentRequirements } from "@x402/core/types";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
@@ -53,7 +58,11 @@ describe("POST /v1/x402/top-up with the official x402 client", () => {
     }, client);
     const payerBefore = await readUsdcBalance(signer.address);
 
-    const res = await pay(TOP_UP_URL, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount: "25.00" }) });
+    const res = await pay(TOP_UP_URL, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ amount: "25.00" }),
+    });
 
     expect(seen).toEqual([402, 200]);
     expect(res.status).toBe(200);
@@ -71,7 +80,13 @@ describe("POST /v1/x402/top-up with the official x402 client", () => {
 
     expect(await getBalance("buyer", me.id)).toMatchObject({ totalMicros: 25n * USDC, availableMicros: 25n * USDC });
     const payment = await db.payment.findFirstOrThrow({ where: { accountId: me.id } });
-    expect(payment).toMatchObject({ status: "settled", txHash: body.transaction, payer: signer.address, amountMicros: 25n * USDC, x402Version: 2 });
+    expect(payment).toMatchObject({
+      status: "settled",
+      txHash: body.transaction,
+      payer: signer.address,
+      amountMicros: 25n * USDC,
+      x402Version: 2,
+    });
   });
 });
 
@@ -99,7 +114,13 @@ describe("POST /v1/x402/top-up: the challenge", () => {
     const v1 = (await res.json()) as { x402Version: number; error: string; accepts: Record<string, unknown>[] };
     expect(v1.x402Version).toBe(1);
     expect(v1.accepts).toEqual([
-      expect.objectContaining({ scheme: "exact", network: "base", maxAmountRequired: "10000000", asset: BASE_USDC_ADDRESS, payTo: TREASURY }),
+      expect.objectContaining({
+        scheme: "exact",
+        network: "base",
+        maxAmountRequired: "10000000",
+        asset: BASE_USDC_ADDRESS,
+        payTo: TREASURY,
+      }),
     ]);
   });
 
@@ -279,7 +300,12 @@ describe("POST /v1/x402/top-up: paying", () => {
     expect(paid.status).toBe(200);
     const payment = await db.payment.findFirstOrThrow({ where: { accountId: me.id } });
     const authorization = signed.payload.authorization as { nonce: string };
-    expect(payment).toMatchObject({ status: "settled", payer: payer.address, amountMicros: 5n * USDC, authorizationNonce: authorization.nonce.toLowerCase() });
+    expect(payment).toMatchObject({
+      status: "settled",
+      payer: payer.address,
+      amountMicros: 5n * USDC,
+      authorizationNonce: authorization.nonce.toLowerCase(),
+    });
     const used = await publicClient.getContractEvents({
       address: BASE_USDC_ADDRESS,
       abi: parseAbi(["event AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce)"]),
@@ -296,7 +322,11 @@ describe("POST /v1/x402/top-up: paying", () => {
     registerExactEvmScheme(client, { signer: broke });
     const pay = wrapFetchWithPayment(routeFetch(me.cookie), client);
 
-    const res = await pay(TOP_UP_URL, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount: "5.00" }) });
+    const res = await pay(TOP_UP_URL, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ amount: "5.00" }),
+    });
 
     await expectPaymentInvalid(res, "insufficient_funds");
     expect((await getBalance("buyer", me.id)).totalMicros).toBe(0n);

@@ -99,9 +99,9 @@ describe("postChatCompletion", () => {
   });
 
   it("times out and refuses oversized responses", async () => {
-    expect((await upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 150, policy: DEV }))).kind).toBe(
-      "timeout",
-    );
+    expect(
+      (await upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 150, policy: DEV }))).kind,
+    ).toBe("timeout");
     const tooLarge = await upstreamError(
       postChatCompletion({ baseUrl: `${oddUrl}/huge/v1`, apiKey: "k", body, timeoutMs: 5_000, maxResponseBytes: 10_000, policy: DEV }),
     );
@@ -114,13 +114,13 @@ describe("SSRF at connection time", () => {
 
   it("refuses http and loopback literals without the dev flag, before any request is sent", async () => {
     const before = upstream.requestCount();
-    expect((await upstreamError(postChatCompletion({ baseUrl: upstream.url, apiKey: upstream.apiKey, body: chat, policy: PRODUCTION }))).kind).toBe(
-      "forbidden_address",
-    );
+    expect(
+      (await upstreamError(postChatCompletion({ baseUrl: upstream.url, apiKey: upstream.apiKey, body: chat, policy: PRODUCTION }))).kind,
+    ).toBe("forbidden_address");
     const https = upstream.url.replace("http:", "https:");
-    expect((await upstreamError(postChatCompletion({ baseUrl: https, apiKey: upstream.apiKey, body: chat, policy: PRODUCTION }))).kind).toBe(
-      "forbidden_address",
-    );
+    expect(
+      (await upstreamError(postChatCompletion({ baseUrl: https, apiKey: upstream.apiKey, body: chat, policy: PRODUCTION }))).kind,
+    ).toBe("forbidden_address");
     expect(upstream.requestCount()).toBe(before);
   });
 
@@ -177,10 +177,14 @@ describe("a failed call says how far it got (whose failure it is depends on it)"
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
     const closedPort = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    const refused = await upstreamError(postChatCompletion({ baseUrl: `http://127.0.0.1:${closedPort}/v1`, apiKey: "k", body, policy: DEV }));
+    const refused = await upstreamError(
+      postChatCompletion({ baseUrl: `http://127.0.0.1:${closedPort}/v1`, apiKey: "k", body, policy: DEV }),
+    );
     expect(refused).toMatchObject({ kind: "network", stage: "connecting" });
 
-    const silent = await upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 150, policy: DEV }));
+    const silent = await upstreamError(
+      postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 150, policy: DEV }),
+    );
     expect(silent).toMatchObject({ kind: "timeout", stage: "sent" });
 
     const dripping = createServer((_req, res) => {
@@ -200,8 +204,12 @@ describe("a failed call says how far it got (whose failure it is depends on it)"
 
   it("queued when every pooled connection to that upstream was busy: the upstream never saw the request", async () => {
     // The pool keeps 64 connections per upstream; 64 unanswered calls hold them all until their own deadline.
-    const holding = Array.from({ length: 64 }, () => upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 2_000, policy: DEV })));
-    const queued = await upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 200, policy: DEV }));
+    const holding = Array.from({ length: 64 }, () =>
+      upstreamError(postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 2_000, policy: DEV })),
+    );
+    const queued = await upstreamError(
+      postChatCompletion({ baseUrl: `${oddUrl}/silent/v1`, apiKey: "k", body, timeoutMs: 200, policy: DEV }),
+    );
     expect(queued).toMatchObject({ kind: "timeout", stage: "queued" });
     for (const error of await Promise.all(holding)) expect(error).toMatchObject({ kind: "timeout", stage: "sent" });
   });

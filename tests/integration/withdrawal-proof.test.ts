@@ -4,7 +4,19 @@
  * proof (behind a load-balanced RPC the transfer can still be mined): the withdrawal stays pending. On anvil, with
  * a relayer key of this file's own, so no other test file's transactions take its nonces.
  */
-import { createPublicClient, createTestClient, createWalletClient, encodeFunctionData, http, keccak256, maxUint256, parseAbi, parseEther, type Hash, type Hex } from "viem";
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  encodeFunctionData,
+  http,
+  keccak256,
+  maxUint256,
+  parseAbi,
+  parseEther,
+  type Hash,
+  type Hex,
+} from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -35,7 +47,12 @@ let app: App;
 beforeAll(async () => {
   await anvil.setBalance({ address: relayer.address, value: parseEther("10") });
   const treasury = createWalletClient({ account: privateKeyToAccount(getDevAccount("treasury").privateKey), chain: base, transport });
-  const approval = await treasury.writeContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: "approve", args: [relayer.address, maxUint256] });
+  const approval = await treasury.writeContract({
+    address: BASE_USDC_ADDRESS,
+    abi: usdcAbi,
+    functionName: "approve",
+    args: [relayer.address, maxUint256],
+  });
   await chain.waitForTransactionReceipt({ hash: approval });
 
   vi.resetModules();
@@ -177,14 +194,25 @@ describe("withdrawal reconciliation", () => {
     const wallet = createWalletClient({ account: relayer, chain: base, transport });
     const request = await wallet.prepareTransactionRequest({
       to: BASE_USDC_ADDRESS,
-      data: encodeFunctionData({ abi: usdcAbi, functionName: "transferFrom", args: [getDevAccount("treasury").address, supplier.walletAddress as Hex, USDC] }),
+      data: encodeFunctionData({
+        abi: usdcAbi,
+        functionName: "transferFrom",
+        args: [getDevAccount("treasury").address, supplier.walletAddress as Hex, USDC],
+      }),
       nonce,
       gas: 100_000n,
     });
     const hash = keccak256(await wallet.signTransaction(request));
     const earningsBefore = await readEarnings(supplier.cookie);
     const withdrawal = await db.$transaction((tx) =>
-      seedDebitedWithdrawal(tx, { accountId: supplier.id, toAddress: supplier.walletAddress, amountMicros: USDC, txHash: hash, txFrom: relayer.address, txNonce: nonce }),
+      seedDebitedWithdrawal(tx, {
+        accountId: supplier.id,
+        toAddress: supplier.walletAddress,
+        amountMicros: USDC,
+        txHash: hash,
+        txFrom: relayer.address,
+        txNonce: nonce,
+      }),
     );
     expect(earningsBefore).toMatchObject({ available: "1.000000" });
     await age(withdrawal.id);

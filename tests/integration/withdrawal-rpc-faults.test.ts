@@ -49,7 +49,12 @@ let metricsServer: Server;
 beforeAll(async () => {
   rpc = await startRpcFaultProxy(env.BASE_RPC_URL);
   await anvil.setBalance({ address: relayer.address, value: parseEther("10") });
-  const approval = await treasury.writeContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: "approve", args: [relayer.address, maxUint256] });
+  const approval = await treasury.writeContract({
+    address: BASE_USDC_ADDRESS,
+    abi: usdcAbi,
+    functionName: "approve",
+    args: [relayer.address, maxUint256],
+  });
   await chain.waitForTransactionReceipt({ hash: approval });
 
   vi.resetModules();
@@ -110,9 +115,11 @@ async function seedSupplier(earnings: bigint) {
 }
 
 const withdraw = (cookie: string, amount: string) => app.withdraw(jsonRequest("POST", "/v1/supply/withdrawals", { amount }, { cookie }));
-const readEarnings = async (cookie: string) => (await app.earnings(jsonRequest("GET", "/v1/supply/earnings", undefined, { cookie }))).json();
+const readEarnings = async (cookie: string) =>
+  (await app.earnings(jsonRequest("GET", "/v1/supply/earnings", undefined, { cookie }))).json();
 /** USDC the supplier's wallet holds: what the chain has paid out, read past the proxy. */
-const paidOut = (wallet: string) => chain.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: "balanceOf", args: [wallet as Hex] });
+const paidOut = (wallet: string) =>
+  chain.readContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: "balanceOf", args: [wallet as Hex] });
 const statusOf = async (id: string) => (await db.withdrawal.findUniqueOrThrow({ where: { id } })).status;
 /** Buries the latest blocks deep enough for a nonce to count as proof (NONCE_PROOF_CONFIRMATIONS). */
 const bury = () => anvil.mine({ blocks: 12 });
@@ -126,71 +133,78 @@ describe("a withdrawal while the RPC fails receipt lookups", () => {
     ["a timeout", "hang"],
     ["503", "http_503"],
     ["a JSON-RPC error", "rpc_error"],
-  ])("is paid once with %s on every eth_getTransactionReceipt: reconciliation leaves it pending, a second withdrawal is refused", { timeout: 60_000 }, async (_name, fault) => {
-    const supplier = await seedSupplier(3_970_000n);
-    rpc.fail("eth_getTransactionReceipt", fault);
+  ])(
+    "is paid once with %s on every eth_getTransactionReceipt: reconciliation leaves it pending, a second withdrawal is refused",
+    { timeout: 60_000 },
+    async (_name, fault) => {
+      const supplier = await seedSupplier(3_970_000n);
+      rpc.fail("eth_getTransactionReceipt", fault);
 
-    // The transfer goes out and is mined; only its confirmation cannot be read.
-    const first = await withdraw(supplier.cookie, "3.00");
-    expect(first.status).toBe(502);
-    expect((await readError(first)).code).toBe("withdrawal_pending");
-    expect(await paidOut(supplier.walletAddress)).toBe(3n * USDC);
-    const withdrawal = await db.withdrawal.findFirstOrThrow({ where: { accountId: supplier.id } });
-    expect((await chain.getTransactionReceipt({ hash: withdrawal.txHash as Hash })).status).toBe("success");
+      // The transfer goes out and is mined; only its confirmation cannot be read.
+      const first = await withdraw(supplier.cookie, "3.00");
+      expect(first.status).toBe(502);
+      expect((await readError(first)).code).toBe("withdrawal_pending");
+      expect(await paidOut(supplier.walletAddress)).toBe(3n * USDC);
+      const withdrawal = await db.withdrawal.findFirstOrThrow({ where: { accountId: supplier.id } });
+      expect((await chain.getTransactionReceipt({ hash: withdrawal.txHash as Hash })).status).toBe("success");
 
-    // Reconciliation runs during the faults, with the transfer's nonce buried deep: no proof of anything.
-    await age(withdrawal.id);
-    await bury();
-    const faultedBefore = rpc.calls("eth_getTransactionReceipt").faulted;
-    const report = await app.reconcile({ graceMs: 0, accountId: supplier.id });
-    expect(rpc.calls("eth_getTransactionReceipt").faulted).toBeGreaterThan(faultedBefore);
-    expect(report).toMatchObject({ examined: 1, pending: 1, reversed: 0 });
-    expect(await statusOf(withdrawal.id)).toBe("pending");
-    expect(await readEarnings(supplier.cookie)).toEqual({ available: "0.970000", withdrawn: "0.000000", pending: "3.000000" });
+      // Reconciliation runs during the faults, with the transfer's nonce buried deep: no proof of anything.
+      await age(withdrawal.id);
+      await bury();
+      const faultedBefore = rpc.calls("eth_getTransactionReceipt").faulted;
+      const report = await app.reconcile({ graceMs: 0, accountId: supplier.id });
+      expect(rpc.calls("eth_getTransactionReceipt").faulted).toBeGreaterThan(faultedBefore);
+      expect(report).toMatchObject({ examined: 1, pending: 1, reversed: 0 });
+      expect(await statusOf(withdrawal.id)).toBe("pending");
+      expect(await readEarnings(supplier.cookie)).toEqual({ available: "0.970000", withdrawn: "0.000000", pending: "3.000000" });
 
-    // A second withdrawal of the same earnings is refused: the chain never pays more than was earned.
-    const second = await withdraw(supplier.cookie, "3.00");
-    expect(second.status).toBe(409);
-    expect((await readError(second)).code).toBe("insufficient_earnings");
-    expect(await paidOut(supplier.walletAddress)).toBe(3n * USDC);
+      // A second withdrawal of the same earnings is refused: the chain never pays more than was earned.
+      const second = await withdraw(supplier.cookie, "3.00");
+      expect(second.status).toBe(409);
+      expect((await readError(second)).code).toBe("insufficient_earnings");
+      expect(await paidOut(supplier.walletAddress)).toBe(3n * USDC);
 
-    // The RPC recovers: the transfer's receipt completes the withdrawal.
-    rpc.heal();
-    rpc.release();
-    expect(await app.reconcile({ graceMs: 0, accountId: supplier.id })).toMatchObject({ sent: 1 });
-    expect(await statusOf(withdrawal.id)).toBe("sent");
-    expect(await readEarnings(supplier.cookie)).toEqual({ available: "0.970000", withdrawn: "3.000000", pending: "0.000000" });
-    expect(await paidOut(supplier.walletAddress)).toBe(3n * USDC);
-  });
+      // The RPC recovers: the transfer's receipt completes the withdrawal.
+      rpc.heal();
+      rpc.release();
+      expect(await app.reconcile({ graceMs: 0, accountId: supplier.id })).toMatchObject({ sent: 1 });
+      expect(await statusOf(withdrawal.id)).toBe("sent");
+      expect(await readEarnings(supplier.cookie)).toEqual({ available: "0.970000", withdrawn: "3.000000", pending: "0.000000" });
+      expect(await paidOut(supplier.walletAddress)).toBe(3n * USDC);
+    },
+  );
 });
 
 describe("reconciliation's proof that a nonce was taken", () => {
   it.each([
     ["eth_getTransactionBySenderAndNonce", false],
     ["the block that used the nonce, where the RPC lacks that method", true],
-  ])("does not reverse a mined transfer the RPC answers 'no receipt' for: the nonce's holder, found by %s, is the transfer itself", async (_how, noSenderNonceMethod) => {
-    const supplier = await seedSupplier(2n * USDC);
-    app.faults.beforeReceipt = async () => {
-      throw new Error("read ECONNRESET");
-    };
-    expect((await withdraw(supplier.cookie, "2.00")).status).toBe(502);
-    const withdrawal = await db.withdrawal.findFirstOrThrow({ where: { accountId: supplier.id } });
-    expect(await paidOut(supplier.walletAddress)).toBe(2n * USDC);
+  ])(
+    "does not reverse a mined transfer the RPC answers 'no receipt' for: the nonce's holder, found by %s, is the transfer itself",
+    async (_how, noSenderNonceMethod) => {
+      const supplier = await seedSupplier(2n * USDC);
+      app.faults.beforeReceipt = async () => {
+        throw new Error("read ECONNRESET");
+      };
+      expect((await withdraw(supplier.cookie, "2.00")).status).toBe(502);
+      const withdrawal = await db.withdrawal.findFirstOrThrow({ where: { accountId: supplier.id } });
+      expect(await paidOut(supplier.walletAddress)).toBe(2n * USDC);
 
-    // A node behind the load balancer that lags, or prunes its transaction index: "no receipt" for a mined transfer.
-    rpc.fail("eth_getTransactionReceipt", "null", receiptOf(withdrawal.txHash!));
-    if (noSenderNonceMethod) rpc.fail("eth_getTransactionBySenderAndNonce", "method_not_found");
-    await age(withdrawal.id);
-    await bury();
-    expect(await app.reconcile({ graceMs: 0, accountId: supplier.id })).toMatchObject({ pending: 1, reversed: 0 });
-    expect(await statusOf(withdrawal.id)).toBe("pending");
-    expect(await readEarnings(supplier.cookie)).toMatchObject({ available: "0.000000", pending: "2.000000" });
+      // A node behind the load balancer that lags, or prunes its transaction index: "no receipt" for a mined transfer.
+      rpc.fail("eth_getTransactionReceipt", "null", receiptOf(withdrawal.txHash!));
+      if (noSenderNonceMethod) rpc.fail("eth_getTransactionBySenderAndNonce", "method_not_found");
+      await age(withdrawal.id);
+      await bury();
+      expect(await app.reconcile({ graceMs: 0, accountId: supplier.id })).toMatchObject({ pending: 1, reversed: 0 });
+      expect(await statusOf(withdrawal.id)).toBe("pending");
+      expect(await readEarnings(supplier.cookie)).toMatchObject({ available: "0.000000", pending: "2.000000" });
 
-    rpc.heal();
-    await app.reconcile({ graceMs: 0, accountId: supplier.id });
-    expect(await statusOf(withdrawal.id)).toBe("sent");
-    expect(await paidOut(supplier.walletAddress)).toBe(2n * USDC);
-  });
+      rpc.heal();
+      await app.reconcile({ graceMs: 0, accountId: supplier.id });
+      expect(await statusOf(withdrawal.id)).toBe("sent");
+      expect(await paidOut(supplier.walletAddress)).toBe(2n * USDC);
+    },
+  );
 
   it("reverses only once the other transaction at the nonce is identified and its own receipt fetched (found by the block search)", async () => {
     const supplier = await seedSupplier(2n * USDC);
@@ -236,7 +250,8 @@ describe("the relayer", () => {
     // lookup of whether the node has our transaction is rate-limited.
     let broadcasts = 0;
     app.faults.beforeBroadcast = async (raw) => {
-      if (broadcasts++ === 0) await chain.waitForTransactionReceipt({ hash: await chain.sendRawTransaction({ serializedTransaction: raw }) });
+      if (broadcasts++ === 0)
+        await chain.waitForTransactionReceipt({ hash: await chain.sendRawTransaction({ serializedTransaction: raw }) });
     };
     rpc.fail("eth_getTransactionByHash", "http_429");
 
@@ -263,7 +278,14 @@ describe("a withdrawal pending too long", () => {
     const nonce = (await chain.getTransactionCount({ address: relayer.address })) + 1000;
     const hash = `0x${"ab".repeat(32)}` as Hash;
     const withdrawal = await db.$transaction((tx) =>
-      seedDebitedWithdrawal(tx, { accountId: supplier.id, toAddress: supplier.walletAddress, amountMicros: USDC, txHash: hash, txFrom: relayer.address, txNonce: nonce }),
+      seedDebitedWithdrawal(tx, {
+        accountId: supplier.id,
+        toAddress: supplier.walletAddress,
+        amountMicros: USDC,
+        txHash: hash,
+        txFrom: relayer.address,
+        txNonce: nonce,
+      }),
     );
     await age(withdrawal.id);
     rpc.fail("eth_getTransactionReceipt", "http_429");
@@ -273,7 +295,13 @@ describe("a withdrawal pending too long", () => {
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Record<string, unknown>)
       .find((l) => l.message === "withdrawal stuck pending");
-    expect(stuck).toMatchObject({ level: "error", withdrawalId: withdrawal.id, txHash: hash, txNonce: nonce, why: expect.stringMatching(/no answer from the chain/) });
+    expect(stuck).toMatchObject({
+      level: "error",
+      withdrawalId: withdrawal.id,
+      txHash: hash,
+      txNonce: nonce,
+      why: expect.stringMatching(/no answer from the chain/),
+    });
     expect(stuck!.pendingSeconds).toBeGreaterThanOrEqual(30 * 60 - 5);
 
     const { port } = metricsServer.address() as AddressInfo;
@@ -293,7 +321,12 @@ describe("a v1 top-up while the RPC fails receipt lookups", () => {
   it("is left pending, not failed (the buyer is not told to pay again), and credited once the RPC recovers", async () => {
     const payer = privateKeyToAccount(generatePrivateKey());
     await chain.waitForTransactionReceipt({
-      hash: await treasury.writeContract({ address: BASE_USDC_ADDRESS, abi: usdcAbi, functionName: "transfer", args: [payer.address, 5n * USDC] }),
+      hash: await treasury.writeContract({
+        address: BASE_USDC_ADDRESS,
+        abi: usdcAbi,
+        functionName: "transfer",
+        args: [payer.address, 5n * USDC],
+      }),
     });
     const buyer = await seedSignedInAccount(payer);
     const topUp = (headers: Record<string, string> = {}) =>

@@ -54,7 +54,9 @@ describe("POST /v1/supply/withdrawals", () => {
     expect(await readUsdcBalance(supplier.walletAddress as `0x${string}`)).toBe(walletBefore + 12_500_000n);
     // From the treasury, by the transfer itself (other test files move the treasury's USDC in parallel).
     const transfers = parseEventLogs({ abi: usdcAbi, eventName: "Transfer", logs: receipt.logs });
-    expect(transfers.map((t) => t.args)).toEqual([{ from: getDevAccount("treasury").address, to: supplier.walletAddress, value: 12_500_000n }]);
+    expect(transfers.map((t) => t.args)).toEqual([
+      { from: getDevAccount("treasury").address, to: supplier.walletAddress, value: 12_500_000n },
+    ]);
     expect(await readEarnings(supplier.cookie)).toEqual({ available: "17.500000", withdrawn: "12.500000", pending: "0.000000" });
 
     const list = await listWithdrawalsRoute(jsonRequest("GET", "/v1/supply/withdrawals", undefined, { cookie: supplier.cookie }));
@@ -93,7 +95,11 @@ describe("POST /v1/supply/withdrawals", () => {
   it("restores the earnings when the transfer fails", async () => {
     const supplier = await seedSupplier(8n * USDC);
     // USDC refuses transfers to a blacklisted address: a real on-chain refusal of this one wallet.
-    const admin = createWalletClient({ account: privateKeyToAccount(getDevAccount("usdcAdmin").privateKey), chain: base, transport: http(env.BASE_RPC_URL) });
+    const admin = createWalletClient({
+      account: privateKeyToAccount(getDevAccount("usdcAdmin").privateKey),
+      chain: base,
+      transport: http(env.BASE_RPC_URL),
+    });
     const hash = await admin.writeContract({
       address: BASE_USDC_ADDRESS,
       abi: parseAbi(["function blacklist(address account)"]),
@@ -112,7 +118,11 @@ describe("POST /v1/supply/withdrawals", () => {
     expect(await readEarnings(supplier.cookie)).toEqual({ available: "8.000000", withdrawn: "0.000000", pending: "0.000000" });
     const withdrawal = await db.withdrawal.findFirstOrThrow({ where: { accountId: supplier.id } });
     expect(withdrawal.status).toBe("failed");
-    const kinds = await db.journalEntry.findMany({ where: { withdrawalId: withdrawal.id }, orderBy: { createdAt: "asc" }, select: { kind: true } });
+    const kinds = await db.journalEntry.findMany({
+      where: { withdrawalId: withdrawal.id },
+      orderBy: { createdAt: "asc" },
+      select: { kind: true },
+    });
     expect(kinds.map((k) => k.kind)).toEqual(["withdrawal", "withdrawal_reversal"]);
   });
 });
@@ -140,7 +150,9 @@ describe("withdrawal reconciliation", () => {
   it("reverses a withdrawal that was debited but never sent", async () => {
     const supplier = await seedSupplier(3n * USDC);
     // What a crash right after the debit leaves: the withdrawal entry, no transaction hash.
-    await db.$transaction((tx) => seedDebitedWithdrawal(tx, { accountId: supplier.id, toAddress: supplier.walletAddress, amountMicros: 3n * USDC }));
+    await db.$transaction((tx) =>
+      seedDebitedWithdrawal(tx, { accountId: supplier.id, toAddress: supplier.walletAddress, amountMicros: 3n * USDC }),
+    );
     expect(await readEarnings(supplier.cookie)).toMatchObject({ available: "0.000000", pending: "3.000000" });
 
     await reconcileWithdrawals({ graceMs: 0, accountId: supplier.id });

@@ -46,7 +46,14 @@ describe("configuration", () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    for (const name of ["RELAYER_PRIVATE_KEY", "SECRET_KEY", "TREASURY_ADDRESS", "DATABASE_URL", "METRICS_TOKEN", "ALLOW_PRIVATE_UPSTREAMS"]) {
+    for (const name of [
+      "RELAYER_PRIVATE_KEY",
+      "SECRET_KEY",
+      "TREASURY_ADDRESS",
+      "DATABASE_URL",
+      "METRICS_TOKEN",
+      "ALLOW_PRIVATE_UPSTREAMS",
+    ]) {
       expect(message).toContain(`  ${name}:`);
     }
   });

@@ -36,7 +36,10 @@ const events: Event[] = migrations.flatMap(({ name, sql }) =>
 function installed(): string[] {
   const last = new Map<string, Event["kind"]>();
   for (const e of events) if (e.kind !== "alter") last.set(e.fn, e.kind);
-  return [...last].filter(([, kind]) => kind === "create").map(([fn]) => fn).sort();
+  return [...last]
+    .filter(([, kind]) => kind === "create")
+    .map(([fn]) => fn)
+    .sort();
 }
 
 describe("prisma/functions", () => {

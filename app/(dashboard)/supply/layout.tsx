@@ -8,7 +8,12 @@ const TABS = [
 export default function SupplyLayout({ children }: { children: React.ReactNode }) {
   return (
     <>
-      <SectionHeader title="Supply" description="Sell your upstream's spare capacity and withdraw what it earns." tabs={TABS} tabsLabel="Supply" />
+      <SectionHeader
+        title="Supply"
+        description="Sell your upstream's spare capacity and withdraw what it earns."
+        tabs={TABS}
+        tabsLabel="Supply"
+      />
       {children}
     </>
   );

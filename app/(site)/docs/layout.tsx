@@ -14,7 +14,8 @@ export default function DocsLayout({ children }: { children: React.ReactNode }) 
       <header className="max-w-3xl">
         <p className="text-sm font-medium tracking-wide text-emerald-700 uppercase dark:text-emerald-400">Docs</p>
         <p className="mt-2 text-zinc-600 dark:text-zinc-400">
-          An OpenAI-compatible endpoint at <C>{deployment.origin}/v1</C>, paid from a prepaid USDC balance on Base. The machine-readable description is{" "}
+          An OpenAI-compatible endpoint at <C>{deployment.origin}/v1</C>, paid from a prepaid USDC balance on Base. The machine-readable
+          description is{" "}
           <a href="/openapi.json" className="text-emerald-700 underline underline-offset-2 hover:no-underline dark:text-emerald-400">
             /openapi.json
           </a>{" "}

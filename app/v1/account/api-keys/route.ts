@@ -15,7 +15,8 @@ export const POST = route(
       operationId: "createApiKey",
       tag: "Account",
       summary: "Create an API key",
-      description: "A Bearer key for POST /v1/chat/completions, with an optional max price cap and spend limit. The secret is returned only here.",
+      description:
+        "A Bearer key for POST /v1/chat/completions, with an optional max price cap and spend limit. The secret is returned only here.",
       responses: [response(201, CreatedApiKeySchema, "The key, with its secret `key` (shown once).")],
     },
   },

@@ -32,7 +32,8 @@ export const POST = route(
       operationId: "createOffer",
       tag: "Supply",
       summary: "Post an offer",
-      description: "The upstream is checked first (GET {upstream_base_url}/models with the key); the key is stored encrypted and never returned.",
+      description:
+        "The upstream is checked first (GET {upstream_base_url}/models with the key); the key is stored encrypted and never returned.",
       responses: [response(201, CheckedOfferSchema, "The posted offer.")],
       errors: [...UPSTREAM_CHECK_ERRORS, "unprocessable"],
     },

@@ -36,7 +36,8 @@ export const PATCH = route(
       operationId: "updateOffer",
       tag: "Supply",
       summary: "Change an offer",
-      description: "Price, capacity, models, credentials, or pause/resume. A new URL, key or model list is checked against the upstream first.",
+      description:
+        "Price, capacity, models, credentials, or pause/resume. A new URL, key or model list is checked against the upstream first.",
       pathParams: OFFER_ID,
       responses: [response(200, CheckedOfferSchema, "The changed offer.")],
       errors: ["not_found", "conflict", ...UPSTREAM_CHECK_ERRORS],
