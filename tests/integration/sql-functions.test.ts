@@ -1,22 +1,18 @@
-import { readdirSync, readFileSync } from "node:fs";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { requireDatabaseUrl } from "@/lib/env";
+import { FUNCTIONS_DIR as FUNCTIONS, readFunctionFiles } from "../../scripts/sql-functions";
 
 /**
  * The database runs what prisma/functions/ says: each file, installed into a scratch schema, has the same definition
- * (pg_get_functiondef: arguments, result, language, volatility, settings and body) as the function the migrations
+ * (pg_get_functiondef: arguments, result, language, volatility, settings and body) as the function the deploy
  * installed, and every function the database has in public (triggers' included) has its file. All in one
  * transaction that is rolled back, so nothing is left behind.
  */
 
-const FUNCTIONS = "prisma/functions";
 const SCRATCH = "svc_function_check";
 
-const files = readdirSync(FUNCTIONS)
-  .filter((f) => f.endsWith(".sql"))
-  .sort()
-  .map((f) => ({ name: f.slice(0, -".sql".length), text: readFileSync(`${FUNCTIONS}/${f}`, "utf8") }));
+const files = readFunctionFiles();
 
 type Definition = { name: string; def: string };
 

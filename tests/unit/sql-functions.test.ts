@@ -1,66 +1,56 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { installOrder, readFunctionFiles, type SqlFunctionFile } from "../../scripts/sql-functions";
 
 /**
- * prisma/functions/ holds the SQL that runs: one file per installed function, its CREATE OR REPLACE. A migration that
- * changes a function installs the file's text (npm run db:function-migration writes it), so reading the newest
- * migration that defines a function shows exactly what the database runs; the database itself is compared with the
- * files in tests/integration/sql-functions.test.ts.
+ * prisma/functions/ holds the SQL that runs: one file per installed function, its CREATE OR REPLACE, installed after
+ * the migrations on every deploy (scripts/sql-functions.ts). So a migration from 20261128000000_rules_once on never
+ * creates, replaces or alters a function itself (only drops one, which its file's removal or a new signature needs);
+ * the database is compared with the files in tests/integration/sql-functions.test.ts.
  */
 
-const FUNCTIONS = "prisma/functions";
 const MIGRATIONS = "prisma/migrations";
+/** The first migration written after the functions moved to their files; earlier ones are history, left as applied. */
+const FILES_FROM = "20261128000000_rules_once";
 
-const files = readdirSync(FUNCTIONS)
-  .filter((f) => f.endsWith(".sql"))
-  .sort()
-  .map((f) => ({ name: f.slice(0, -".sql".length), text: readFileSync(`${FUNCTIONS}/${f}`, "utf8") }));
-
+const files = readFunctionFiles();
 const migrations = readdirSync(MIGRATIONS)
   .filter((d) => /^\d{14}_/.test(d))
   .sort()
   .map((d) => ({ name: d, sql: readFileSync(`${MIGRATIONS}/${d}/migration.sql`, "utf8") }));
 
-/** What each migration does to functions, in order: CREATE [OR REPLACE], DROP or ALTER, by function name. */
 const STATEMENT = /^\s*(CREATE(?: OR REPLACE)? FUNCTION|DROP FUNCTION(?: IF EXISTS)?|ALTER FUNCTION)\s+"?([a-z_][a-z0-9_]*)"?\s*\(/gim;
-type Event = { migration: string; kind: "create" | "drop" | "alter"; fn: string };
-const events: Event[] = migrations.flatMap(({ name, sql }) =>
-  [...sql.matchAll(STATEMENT)].map((m) => ({
-    migration: name,
-    kind: (m[1].toUpperCase().startsWith("CREATE") ? "create" : m[1].toUpperCase().startsWith("DROP") ? "drop" : "alter") as Event["kind"],
-    fn: m[2].toLowerCase(),
-  })),
-);
-
-/** Functions the migrations leave installed: created, and not dropped after their last creation. */
-function installed(): string[] {
-  const last = new Map<string, Event["kind"]>();
-  for (const e of events) if (e.kind !== "alter") last.set(e.fn, e.kind);
-  return [...last]
-    .filter(([, kind]) => kind === "create")
-    .map(([fn]) => fn)
-    .sort();
-}
 
 describe("prisma/functions", () => {
-  it("holds one file for every function the migrations leave installed, and no other", () => {
-    expect(files.map((f) => f.name)).toEqual(installed());
-  });
-
   it.each(files)("$name.sql is one CREATE OR REPLACE of the function it is named after, its settings inside it", ({ name, text }) => {
     const creates = [...text.matchAll(STATEMENT)];
     expect(creates.map((m) => [m[1].toUpperCase(), m[2]])).toEqual([["CREATE OR REPLACE FUNCTION", name]]);
   });
 
-  it.each(files)("the newest migration that defines $name installs its file's text, and none changes it after", ({ name, text }) => {
-    const mine = events.filter((e) => e.fn === name);
-    const lastCreate = mine.filter((e) => e.kind === "create").at(-1)!;
-    expect(lastCreate, `no migration creates ${name}`).toBeDefined();
-    const sql = migrations.find((m) => m.name === lastCreate.migration)!.sql;
-    expect(sql.includes(text.trimEnd()), `${lastCreate.migration} does not contain ${FUNCTIONS}/${name}.sql verbatim`).toBe(true);
-    // A setting is part of the definition (SET ... inside the CREATE): an ALTER FUNCTION after it would make the
-    // database differ from the file, and a CREATE OR REPLACE would silently drop it again.
-    const after = mine.filter((e) => e.migration > lastCreate.migration || (e.migration === lastCreate.migration && e.kind === "alter"));
-    expect(after).toEqual([]);
+  it("are the only place a function is defined: no migration since the move creates, replaces or alters one", () => {
+    const later = migrations.filter((m) => m.name >= FILES_FROM);
+    expect(later.map((m) => m.name)).toContain(FILES_FROM);
+    const defined = later.flatMap((m) =>
+      [...m.sql.matchAll(STATEMENT)].filter((s) => !/^DROP/i.test(s[1])).map((s) => `${m.name}: ${s[1]} ${s[2]}`),
+    );
+    expect(defined).toEqual([]);
+  });
+
+  it("install each function after the ones its body calls", () => {
+    const order = installOrder(files).map((f) => f.name);
+    expect([...order].sort()).toEqual(files.map((f) => f.name));
+    // svc_offer_on_book calls svc_offer_routable, which calls svc_offer_healthy and svc_offer_remaining_micro_diem.
+    const at = (name: string) => order.indexOf(name);
+    expect(at("svc_offer_healthy")).toBeLessThan(at("svc_offer_routable"));
+    expect(at("svc_offer_remaining_micro_diem")).toBeLessThan(at("svc_offer_routable"));
+    expect(at("svc_offer_routable")).toBeLessThan(at("svc_offer_on_book"));
+  });
+
+  it("refuse functions that call each other in a cycle", () => {
+    const cyclic: SqlFunctionFile[] = [
+      { name: "svc_a", text: "CREATE OR REPLACE FUNCTION svc_a() RETURNS int LANGUAGE sql AS $$ SELECT svc_b() $$;" },
+      { name: "svc_b", text: "CREATE OR REPLACE FUNCTION svc_b() RETURNS int LANGUAGE sql AS $$ SELECT svc_a() $$;" },
+    ];
+    expect(() => installOrder(cyclic)).toThrow(/cycle: svc_a → svc_b → svc_a/);
   });
 });
