@@ -22,6 +22,7 @@ import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/re
 import { seedSignedInAccount } from "../helpers/factories";
 import { seedBuyerBalance, seedSupplierEarnings } from "../helpers/ledger-factories";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { prng, type Rng } from "../helpers/prng";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 
 // eslint-disable-next-line no-restricted-properties -- test knobs, read once here
@@ -29,25 +30,6 @@ const knobs = process.env;
 const SEED = Number(knobs.SVC_FUZZ_SEED ?? Date.now() % 2 ** 31);
 const REQUESTS = Number(knobs.SVC_FUZZ_REQUESTS ?? 10_000);
 const CONCURRENCY = 12;
-
-// ─── seeded randomness ───────────────────────────────────────────────────────
-
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
-  const chance = (p: number) => next() < p;
-  return { next, int, pick, chance };
-}
-type Rng = ReturnType<typeof prng>;
 
 // ─── the description ─────────────────────────────────────────────────────────
 

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { pgPool } from "@/lib/db-pool";
+import { prng } from "../helpers/prng";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { remainingMicroDiem } from "@/lib/supply/capacity";
 import { isHealthy, isOnBook } from "@/lib/supply/offer-health";
@@ -19,31 +20,6 @@ const CASES = Number(knobs.SVC_RULES_CASES ?? 5_000);
 
 const BIGINT_MAX = 2n ** 63n - 1n;
 const INT_MAX = 2 ** 31 - 1;
-
-/** mulberry32, as tests/integration/fuzz-routes.test.ts: the same sequence for the same seed everywhere. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
-  const chance = (p: number) => next() < p;
-  /** A bigint in [0, max]: log-uniform (every magnitude as likely), or one of the edges. */
-  const big = (max: bigint, edges: readonly bigint[] = []): bigint => {
-    const inRange = [0n, 1n, 2n, max - 1n, max, ...edges].filter((e) => e >= 0n && e <= max);
-    if (chance(0.25)) return pick(inRange);
-    const bits = int(1, max.toString(2).length);
-    let v = 0n;
-    for (let b = 0; b < bits; b += 30) v = (v << 30n) | BigInt(int(0, 2 ** 30 - 1));
-    return (v % 2n ** BigInt(bits)) % (max + 1n);
-  };
-  return { int, pick, chance, big };
-}
 
 const rng = prng(SEED);
 console.log(`money-rules: seed ${SEED} (replay with SVC_RULES_SEED=${SEED}), ${CASES} cases per rule`);
