@@ -117,6 +117,9 @@ export default tseslint.config(
     languageOptions: { ecmaVersion: 2022, sourceType: "module" },
     settings: {
       "import-x/resolver-next": [createTypeScriptImportResolver({ project: "./tsconfig.json" })],
+      // no-cycle reads the modules an import reaches: they are TypeScript.
+      "import-x/extensions": [".ts", ".tsx", ".mjs", ".js"],
+      "import-x/parsers": { "@typescript-eslint/parser": [".ts", ".tsx"] },
     },
     linterOptions: { reportUnusedDisableDirectives: "error" },
     rules: {
