@@ -1,4 +1,4 @@
-/** The three access classes, each with the operations in it: read from the OpenAPI document, i.e. from route() itself. */
+/** The access classes, each with the operations in it: read from the OpenAPI document, i.e. from route() itself. */
 import { AuthBadge, MethodLabel, operationAnchor } from "@/components/docs/api-reference";
 import { C } from "@/components/docs/code-block";
 import { Card } from "@/components/ui/card";
@@ -26,12 +26,21 @@ const CLASSES: { auth: OpenApiOperation["x-svc-auth"]; how: React.ReactNode }[] 
       </>
     ),
   },
+  {
+    auth: "key_or_session",
+    how: (
+      <>
+        Reads of your own records that an agent and the dashboard both need: any live <C>Authorization: Bearer svc_…</C> key of the account
+        (it wins when sent; a revoked one is 401 <C>invalid_api_key</C>), else the session cookie. Another account&apos;s record is a 404.
+      </>
+    ),
+  },
 ];
 
 export function AccessClasses({ doc }: { doc: OpenApiDocument }) {
   const ops = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method, path, op: op! })));
   return (
-    <div className="grid gap-3 lg:grid-cols-3">
+    <div className="grid gap-3 md:grid-cols-2">
       {CLASSES.map(({ auth, how }) => (
         <Card key={auth} className="p-4">
           <AuthBadge auth={auth} />

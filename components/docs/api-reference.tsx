@@ -28,6 +28,7 @@ export function operationAnchor(op: OpenApiOperation) {
 export function AuthBadge({ auth }: { auth: OpenApiOperation["x-svc-auth"] }) {
   if (auth === "session") return <Badge tone="amber">session cookie</Badge>;
   if (auth === "bearer") return <Badge tone="sky">Bearer svc_ key</Badge>;
+  if (auth === "key_or_session") return <Badge tone="sky">Bearer svc_ key or session</Badge>;
   return <Badge tone="green">public</Badge>;
 }
 

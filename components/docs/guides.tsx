@@ -50,7 +50,8 @@ export SVC_BASE_URL=${origin} SVC_AGENT_PRIVATE_KEY=0x…
 npm run agent -- login
 npm run agent -- topup 5
 npm run agent -- keys create --name my-agent --max-cents 90 --spend-limit 2
-npm run agent -- chat "Hello" --model ${model} --max-tokens 200
+npm run agent -- chat "Hello" --model ${model} --max-tokens 200   # the answer, its cost and generation id
+npm run agent -- generation chatcmpl-…   # that completion's record: supplier, tokens, charge, share, fee
 npm run agent -- balance --json     # every command has --json`}
       />
 
@@ -72,7 +73,8 @@ curl -c jar.txt "$BASE/auth/verify" -H 'content-type: application/json' \\
 curl -i -b jar.txt "$BASE/v1/x402/top-up" -H 'content-type: application/json' -d '{"amount":"5.00"}'
 # 4. an API key (the "key" field is shown only here)
 curl -b jar.txt "$BASE/v1/account/api-keys" -H 'content-type: application/json' -d '{"name":"agent","max_price_cents":100}'
-# 5. a completion; -i shows X-Svc-Cost, X-Svc-Price-Cents, X-Svc-Burn-Diem, X-Balance-Remaining
+# 5. a completion: usage.cost and usage.cost_details say what it cost; -i shows X-Svc-Generation-Id, X-Svc-Cost, X-Balance-Remaining
+#    (later: curl "$BASE/v1/generations/<its id>" -H "Authorization: Bearer $SVC_API_KEY")
 curl -i "$BASE/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' \\
   -d '{"model":"${model}","messages":[{"role":"user","content":"Hello"}],"max_tokens":200}'`}
       />
@@ -98,7 +100,9 @@ const { data, response } = await client.chat.completions
   .withResponse();
 
 console.log(data.choices[0].message.content);
-console.log(response.headers.get("x-svc-cost"), response.headers.get("x-balance-remaining"));`}
+// usage.cost (USD) and usage.cost_details are svc's additions: read them off the raw usage object
+const usage = data.usage as OpenAI.CompletionUsage & { cost: number; cost_details: { charge: string } };
+console.log(usage.cost, usage.cost_details.charge, response.headers.get("x-svc-generation-id"), response.headers.get("x-balance-remaining"));`}
         />
         <CodeBlock
           title="Python (openai)"
@@ -116,7 +120,8 @@ raw = client.chat.completions.with_raw_response.create(
 )
 reply = raw.parse()
 print(reply.choices[0].message.content)
-print(raw.headers["x-svc-cost"], raw.headers["x-balance-remaining"])`}
+print(reply.usage.cost, reply.usage.cost_details["charge"])  # svc's additions to usage (extra fields of the model)
+print(raw.headers["x-svc-generation-id"], raw.headers["x-balance-remaining"])`}
         />
       </div>
       <p>
@@ -229,6 +234,24 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         to reserve less.
       </p>
 
+      <SubHeading id="cost">What a call cost, then and later</SubHeading>
+      <p>
+        Every 200 states its cost in the body, as OpenRouter&apos;s clients read it: <C>usage.cost</C> is the charge in USD as a JSON
+        number, and <C>usage.cost_details</C> has the exact figures as decimal strings, the very lines of that completion&apos;s journal
+        entry: <C>charge</C> (what you paid; also <C>X-Svc-Cost</C>), <C>supplier_share</C> and <C>platform_fee</C> (they add up to the
+        charge), <C>burn</C> (diem) and <C>price_cents_per_diem</C> (the offer&apos;s price), and the tokens: <C>billed_prompt_tokens</C>/
+        <C>billed_completion_tokens</C> beside the upstream&apos;s <C>claimed_prompt_tokens</C>/<C>claimed_completion_tokens</C> (null when
+        it reported none: <C>usage_estimated</C>, svc counted), and <C>usage_disputed</C> when the claim went beyond the tolerance of
+        svc&apos;s own count and svc&apos;s count was billed instead. Use the exact strings for accounting; the number can round.
+      </p>
+      <p>
+        The answer&apos;s <C>id</C> (also the header <C>X-Svc-Generation-Id</C>) finds its record later: <C>GET /v1/generations/{"{id}"}</C>{" "}
+        with any live API key of your account (or signed in, from the dashboard) returns the model, the offer and the supplier&apos;s public
+        id (<C>sup_…</C>, a pseudonym: never a wallet) that served it, the same <C>usage</C> and <C>cost_details</C>, <C>finish_reason</C>,
+        the upstream&apos;s latency and the total, the key that made it and the journal entry id. Another account&apos;s id answers 404, as
+        an unknown one does; a malformed one 400.
+      </p>
+
       <SubHeading id="no-offer">When nothing routes: 503</SubHeading>
       <Table caption="Headers of a 503 from chat completions">
         <thead>
@@ -258,9 +281,9 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
       </Table>
       <p>
         The body adds <C>suggested_max_cents</C>: the lowest max price that would route the request now. On success the answer carries{" "}
-        <C>X-Svc-Cost</C>, <C>X-Svc-Price-Cents</C>, <C>X-Svc-Burn-Diem</C>, <C>X-Svc-Max-Cents</C> and <C>X-Balance-Remaining</C>; every
-        answer of the endpoint carries <C>X-RateLimit-Limit</C>/<C>-Remaining</C>/<C>-Reset</C> (429 adds <C>Retry-After</C>), and every
-        answer of the API an <C>X-Request-Id</C>.
+        <C>X-Svc-Generation-Id</C>, <C>X-Svc-Cost</C>, <C>X-Svc-Price-Cents</C>, <C>X-Svc-Burn-Diem</C>, <C>X-Svc-Max-Cents</C> and{" "}
+        <C>X-Balance-Remaining</C>; every answer of the endpoint carries <C>X-RateLimit-Limit</C>/<C>-Remaining</C>/<C>-Reset</C> (429 adds{" "}
+        <C>Retry-After</C>), and every answer of the API an <C>X-Request-Id</C>.
       </p>
       <p>
         Connections (the defaults; an operator may change them): a kept-alive connection is closed after 5 s idle (announced as{" "}

@@ -8,7 +8,12 @@ import type { z } from "zod";
 import type { AppErrorCode } from "@/lib/errors";
 import type { RequestHeaderName, ResponseHeaderName } from "@/lib/openapi/headers";
 
-export type AuthMode = "public" | "session" | "bearer";
+/**
+ * How a route authenticates: none; the session cookie; a Bearer key (the inference endpoint, which refuses a cookie);
+ * or either credential of one account (reads an agent and the dashboard both need: the Bearer key when an
+ * Authorization header is sent, else the session).
+ */
+export type AuthMode = "public" | "session" | "bearer" | "key_or_session";
 
 export type Tag = "Auth" | "Account" | "Inference" | "Payments" | "Market" | "Supply" | "Operations";
 

@@ -1,7 +1,7 @@
 import "server-only";
 import type { z } from "zod";
 import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/request-credentials";
-import { getApiKeyForCompletion, type ApiKeyContext } from "@/lib/auth/api-key-auth";
+import { getApiKeyForCompletion, getApiKeyOrThrow, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { randomHexId } from "@/lib/auth/tokens";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
 import { isDatabaseUnavailable } from "@/lib/db-errors";
@@ -28,8 +28,17 @@ type BaseContext<B extends Schema, Q extends Schema> = {
   ip: string;
 };
 
+/** Who called a `key_or_session` route: an account, through one of its live keys or its session. */
+export type CallerContext = { accountId: string; apiKeyId: string | null };
+
 export type RouteContext<A extends AuthMode, B extends Schema, Q extends Schema> = BaseContext<B, Q> &
-  (A extends "session" ? { session: SessionContext } : A extends "bearer" ? { apiKey: ApiKeyContext } : unknown);
+  (A extends "session"
+    ? { session: SessionContext }
+    : A extends "bearer"
+      ? { apiKey: ApiKeyContext }
+      : A extends "key_or_session"
+        ? { caller: CallerContext }
+        : unknown);
 
 type RouteOptions<A extends AuthMode, B extends Schema, Q extends Schema> = {
   auth: A;
@@ -78,8 +87,8 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
       });
       if (limited) {
         const who = {
-          apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : undefined,
-          accountId: "session" in auth ? auth.session?.accountId : undefined,
+          apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : "caller" in auth ? (auth.caller?.apiKeyId ?? undefined) : undefined,
+          accountId: "session" in auth ? auth.session?.accountId : "caller" in auth ? auth.caller?.accountId : undefined,
           write,
         };
         rateHeaders = tighter(rateHeaders, await enforceRateLimits(postAuthRules(who)));
@@ -87,7 +96,14 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
       const body = options.body ? parseInput(options.body, await readJsonBody(req, maxBodyBytes), "body") : undefined;
       const query = options.query ? parseInput(options.query, readQuery(req), "query") : undefined;
       const params = flattenParams((await next?.params) ?? {});
-      context.accountId = "session" in auth ? auth.session?.accountId : "apiKey" in auth ? auth.apiKey?.accountId : undefined;
+      context.accountId =
+        "session" in auth
+          ? auth.session?.accountId
+          : "apiKey" in auth
+            ? auth.apiKey?.accountId
+            : "caller" in auth
+              ? auth.caller?.accountId
+              : undefined;
       const ctx = { req, body, query, params, requestId, ip, ...auth } as RouteContext<A, B, Q>;
       response = await handler(ctx);
     } catch (error) {
@@ -122,6 +138,20 @@ async function authenticate(mode: AuthMode, req: Request) {
     }
     // Bearer routes reserve through a statement that re-authenticates the key (see getApiKeyForCompletion).
     return { apiKey: await getApiKeyForCompletion(authorization.bearer) };
+  }
+  if (mode === "key_or_session") {
+    // An Authorization header, when sent, is the credential, checked against the key's row (a revoked key learns
+    // nothing, whatever a cache holds); without one, the session, under the same-site rule of session routes.
+    if (authorization.present) {
+      const key = await getApiKeyOrThrow(authorization.bearer);
+      return { caller: { accountId: key.accountId, apiKeyId: key.apiKeyId } satisfies CallerContext };
+    }
+    if (!cookie) {
+      throw new AppError("missing_credentials", "Send an API key as `Authorization: Bearer svc_...`, or sign in (the svc_session cookie).");
+    }
+    if (!SAFE_METHODS.has(req.method)) assertSameSiteRequest(req);
+    const session = await getSessionOrThrow(cookie);
+    return { caller: { accountId: session.accountId, apiKeyId: null } satisfies CallerContext };
   }
   if (authorization.present) {
     throw new AppError(

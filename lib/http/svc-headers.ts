@@ -31,9 +31,13 @@ export function assertNotForwardedBySvc(req: Request): void {
   }
 }
 
-/** What a completion cost, as the headers its 200 carries (X-Balance-Remaining is the spec's). */
-export function costHeaders(cost: CompletionCost): Record<string, string> {
+/**
+ * What a completion cost, as the headers its 200 carries (X-Balance-Remaining is the spec's), and the id its record
+ * is found by (GET /v1/generations/{id}).
+ */
+export function costHeaders(cost: CompletionCost, generationId: string): Record<string, string> {
   return {
+    "x-svc-generation-id": generationId,
     "x-balance-remaining": formatMicros(cost.balanceMicros),
     "x-svc-cost": formatMicros(cost.chargeMicros),
     "x-svc-price-cents": String(cost.priceCents),

@@ -75,12 +75,14 @@ export const SECURITY_SCHEMES = {
     type: "http",
     scheme: "bearer",
     bearerFormat: "svc_…",
-    description: "An API key from POST /v1/account/api-keys. Only POST /v1/chat/completions takes it.",
+    description:
+      "An API key from POST /v1/account/api-keys. POST /v1/chat/completions takes it, and GET /v1/generations/{id} (which also takes the session).",
   },
 } as const;
 
 /** The auth class of a route as OpenAPI security requirements (public = none). */
 export function securityFor(auth: AuthMode): Record<string, string[]>[] {
+  if (auth === "key_or_session") return [{ bearerApiKey: [] }, { sessionCookie: [] }];
   return auth === "session" ? [{ sessionCookie: [] }] : auth === "bearer" ? [{ bearerApiKey: [] }] : [];
 }
 

@@ -17,7 +17,7 @@ export const ERROR_DESCRIPTIONS = {
   invalid_amount: "An amount is not a USD decimal string with at most 6 decimals.",
   amount_out_of_range: "An amount is below the minimum or above the maximum; `min`/`max` say which.",
   invalid_payment_header: "PAYMENT-SIGNATURE / X-PAYMENT is not a base64 x402 payment payload.",
-  missing_credentials: "The inference endpoint needs Authorization: Bearer svc_….",
+  missing_credentials: "The route needs Authorization: Bearer svc_… (the generation lookup also takes the svc_session cookie).",
   invalid_api_key: "The API key is unknown, revoked or expired.",
   session_required: "The route needs the svc_session cookie of a live wallet session (or an API key was sent to it).",
   session_cookie_not_accepted: "A svc_session cookie was sent to the inference endpoint, which takes only API keys.",
@@ -76,6 +76,14 @@ export function guardErrors(meta: RouteMeta, method: HttpMethod): AppErrorCode[]
   const codes: AppErrorCode[] = [];
   if (meta.auth === "session") codes.push("session_required", ...(SAFE_METHODS.has(method) ? [] : (["cross_site_request"] as const)));
   if (meta.auth === "bearer") codes.push("missing_credentials", "invalid_api_key", "session_cookie_not_accepted");
+  if (meta.auth === "key_or_session") {
+    codes.push(
+      "missing_credentials",
+      "invalid_api_key",
+      "session_required",
+      ...(SAFE_METHODS.has(method) ? [] : (["cross_site_request"] as const)),
+    );
+  }
   if (meta.rateLimit) codes.push("rate_limited");
   if (meta.body) codes.push("unsupported_content_type", "invalid_json", "payload_too_large", "invalid_request", "unknown_field");
   if (meta.query) codes.push("invalid_request", "unknown_field");

@@ -33,7 +33,16 @@ export const RESPONSE_HEADERS = {
     description: "Your confirmed balance after this completion's clear, USDC.",
     schema: decimal,
   },
-  SvcCost: { name: "X-Svc-Cost", description: "What this completion cost, USDC.", schema: decimal },
+  SvcCost: {
+    name: "X-Svc-Cost",
+    description: "What this completion cost, USDC (the same as usage.cost_details.charge).",
+    schema: decimal,
+  },
+  SvcGenerationId: {
+    name: "X-Svc-Generation-Id",
+    description: "This completion's id (the body's id): its record, cost and ledger entry at GET /v1/generations/{id}.",
+    schema: { type: "string", pattern: "^chatcmpl-[A-Za-z0-9]{1,64}$" },
+  },
   SvcPriceCents: {
     name: "X-Svc-Price-Cents",
     description: "The price of the offer that served it, cents per diem.",

@@ -10,6 +10,8 @@ import { processState } from "@/lib/process-state";
  * and the process hosting it (server/main.ts) load their own copies of this module, and both must see one store.
  */
 export type RequestContext = {
+  /** performance.now() when the request was taken (a completion's total latency is counted from here). */
+  startedAt: number;
   requestId?: string;
   accountId?: string;
   /** Holds taken by this request and not yet cleared or released. */
@@ -24,7 +26,7 @@ type Shared = { storage: AsyncLocalStorage<RequestContext>; holds: Set<string> }
 const shared = processState<Shared>("request-context", () => ({ storage: new AsyncLocalStorage(), holds: new Set() }));
 
 export function newRequestContext(): RequestContext {
-  return { holds: new Set() };
+  return { startedAt: performance.now(), holds: new Set() };
 }
 
 export function runInRequestContext<T>(context: RequestContext, fn: () => T): T {

@@ -7,10 +7,12 @@ import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { getActiveModelOrThrow, getDepthByModel, refuseInactiveModel, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
+import { currentRequestContext } from "@/lib/ops/request-context";
 import { requiredFeatures, type Features } from "@/lib/router/features";
 import { serializeForwardedFields } from "@/lib/router/forwarded-fields";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
-import { clearCompletion, reserveWithKey, type KeyedReservation, type Upstream } from "@/lib/router/holds";
+import { costFields } from "@/lib/router/cost-details";
+import { clearCompletion, reserveWithKey, type ClearResult, type KeyedReservation, type Upstream } from "@/lib/router/holds";
 import {
   allowedClaim,
   billingRules,
@@ -75,6 +77,8 @@ export async function completeChat(input: {
   now?: () => Date;
 }): Promise<ChatCompletionResult> {
   const clock = input.now ?? (() => new Date());
+  // The request's total latency counts from its arrival (the front door's context), else from here.
+  const startedAt = currentRequestContext()?.startedAt ?? performance.now();
   const { body, apiKey } = input;
   if (body.stream) throw streamNotSupported();
   const model = await getActiveModelOrThrow(body.model);
@@ -118,6 +122,7 @@ export async function completeChat(input: {
       upstream,
       maxOutputTokens: sizing.maxOutputTokens,
       rules,
+      startedAt,
     });
     // The offer's success (health) was recorded by the clear's own statement.
     if (usage.disputed)
@@ -130,6 +135,7 @@ export async function completeChat(input: {
         model: model.id,
         answer: upstream.answer,
         usage,
+        clear,
       }),
       cost: {
         balanceMicros: clear.balanceMicros,
@@ -159,8 +165,10 @@ async function billAndClear(input: {
   upstream: Forwarded;
   maxOutputTokens: number;
   rules: BillingRules;
+  /** performance.now() at the request's arrival. */
+  startedAt: number;
 }) {
-  let billed: { usage: BilledUsage; clear: Awaited<ReturnType<typeof clearCompletion>> };
+  let billed: { usage: BilledUsage; clear: ClearResult };
   try {
     const usage = await billUsage(input.meter, input.upstream.answer, input.maxOutputTokens, input.rules);
     const clear = await clearCompletion({
@@ -172,6 +180,8 @@ async function billAndClear(input: {
       claimed: usage.claimed,
       usageDisputed: usage.disputed,
       latencyMs: input.upstream.latencyMs,
+      totalLatencyMs: performance.now() - input.startedAt,
+      finishReason: input.upstream.answer.finishReason,
       burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, input.model),
     });
     billed = { usage, clear };
@@ -333,8 +343,9 @@ function responseBody(input: {
   model: string;
   answer: UpstreamAnswer;
   usage: BilledUsage;
+  clear: ClearResult;
 }): ChatCompletionResponse {
-  const { answer, usage } = input;
+  const { answer, usage, clear } = input;
   return {
     id: input.completionId,
     object: "chat.completion",
@@ -347,6 +358,14 @@ function responseBody(input: {
       total_tokens: usage.promptTokens + usage.completionTokens,
       ...(usage.cachedTokens !== null && { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
       ...(usage.reasoningTokens !== null && { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
+      ...costFields(clear, {
+        billedPromptTokens: usage.promptTokens,
+        billedCompletionTokens: usage.completionTokens,
+        claimedPromptTokens: usage.claimed?.promptTokens ?? null,
+        claimedCompletionTokens: usage.claimed?.completionTokens ?? null,
+        usageEstimated: usage.claimed === null,
+        usageDisputed: usage.disputed,
+      }),
     },
     ...(answer.systemFingerprint !== null && { system_fingerprint: answer.systemFingerprint }),
   };

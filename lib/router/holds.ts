@@ -7,6 +7,7 @@ import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
 import { processState } from "@/lib/process-state";
 import type { Features } from "@/lib/router/features";
 import { GroupCommit } from "@/lib/router/group-commit";
+import type { FinishReason } from "@/lib/router/upstream-answer";
 
 /**
  * Thin wrappers over the hot-path SQL functions (prisma/functions/: svc_reserve_batch, svc_clear_batch,
@@ -21,7 +22,18 @@ import { GroupCommit } from "@/lib/router/group-commit";
 
 export type Upstream = { baseUrl: string; keyCiphertext: string; model: string };
 
-export type ClearResult = { chargeMicros: bigint; burnMicroDiem: bigint; priceCents: number; balanceMicros: bigint };
+/**
+ * The clear's numbers as its own statement computed and posted them: chargeMicros is the buyer's journal line,
+ * supplierMicros and feeMicros the supplier's and the platform's, so they add up to the charge exactly.
+ */
+export type ClearResult = {
+  chargeMicros: bigint;
+  supplierMicros: bigint;
+  feeMicros: bigint;
+  burnMicroDiem: bigint;
+  priceCents: number;
+  balanceMicros: bigint;
+};
 
 export type ClearInput = {
   holdId: string;
@@ -35,7 +47,12 @@ export type ClearInput = {
    */
   claimed: { promptTokens: number; completionTokens: number } | null;
   usageDisputed: boolean;
+  /** The upstream's latency: from the forward sent to its answer read (completions.latency_ms). */
   latencyMs: number;
+  /** The request's own latency, from its arrival to this clear's submission (completions.total_latency_ms). */
+  totalLatencyMs: number;
+  /** The finish_reason the buyer gets (completions.finish_reason). */
+  finishReason: FinishReason;
   /** Used only for holds reserved before holds carried their prices; otherwise the hold's prices meter the tokens. */
   burnMicroDiem: bigint;
   now?: Date;
@@ -53,13 +70,15 @@ export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
     assertClaim(input.claimed.promptTokens, "claimed.promptTokens");
     assertClaim(input.claimed.completionTokens, "claimed.completionTokens");
   }
-  const row = await clears().submit({ ...input, latencyMs: Math.min(Math.max(0, Math.round(input.latencyMs)), INT_MAX) });
+  const row = await clears().submit({ ...input, latencyMs: asLatency(input.latencyMs), totalLatencyMs: asLatency(input.totalLatencyMs) });
   if (row.status === "rejected")
     throw new Error(`the clear of hold ${input.holdId} was refused by the database (its completion id or counts)`);
   if (row.status !== "ok") throw new Error(`hold ${input.holdId} is not active`);
   onCleared(input.holdId, BigInt(row.charge_micros!));
   return {
     chargeMicros: BigInt(row.charge_micros!),
+    supplierMicros: BigInt(row.supplier_micros!),
+    feeMicros: BigInt(row.fee_micros!),
     burnMicroDiem: BigInt(row.burn_micro_diem!),
     priceCents: Number(row.price_cents),
     balanceMicros: BigInt(row.balance_micros!),
@@ -73,6 +92,8 @@ type ClearRow = {
   burn_micro_diem: string | null;
   price_cents: number | null;
   balance_micros: string | null;
+  supplier_micros: string | null;
+  fee_micros: string | null;
 };
 
 /** Clears waiting for the next clear batch (a diagnostic; tests use it to know a batch has formed). */
@@ -101,6 +122,8 @@ async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
         col((i) => i.claimed?.promptTokens ?? null),
         col((i) => i.claimed?.completionTokens ?? null),
         col((i) => i.usageDisputed),
+        col((i) => i.totalLatencyMs),
+        col((i) => i.finishReason),
         env.PLATFORM_FEE_BPS,
         (items[0].now ?? new Date()).toISOString(),
         randomInt(PLATFORM_SHARDS),
@@ -111,10 +134,15 @@ async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
 }
 
 const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
-  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
+  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::int, $14::timestamptz, $15::int)`;
 
 /** The largest value of the integer columns that hold counts (billed tokens, latency; claims are clamped to it). */
 const INT_MAX = 2_147_483_647;
+
+/** A latency in whole milliseconds, within the column. */
+function asLatency(ms: number): number {
+  return Math.min(Math.max(0, Math.round(ms)), INT_MAX);
+}
 
 /** A billed count: ours, so never beyond the hold, let alone the column; anything else is our bug, refused here. */
 function assertCount(n: number, what: string): void {

@@ -1,9 +1,10 @@
 /**
- * The router's shapes on the wire: the chat-completions request we accept and the chat.completion we answer.
- * Client-safe: the docs page quotes the request's bounds.
+ * The router's shapes on the wire: the chat-completions request we accept, the chat.completion we answer (with what
+ * it cost), and the generation record GET /v1/generations/{id} returns. Client-safe: the docs page quotes the
+ * request's bounds, the agent CLI reads the cost.
  */
 import { z } from "zod";
-import { component } from "@/lib/wire";
+import { Cents, component, Diem, Timestamp, Usdc } from "@/lib/wire";
 
 // ─── request ─────────────────────────────────────────────────────────────────
 
@@ -209,6 +210,49 @@ const ToolCallSchema = z.object({
   function: z.object({ name: z.string(), arguments: z.string().describe("JSON text, as the model wrote it") }),
 });
 
+/**
+ * A completion's id, as lib/router/complete.ts makes them (`chatcmpl-` and 33 base62 characters; the pattern also
+ * takes the shorter and longer alphanumeric ids of tests and benches). Anything else is not an id: a 400.
+ */
+export const COMPLETION_ID_PATTERN = /^chatcmpl-[A-Za-z0-9]{1,64}$/;
+
+/**
+ * What a completion cost, exactly as its clear posted it: `charge` is the buyer's journal line, `supplier_share` and
+ * `platform_fee` the other two (they add up to the charge), each a decimal string to the micro-unit.
+ */
+export const CostDetailsSchema = component(
+  "CostDetails",
+  z.object({
+    charge: Usdc.describe("What you paid for this completion (= usage.cost, exactly; = X-Svc-Cost), USDC"),
+    supplier_share: Usdc.describe("The supplier's share of the charge, USDC"),
+    platform_fee: Usdc.describe("The platform's fee, USDC: charge − supplier_share"),
+    burn: Diem.describe("Capacity burned: the billed tokens at the model's list price (the prices of the reservation), diem"),
+    price_cents_per_diem: Cents.describe(
+      "The price of the offer that served it; charge = ⌈burn × price / 100⌉ micro-USDC, at most the reservation",
+    ),
+    billed_prompt_tokens: z.number().int().describe("The prompt tokens billed (= usage.prompt_tokens)"),
+    billed_completion_tokens: z.number().int().describe("The completion tokens billed (= usage.completion_tokens)"),
+    claimed_prompt_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The prompt tokens the upstream reported; null when it reported no usage (then svc's own count is billed)"),
+    claimed_completion_tokens: z.number().int().nullable().describe("The completion tokens the upstream reported; null as above"),
+    usage_estimated: z.boolean().describe("The upstream reported no usage: svc counted the tokens itself"),
+    usage_disputed: z
+      .boolean()
+      .describe("The upstream's claim exceeded svc's own count beyond the tolerance: svc's count was billed, not the claim"),
+  }),
+);
+export type CostDetails = z.output<typeof CostDetailsSchema>;
+
+const CostFields = {
+  cost: z
+    .number()
+    .describe("What this completion cost, USD (a JSON number, as OpenRouter reports it; cost_details.charge is the exact decimal)"),
+  cost_details: CostDetailsSchema,
+};
+
 /** What POST /v1/chat/completions answers: OpenAI's chat.completion object, with our own id and the buyer's model. */
 export const ChatCompletionSchema = component(
   "ChatCompletion",
@@ -241,10 +285,52 @@ export const ChatCompletionSchema = component(
         total_tokens: z.number().int(),
         prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
         completion_tokens_details: z.object({ reasoning_tokens: z.number().int() }).optional(),
+        ...CostFields,
       })
-      .describe("What was billed: the upstream's claim when within the tolerance of our own count, else our count"),
+      .describe(
+        "What was billed: the upstream's claim when within the tolerance of our own count, else our count; and what it cost, to the micro-unit of its journal entry",
+      ),
     system_fingerprint: z.string().optional(),
   }),
 );
 
 export type ChatCompletionResponse = z.output<typeof ChatCompletionSchema>;
+
+/**
+ * GET /v1/generations/{id}: one completion of the caller's account as it was cleared, for any of its keys and its
+ * session: who served it, what was billed against what was claimed, what it cost and where it is in the ledger.
+ */
+export const GenerationSchema = component(
+  "Generation",
+  z.object({
+    id: z.string().describe("The completion's id (chatcmpl-…), as its answer's id and X-Svc-Generation-Id"),
+    object: z.literal("generation"),
+    created_at: Timestamp.describe("When it was cleared"),
+    model: z.string(),
+    offer_id: z.string().describe("The offer that served it"),
+    supplier_id: z
+      .string()
+      .describe("The supplier's public id (sup_…): the same for every offer of one supplier; neither its wallet nor its account"),
+    finish_reason: z
+      .enum(["stop", "length", "tool_calls", "content_filter"])
+      .nullable()
+      .describe("null for completions from before it was kept"),
+    usage: z.object({
+      prompt_tokens: z.number().int(),
+      completion_tokens: z.number().int(),
+      total_tokens: z.number().int(),
+      ...CostFields,
+    }),
+    upstream_latency_ms: z.number().int().describe("The supplier's upstream: from the forward sent to its answer read"),
+    total_latency_ms: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "The request's own: from its arrival at svc to its clear (the answer is written right after); null for completions from before it was kept",
+      ),
+    key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }).describe("The API key that made it"),
+    journal_entry_id: z.string().describe("Its clear's journal entry (buyer −charge, supplier +share, platform +fee)"),
+  }),
+);
+export type Generation = z.output<typeof GenerationSchema>;

@@ -9,6 +9,10 @@
 -- is 'rejected' alone and never fails the batch.
 -- status: 'ok' | 'not_active' (the hold is not active, or not found: nothing done) | 'rejected' (the item itself
 -- cannot be cleared: nothing done; its hold stays active for the caller to release).
+-- An 'ok' row carries the clear's own numbers, the ones its journal entry holds (charge = the buyer's line, supplier
+-- share and fee = the other two), so the answer can state them to the micro-unit (usage.cost_details,
+-- 20261128010000_generations). p_latency_ms is the upstream's latency (forward sent to answer read), stored as
+-- completions.latency_ms; p_total_latency_ms is the request's own, from its arrival to this clear's submission.
 -- SET enable_seqscan = off: see svc_reserve_batch.
 CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   p_hold_ids uuid[],
@@ -21,6 +25,8 @@ CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   p_claimed_prompt_tokens bigint[],
   p_claimed_completion_tokens bigint[],
   p_usage_disputed boolean[],
+  p_total_latency_ms bigint[],
+  p_finish_reasons text[],
   p_fee_bps integer,
   p_now timestamptz,
   p_platform_shard integer
@@ -30,7 +36,9 @@ CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   charge_micros bigint,
   burn_micro_diem bigint,
   price_cents integer,
-  balance_micros bigint
+  balance_micros bigint,
+  supplier_micros bigint,
+  fee_micros bigint
 )
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
@@ -71,6 +79,7 @@ BEGIN
              AND p_prompt_tokens[i.n] BETWEEN 0 AND 2147483647
              AND p_completion_tokens[i.n] BETWEEN 0 AND 2147483647
              AND p_latency_ms[i.n] BETWEEN 0 AND 2147483647
+             AND p_total_latency_ms[i.n] BETWEEN 0 AND 2147483647
              AND COALESCE(p_claimed_prompt_tokens[i.n], 0) >= 0
              AND COALESCE(p_claimed_completion_tokens[i.n], 0) >= 0
              AND COALESCE(p_burn_micro_diem[i.n], 0) >= 0
@@ -206,11 +215,14 @@ BEGIN
     new_completions AS (
       INSERT INTO "completions" ("id", "hold_id", "account_id", "api_key_id", "offer_id", "model_id",
                                  "prompt_tokens", "completion_tokens", "usage_estimated", "latency_ms", "created_at",
-                                 "claimed_prompt_tokens", "claimed_completion_tokens", "usage_disputed")
+                                 "claimed_prompt_tokens", "claimed_completion_tokens", "usage_disputed",
+                                 "total_latency_ms", "finish_reason")
       SELECT t.completion_id, t.hold_id, t.account_id, t.api_key_id, t.offer_id, t.model_id,
              p_prompt_tokens[t.n], p_completion_tokens[t.n], p_usage_estimated[t.n], p_latency_ms[t.n], p_now,
-             LEAST(p_claimed_prompt_tokens[t.n], 2147483647), LEAST(p_claimed_completion_tokens[t.n], 2147483647),
-             p_usage_disputed[t.n]
+             -- LEAST ignores NULL: a missing claim must stay NULL, not become the column's largest value.
+             CASE WHEN p_claimed_prompt_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_prompt_tokens[t.n], 2147483647) END,
+             CASE WHEN p_claimed_completion_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_completion_tokens[t.n], 2147483647) END,
+             p_usage_disputed[t.n], p_total_latency_ms[t.n], left(p_finish_reasons[t.n], 32)
       FROM item t
     ),
     new_clears AS (
@@ -251,9 +263,10 @@ BEGIN
   -- One row per input position.
   RETURN QUERY
   SELECT u.n::integer, CASE WHEN c.n IS NOT NULL THEN 'ok' WHEN v_ok[u.n] THEN 'not_active' ELSE 'rejected' END,
-         c.charge, c.burn, c.price, b.balance
+         c.charge, c.burn, c.price, b.balance, c.share, c.fee
   FROM unnest(p_hold_ids) WITH ORDINALITY AS u(id, n)
-  LEFT JOIN unnest(c_n, c_charge, c_burn, c_price, c_account) AS c(n, charge, burn, price, account_id) ON c.n = u.n
+  LEFT JOIN unnest(c_n, c_charge, c_burn, c_price, c_account, c_share, c_fee) AS c(n, charge, burn, price, account_id, share, fee)
+    ON c.n = u.n
   LEFT JOIN unnest(b_owner, b_balance) AS b(owner_id, balance) ON b.owner_id = c.account_id
   ORDER BY u.n;
 END;

@@ -1,5 +1,9 @@
-/** chat: one completion through the official openai client pointed at {base}/v1, with what it cost from the X-Svc-* headers. */
+/**
+ * chat: one completion through the official openai client pointed at {base}/v1, with what it cost (usage.cost_details,
+ * the clear's own journal figures) and its generation id; `generation <id>` reads a completion's record afterwards.
+ */
 import OpenAI from "openai";
+import type { CostDetails, Generation } from "../../lib/router/schemas";
 import { callApi, type Context } from "./api";
 import { ApiError, CliError, EXIT, explainApiError } from "./errors";
 import { parseCents } from "./keys";
@@ -7,13 +11,17 @@ import { parseCents } from "./keys";
 export type ChatOptions = { prompt: string; model?: string; maxCents?: string; maxTokens?: string; apiKey?: string };
 
 export type ChatResult = {
+  /** The completion's id: its record is GET /v1/generations/{id} (X-Svc-Generation-Id). */
   id: string;
+  generation_id: string | null;
   model: string;
   answer: string;
   finish_reason: string;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-  /** USDC this completion cost (X-Svc-Cost). */
+  /** USDC this completion cost (usage.cost_details.charge, = X-Svc-Cost). */
   cost: string | null;
+  /** The clear's figures: charge, supplier share, platform fee, burn, price, billed and claimed tokens. */
+  cost_details: CostDetails | null;
   /** The serving offer's price, cents per diem (X-Svc-Price-Cents). */
   price_cents: number | null;
   /** Capacity burned, diem (X-Svc-Burn-Diem). */
@@ -81,8 +89,11 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
     const h = response.headers;
     const num = (name: string) => (h.get(name) === null ? null : Number(h.get(name)));
     const choice = data.choices[0];
+    // svc's additions to OpenAI's usage object (OpenRouter's names): the SDK passes them through untyped.
+    const usage = data.usage as (OpenAI.CompletionUsage & { cost?: number; cost_details?: CostDetails }) | undefined;
     return {
       id: data.id,
+      generation_id: h.get("x-svc-generation-id"),
       model: data.model,
       answer: choice?.message.content ?? "",
       finish_reason: choice?.finish_reason ?? "",
@@ -91,7 +102,8 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
         completion_tokens: data.usage?.completion_tokens ?? 0,
         total_tokens: data.usage?.total_tokens ?? 0,
       },
-      cost: h.get("x-svc-cost"),
+      cost: usage?.cost_details?.charge ?? h.get("x-svc-cost"),
+      cost_details: usage?.cost_details ?? null,
       price_cents: num("x-svc-price-cents"),
       burn_diem: h.get("x-svc-burn-diem"),
       max_cents: num("x-svc-max-cents"),
@@ -101,6 +113,18 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
   } catch (error) {
     throw fromOpenAI(ctx, error);
   }
+}
+
+/**
+ * A completion's record by its id, with the API key (--api-key, SVC_API_KEY or the saved one) when there is one,
+ * else the saved session: GET /v1/generations/{id} takes either credential of the account.
+ */
+export async function getGeneration(ctx: Context, id: string | undefined, flagKey: string | undefined): Promise<Generation> {
+  if (!id) throw new CliError("Usage: generation <id> (the chatcmpl-… id a chat printed)", EXIT.usage, "usage");
+  const key = flagKey ?? ctx.env.SVC_API_KEY ?? ctx.store.get(ctx.config.baseUrl)?.apiKey?.key;
+  const path = `/v1/generations/${encodeURIComponent(id)}`;
+  const { data } = await callApi<Generation>(ctx, path, key ? { headers: { authorization: `Bearer ${key}` } } : { session: true });
+  return data;
 }
 
 function fromOpenAI(ctx: Context, error: unknown): CliError {

@@ -1,6 +1,6 @@
 /** Each command: call it, then print its result as text or (--json) as one JSON document. */
 import type { Context } from "./api";
-import { chat, type ChatResult } from "./chat";
+import { chat, getGeneration, type ChatResult } from "./chat";
 import { CliError, EXIT } from "./errors";
 import { createKey, describeKeyLimits, formatKeyTable, getBalance, keyStatus, listKeys, revokeKey } from "./keys";
 import { login } from "./login";
@@ -53,6 +53,22 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
       const prompt = v.prompt ?? rest.join(" ");
       const r = await chat(ctx, { prompt, model: v.model, maxCents: v["max-cents"], maxTokens: v["max-tokens"], apiKey: v["api-key"] });
       return out.result(`${r.answer}\n\n${costLine(r)}`, r);
+    }
+    case "generation": {
+      const g = await getGeneration(ctx, rest[0], v["api-key"]);
+      const d = g.usage.cost_details;
+      const claimed =
+        d.claimed_prompt_tokens === null ? "no claim (svc counted)" : `claimed ${d.claimed_prompt_tokens}+${d.claimed_completion_tokens}`;
+      return out.result(
+        [
+          `${g.id} · ${g.created_at} · ${g.model} · finish ${g.finish_reason ?? "?"}`,
+          `cost ${d.charge} USDC (supplier ${d.supplier_share}, fee ${d.platform_fee}) · price ${d.price_cents_per_diem} cents/diem · burn ${d.burn} diem`,
+          `tokens billed ${d.billed_prompt_tokens}+${d.billed_completion_tokens}, ${claimed}${d.usage_disputed ? " · DISPUTED" : ""}`,
+          `offer ${g.offer_id} · supplier ${g.supplier_id} · key ${g.key.name} (${g.key.prefix}…) · latency ${g.upstream_latency_ms} ms upstream, ${g.total_latency_ms ?? "?"} ms total`,
+          `journal entry ${g.journal_entry_id}`,
+        ].join("\n"),
+        g,
+      );
     }
     case "run": {
       const r = await runFlow(
@@ -113,5 +129,6 @@ export function costLine(r: ChatResult): string {
     `burn ${r.burn_diem ?? "?"} diem`,
     `balance ${r.balance_remaining ?? "?"} USDC`,
     `${r.model}, ${r.usage.prompt_tokens}+${r.usage.completion_tokens} tokens`,
+    `generation ${r.generation_id ?? r.id}`,
   ].join(" · ");
 }

@@ -26,7 +26,12 @@ Commands
   keys revoke <id>              Revoke a key.
   chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…]
                                 One completion with the openai client at {base}/v1; prints the answer, then
-                                cost, price, burn and balance from the X-Svc-* / X-Balance-Remaining headers.
+                                its cost (usage.cost_details; --json has them all), price, burn, balance and
+                                its generation id.
+  generation <id> [--api-key svc_…]
+                                A completion's record (GET /v1/generations/{id}): who served it, tokens billed
+                                and claimed, charge, supplier share, fee, latency, key, journal entry. Uses the
+                                API key (flag, SVC_API_KEY or the saved one), else the session.
   run ["<prompt>"]              The whole headless flow: login → top up if the balance is low → create a key
                                 → one chat → what it cost.
                                 [--model M] [--max-cents C] [--max-tokens N (128)] [--min-balance USD (1.00)]

@@ -13,7 +13,7 @@ import { DELETE as deleteKey } from "@/app/v1/account/api-keys/[id]/route";
 import { jsonRequest, readError, routeParams } from "../helpers/http";
 import { seedSignedInAccount } from "../helpers/factories";
 
-type Access = "public" | "session" | "bearer" | "not-found";
+type Access = "public" | "session" | "bearer" | "key_or_session" | "not-found";
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>;
 
 const APP_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../app");
@@ -40,6 +40,8 @@ const isUnder = (pattern: string, prefix: string) => pattern === prefix || patte
 function expectedAccess(method: string, pattern: string): Access | undefined {
   if (pattern === "/v1/[...path]") return "not-found";
   if (pattern === "/v1/chat/completions") return method === "POST" ? "bearer" : undefined;
+  // Not in the spec's table (issue 22): a read of the account's own records, for its agents' keys and its dashboard.
+  if (pattern === "/v1/generations/[id]") return method === "GET" ? "key_or_session" : undefined;
   if (PUBLIC_PATHS.has(pattern) || isUnder(pattern, "/v1/market")) return "public";
   if (isUnder(pattern, "/v1/account") || pattern === "/v1/x402/top-up" || isUnder(pattern, "/v1/supply") || isUnder(pattern, "/auth")) {
     return "session";
@@ -143,6 +145,12 @@ function expectation(access: Access, credentials: CredentialSet): { status: numb
   if (access === "not-found") return "not found";
   if (access === "session") {
     return credentials === "session cookie" ? "passes auth" : { status: 401, code: "session_required" };
+  }
+  if (access === "key_or_session") {
+    // The Bearer key wins when sent (a revoked one is refused, never read past to the cookie).
+    if (credentials === "none") return { status: 401, code: "missing_credentials" };
+    if (credentials === "revoked Bearer key") return { status: 401, code: "invalid_api_key" };
+    return "passes auth";
   }
   switch (credentials) {
     case "none":

@@ -14,7 +14,7 @@ import { ANVIL_DEV_ACCOUNTS, getDevAccount } from "@/lib/chain/constants";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { getBalance } from "@/lib/ledger/accounts";
-import { parseMicros } from "@/lib/money";
+import { formatMicros, parseMicros } from "@/lib/money";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
@@ -84,8 +84,10 @@ type RunOutput = {
   key: { id: string; key: string };
   completion: {
     id: string;
+    generation_id: string;
     answer: string;
     cost: string;
+    cost_details: { charge: string; supplier_share: string; platform_fee: string; burn: string; price_cents_per_diem: number };
     price_cents: number;
     burn_diem: string;
     max_cents: number;
@@ -130,9 +132,16 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(micros(out.completion.balance_remaining)).toBe(5n * USDC - cost);
     const account = await db.account.findUniqueOrThrow({ where: { walletAddress: BUYER.address } });
     expect((await getBalance("buyer", account.id)).totalMicros).toBe(5n * USDC - cost);
-    expect(await db.clear.findUniqueOrThrow({ where: { completionId: out.completion.id } })).toMatchObject({
-      chargeMicros: cost,
-      priceCents: 80,
+    const clear = await db.clear.findUniqueOrThrow({ where: { completionId: out.completion.id } });
+    expect(clear).toMatchObject({ chargeMicros: cost, priceCents: 80 });
+    // --json carries the clear's own figures and the generation id.
+    expect(out.completion.generation_id).toBe(out.completion.id);
+    expect(out.completion.cost_details).toMatchObject({
+      charge: out.completion.cost,
+      supplier_share: formatMicros(clear.supplierMicros),
+      platform_fee: formatMicros(clear.feeMicros),
+      burn: formatMicros(clear.burnMicroDiem),
+      price_cents_per_diem: 80,
     });
 
     // The session file holds the cookie, owner-only.
@@ -154,6 +163,30 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("[reference upstream]");
     expect(run.stdout).toMatch(/cost \d+\.\d{6} USDC · price 80 cents\/diem \(max 100\) · burn \d+\.\d{6} diem · balance \d+\.\d{6} USDC/);
+    expect(run.stdout).toMatch(/generation chatcmpl-[A-Za-z0-9]+/);
+  }, 60_000);
+
+  it("generation <id> prints a completion's record with the saved key; --json is the record itself", async () => {
+    const chatRun = await cli(["chat", "Third question", "--model", modelId, "--max-tokens", "16", "--json"], {
+      sessionFile: sessionFile(),
+    });
+    expect(chatRun.code, chatRun.stderr).toBe(0);
+    const id = json<{ generation_id: string }>(chatRun).generation_id;
+    const clear = await db.clear.findUniqueOrThrow({ where: { completionId: id } });
+
+    const text = await cli(["generation", id], { sessionFile: sessionFile() });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`cost ${formatMicros(clear.chargeMicros)} USDC (supplier ${formatMicros(clear.supplierMicros)}`);
+    expect(text.stdout).toMatch(/supplier sup_[0-9a-f]{24}/);
+
+    const record = await cli(["generation", id, "--json"], { sessionFile: sessionFile() });
+    expect(json<{ id: string; offer_id: string; usage: { cost: number } }>(record)).toMatchObject({
+      id,
+      offer_id: clear.offerId,
+      usage: { cost: Number(formatMicros(clear.chargeMicros)) },
+    });
+    const missing = await cli(["generation", "not-an-id", "--json"], { sessionFile: sessionFile() });
+    expect(missing.code).not.toBe(0);
   }, 60_000);
 
   it("explains a 503 with the X-Svc figures and the max price that would route, exit code 5", async () => {

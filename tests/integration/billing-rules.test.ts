@@ -143,6 +143,9 @@ describe("hidden reasoning", () => {
       completion_tokens: 4_000,
       total_tokens: prompt + 4_000,
       completion_tokens_details: { reasoning_tokens: 3_998 },
+      // What it cost (tests/integration/generations.test.ts holds these to the ledger).
+      cost: expect.any(Number),
+      cost_details: expect.objectContaining({ usage_estimated: false }),
     });
     expect(asked.row.usageDisputed).toBe(false);
     expect(asked.charge).toBe(chargeMicros(burnMicroDiem(prompt, 4_000, model), 100));

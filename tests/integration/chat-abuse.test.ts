@@ -254,6 +254,15 @@ describe("usage verification", () => {
       prompt_tokens: ours.prompt,
       completion_tokens: ours.completion,
       total_tokens: ours.prompt + ours.completion,
+      cost: expect.any(Number),
+      // The answer says what was billed beside what was claimed, and that the claim was refused.
+      cost_details: expect.objectContaining({
+        billed_prompt_tokens: ours.prompt,
+        billed_completion_tokens: ours.completion,
+        claimed_prompt_tokens: 1_000_000,
+        claimed_completion_tokens: 1_000_000,
+        usage_disputed: true,
+      }),
     });
     const charge = chargeMicros(burnMicroDiem(ours.prompt, ours.completion, model), 100);
     expect(res.headers.get("x-svc-cost")).toBe(`0.${String(charge).padStart(6, "0")}`);

@@ -1,10 +1,12 @@
 /**
  * The clients agents build on, against the app over real HTTP (the route handlers behind a node:http server),
- * routed to the reference upstream: the openai SDK, the Vercel AI SDK and LangChain JS. Each test asserts what
- * its user relies on: the tool's arguments, the parsed object, the final answer, what it cost.
+ * routed to the reference upstream: the openai SDK, the Vercel AI SDK (with the openai-compatible provider and with
+ * OpenRouter's) and LangChain JS. Each test asserts what its user relies on: the tool's arguments, the parsed object,
+ * the final answer, what it cost (usage.cost, as OpenRouter's clients read it).
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { tool as langchainTool } from "@langchain/core/tools";
+import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import { ChatOpenAI } from "@langchain/openai";
 import { generateObject, generateText, stepCountIs, tool } from "ai";
 import OpenAI from "openai";
@@ -118,6 +120,51 @@ describe("the openai SDK", () => {
     const data = await client.chat.completions.create({ model: model.id, messages: [{ role: "user", content }], max_tokens: 60 });
     expect(data.choices[0].message.content).toContain('You said: "first part second part"');
     expect(data.usage!.prompt_tokens).toBe(await countPromptTokens({ messages: [{ role: "user", content }] }));
+  });
+});
+
+/** The charge of a completion as its clear recorded it, by the answer's id. */
+async function chargeOf(completionId: string) {
+  return (await db.clear.findUniqueOrThrow({ where: { completionId } })).chargeMicros;
+}
+
+describe("usage.cost, read by OpenRouter's clients", () => {
+  it("the openai SDK reads usage.cost and usage.cost_details off the raw response", async () => {
+    const { model, buyer } = await market();
+    const client = new OpenAI({ baseURL: `${app.url}/v1`, apiKey: buyer.key, maxRetries: 0 });
+    const request = { model: model.id, messages: [{ role: "user" as const, content: "How much was this?" }], max_tokens: 40 };
+
+    const raw = await client.chat.completions.create(request).asResponse();
+    const body = (await raw.json()) as { id: string; usage: { cost: number; cost_details: { charge: string } } };
+    expect(raw.headers.get("x-svc-generation-id")).toBe(body.id);
+    const charge = await chargeOf(body.id);
+    expect(body.usage.cost_details.charge).toBe(formatMicros(charge));
+    expect(body.usage.cost).toBe(Number(formatMicros(charge)));
+    expect(body.usage.cost).toBeGreaterThan(0);
+
+    // The parsed completion keeps the fields the SDK does not know, so withResponse() has them too.
+    const { data, response } = await client.chat.completions.create(request).withResponse();
+    const usage = data.usage as OpenAI.CompletionUsage & { cost: number; cost_details: { charge: string } };
+    expect(usage.cost).toBe(Number(formatMicros(await chargeOf(data.id))));
+    expect(usage.cost_details.charge).toBe(response.headers.get("x-svc-cost"));
+  });
+
+  it("OpenRouter's provider for the Vercel AI SDK, pointed at svc, reports the cost in its provider metadata", async () => {
+    const { model, buyer } = await market();
+    const openrouter = createOpenRouter({ baseURL: `${app.url}/v1`, apiKey: buyer.key });
+    const result = await generateText({
+      model: openrouter.chat(model.id),
+      prompt: "How much was this?",
+      maxOutputTokens: 40,
+      maxRetries: 0,
+    });
+
+    expect(result.text).toContain("How much was this?");
+    const id = result.response.id;
+    const metadata = result.providerMetadata?.openrouter as { usage?: { cost?: number; promptTokens?: number } } | undefined;
+    expect(metadata?.usage?.cost).toBe(Number(formatMicros(await chargeOf(id))));
+    expect(metadata?.usage?.promptTokens).toBe(result.usage.inputTokens);
+    expect(result.response.headers?.["x-svc-generation-id"]).toBe(id);
   });
 });
 

@@ -282,6 +282,9 @@ describe("what is forwarded and what comes back", () => {
       total_tokens: ours + 12,
       prompt_tokens_details: { cached_tokens: 4 },
       completion_tokens_details: { reasoning_tokens: 12 },
+      // What it cost (tests/integration/generations.test.ts holds these to the ledger).
+      cost: expect.any(Number),
+      cost_details: expect.objectContaining({ usage_estimated: false }),
     });
   });
 

@@ -40,10 +40,12 @@ type Row = {
   burn_micro_diem: string | null;
   price_cents: number | null;
   balance_micros: string | null;
+  supplier_micros: string | null;
+  fee_micros: string | null;
 };
 
 const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
-  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::int, $12::timestamptz, $13::int)`;
+  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::int, $14::timestamptz, $15::int)`;
 
 function clearValues(items: Item[], now: Date) {
   return [
@@ -57,6 +59,8 @@ function clearValues(items: Item[], now: Date) {
     items.map((i) => String(i.claimed?.[0] ?? i.promptTokens)),
     items.map((i) => String(i.claimed?.[1] ?? i.completionTokens)),
     items.map((i) => i.usageDisputed ?? false),
+    items.map(() => 57),
+    items.map(() => "stop"),
     FEE_BPS,
     now,
     SHARD,
@@ -163,14 +167,24 @@ describe("svc_clear_batch with many items in one statement", () => {
 
     const xAfter = 1_000_000n - e1.charge - e2.charge - e3.charge;
     const yAfter = 1_000_000n - 756n - e4.charge - e6.charge;
-    const ok = (e: { burn: bigint; charge: bigint }, price: number, balance: bigint) => ({
+    const ok = (e: { burn: bigint; charge: bigint; supplierMicros: bigint; feeMicros: bigint }, price: number, balance: bigint) => ({
       status: "ok",
       charge_micros: String(e.charge),
       burn_micro_diem: String(e.burn),
       price_cents: price,
       balance_micros: String(balance),
+      supplier_micros: String(e.supplierMicros),
+      fee_micros: String(e.feeMicros),
     });
-    const notActive = { status: "not_active", charge_micros: null, burn_micro_diem: null, price_cents: null, balance_micros: null };
+    const notActive = {
+      status: "not_active",
+      charge_micros: null,
+      burn_micro_diem: null,
+      price_cents: null,
+      balance_micros: null,
+      supplier_micros: null,
+      fee_micros: null,
+    };
     expect(rows).toEqual([
       { ord: 1, ...ok(e1, 120, xAfter) },
       { ord: 2, ...ok(e4, 120, yAfter) },

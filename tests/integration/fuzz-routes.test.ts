@@ -54,7 +54,13 @@ type JsonSchema = {
   $ref?: string;
 };
 type Parameter = { name: string; in: "path" | "query" | "header"; required?: boolean; schema: JsonSchema };
-type Operation = { method: string; path: string; auth: "public" | "session" | "bearer"; params: Parameter[]; body?: JsonSchema };
+type Operation = {
+  method: string;
+  path: string;
+  auth: "public" | "session" | "bearer" | "key_or_session";
+  params: Parameter[];
+  body?: JsonSchema;
+};
 type OpenApi = {
   paths: Record<
     string,
@@ -307,7 +313,14 @@ function queryFor(op: Operation, mode: Mode, world: World, rng: Rng): string {
 function headersFor(op: Operation, mode: Mode, world: World, rng: Rng): Record<string, string> {
   const headers: Record<string, string> = {};
   const credentials = rng.pick(["right", "right", "right", "none", "wrong", "both", "other"] as const);
-  const right = op.auth === "bearer" ? { authorization: `Bearer ${world.bearer}` } : op.auth === "session" ? { cookie: world.session } : {};
+  const right =
+    op.auth === "bearer"
+      ? { authorization: `Bearer ${world.bearer}` }
+      : op.auth === "session"
+        ? { cookie: world.session }
+        : op.auth === "key_or_session"
+          ? rng.pick([{ authorization: `Bearer ${world.bearer}` }, { cookie: world.session }])
+          : {};
   if (credentials === "right") Object.assign(headers, right);
   if (credentials === "wrong")
     Object.assign(

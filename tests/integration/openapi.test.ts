@@ -145,6 +145,7 @@ describe("the description matches the routes", () => {
     if (auth === "session") expected.push("session_required");
     if (auth === "session" && spec.method !== "GET") expected.push("cross_site_request");
     if (auth === "bearer") expected.push("missing_credentials", "invalid_api_key", "session_cookie_not_accepted");
+    if (auth === "key_or_session") expected.push("missing_credentials", "invalid_api_key", "session_required");
     if (rateLimit) expected.push("rate_limited");
     if (body) expected.push("invalid_json", "unsupported_content_type", "unknown_field", "invalid_request", "payload_too_large");
     if (query) expected.push("invalid_request", "unknown_field");
@@ -164,6 +165,7 @@ describe("the description matches the routes", () => {
     expect(Object.keys(op.responses["200"].headers ?? {})).toEqual(
       expect.arrayContaining([
         "X-Balance-Remaining",
+        "X-Svc-Generation-Id",
         "X-Svc-Cost",
         "X-Svc-Price-Cents",
         "X-Svc-Burn-Diem",

@@ -18,11 +18,12 @@ export const POST = route(
       tag: "Inference",
       summary: "Create a chat completion",
       description:
-        "OpenAI-compatible: tools, tool_choice, content parts (text, image_url), response_format (json_object, json_schema), logprobs and the sampling fields. Reserves the worst case (prompt plus max_tokens, or the model's output cap, at the chosen offer's price) on the cheapest eligible offer at or below your max price that serves the features the request uses, forwards once, then charges the usage checked against svc's own count and releases the rest. `stream: true` is refused (stream_not_supported, ahead of any other problem).",
+        "OpenAI-compatible: tools, tool_choice, content parts (text, image_url), response_format (json_object, json_schema), logprobs and the sampling fields. Reserves the worst case (prompt plus max_tokens, or the model's output cap, at the chosen offer's price) on the cheapest eligible offer at or below your max price that serves the features the request uses, forwards once, then charges the usage checked against svc's own count and releases the rest. `usage.cost` (USD, a JSON number, as OpenRouter's clients read it) and `usage.cost_details` (exact decimal strings: charge, supplier share, platform fee, burn, the offer's price, the tokens billed beside the upstream's claim) are the clear's own journal entry, to the micro-unit. `X-Svc-Generation-Id` (the completion's id) finds the record later at GET /v1/generations/{id}. `stream: true` is refused (stream_not_supported, ahead of any other problem).",
       requestHeaders: ["MaxCentsHeader"],
       responses: [
-        response(200, ChatCompletionSchema, "The completion; the headers say what it cost.", [
+        response(200, ChatCompletionSchema, "The completion; usage.cost_details and the headers say what it cost.", [
           "BalanceRemaining",
+          "SvcGenerationId",
           "SvcCost",
           "SvcPriceCents",
           "SvcBurnDiem",
@@ -53,6 +54,6 @@ export const POST = route(
   async ({ req, body, apiKey }) => {
     assertNotForwardedBySvc(req);
     const { completion, cost } = await completeChat({ body, apiKey, requestedMaxPriceCents: readMaxPriceHeader(req) });
-    return ok(completion, costHeaders(cost));
+    return ok(completion, costHeaders(cost, completion.id));
   },
 );

@@ -1,0 +1,94 @@
+/**
+ * GET /v1/generations/{id}: one completion of the caller's account as it was cleared. A malformed id is a 400 (it
+ * cannot be any completion's); an unknown id and another account's id are the same 404, found by the same one
+ * statement (the completion's primary key, then its account compared), so neither the answer nor its timing tells
+ * whether another account's completion exists.
+ */
+import "server-only";
+import { db } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import { costFields } from "@/lib/router/cost-details";
+import { COMPLETION_ID_PATTERN, type Generation } from "@/lib/router/schemas";
+import { supplierPublicId } from "@/lib/supply/public-id";
+
+type Row = {
+  id: string;
+  created_at: Date;
+  model_id: string;
+  offer_id: string;
+  supplier_id: string;
+  finish_reason: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  claimed_prompt_tokens: number | null;
+  claimed_completion_tokens: number | null;
+  usage_estimated: boolean;
+  usage_disputed: boolean;
+  latency_ms: number;
+  total_latency_ms: number | null;
+  price_cents: number;
+  burn_micro_diem: bigint;
+  charge_micros: bigint;
+  supplier_micros: bigint;
+  fee_micros: bigint;
+  key_id: string;
+  key_name: string;
+  key_prefix: string;
+  journal_entry_id: string;
+};
+
+export async function getGeneration(accountId: string, id: string): Promise<Generation> {
+  if (!COMPLETION_ID_PATTERN.test(id)) {
+    throw new AppError("invalid_request", "id: not a generation id (chatcmpl- and up to 64 letters and digits).", {
+      details: { param: "id" },
+    });
+  }
+  const [row] = await db.$queryRaw<Row[]>`
+    SELECT c.id, c.created_at, c.model_id, c.offer_id::text, o.supplier_id::text, c.finish_reason,
+           c.prompt_tokens, c.completion_tokens, c.claimed_prompt_tokens, c.claimed_completion_tokens,
+           c.usage_estimated, c.usage_disputed, c.latency_ms, c.total_latency_ms,
+           cl.price_cents, cl.burn_micro_diem, cl.charge_micros, cl.supplier_micros, cl.fee_micros,
+           k.id::text AS key_id, k.name AS key_name, k.prefix AS key_prefix, je.id::text AS journal_entry_id
+    FROM completions c
+    JOIN clears cl ON cl.completion_id = c.id
+    JOIN journal_entries je ON je.clear_id = cl.id
+    JOIN api_keys k ON k.id = c.api_key_id
+    JOIN offers o ON o.id = c.offer_id
+    WHERE c.id = ${id} AND c.account_id = ${accountId}::uuid`;
+  if (!row) throw new AppError("not_found", "No such generation on your account.");
+  return {
+    id: row.id,
+    object: "generation",
+    created_at: row.created_at.toISOString(),
+    model: row.model_id,
+    offer_id: row.offer_id,
+    supplier_id: supplierPublicId(row.supplier_id),
+    finish_reason: row.finish_reason as Generation["finish_reason"],
+    usage: {
+      prompt_tokens: row.prompt_tokens,
+      completion_tokens: row.completion_tokens,
+      total_tokens: row.prompt_tokens + row.completion_tokens,
+      ...costFields(
+        {
+          chargeMicros: row.charge_micros,
+          supplierMicros: row.supplier_micros,
+          feeMicros: row.fee_micros,
+          burnMicroDiem: row.burn_micro_diem,
+          priceCents: row.price_cents,
+        },
+        {
+          billedPromptTokens: row.prompt_tokens,
+          billedCompletionTokens: row.completion_tokens,
+          claimedPromptTokens: row.claimed_prompt_tokens,
+          claimedCompletionTokens: row.claimed_completion_tokens,
+          usageEstimated: row.usage_estimated,
+          usageDisputed: row.usage_disputed,
+        },
+      ),
+    },
+    upstream_latency_ms: row.latency_ms,
+    total_latency_ms: row.total_latency_ms,
+    key: { id: row.key_id, name: row.key_name, prefix: row.key_prefix },
+    journal_entry_id: row.journal_entry_id,
+  };
+}
