@@ -20,12 +20,13 @@
  * svc/forwarder ratio and p50 difference.
  *
  * --baseline DIR also runs the app of another checkout (a `git worktree` of the commit to compare against, with
- * node_modules and its own `npm run build`) on the same database, upstream and load, as one more target: a change
- * worth less than a millisecond at concurrency 1 cannot be told from run-to-run noise otherwise. The database is
- * migrated by this checkout, so the baseline must run on its schema.
+ * node_modules and its own `npm run build`) on the same PostgreSQL server, upstream and load, as one more target: a
+ * change worth less than a millisecond at concurrency 1 cannot be told from run-to-run noise otherwise. It gets a
+ * database of its own (DATABASE_URL's name + "_baseline", wiped), migrated and seeded by that checkout's own code, so
+ * a change of schema or of a SQL function's signature between the two does not matter.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -196,7 +197,7 @@ const BASELINE = "svc POST (--baseline checkout)";
  * Starts `npm start`'s path (server/main.ts on the checkout's production build) in `dir`, against the wiped
  * database and without rate limits; answers its URL once it serves GET /v1/models.
  */
-async function startApp(name: string, dir: string, profileDir?: string): Promise<string> {
+async function startApp(name: string, dir: string, databaseUrl: string, profileDir?: string): Promise<string> {
   const port = await freePort();
   const tsx = [join(dir, "node_modules/tsx/dist/cli.mjs")];
   // With --profile the app runs in this node directly (tsx as a loader) so that --cpu-prof applies to it.
@@ -212,6 +213,7 @@ async function startApp(name: string, dir: string, profileDir?: string): Promise
     args,
     {
       ...env,
+      DATABASE_URL: databaseUrl,
       NODE_ENV: "production",
       NEXT_TELEMETRY_DISABLED: "1",
       SVC_ENV: "test",
@@ -229,6 +231,45 @@ async function startApp(name: string, dir: string, profileDir?: string): Promise
     async () => (await fetch(`${url}/v1/models`).catch(() => null))?.status === 200,
   );
   return url;
+}
+
+/**
+ * The baseline checkout's own database: wiped, migrated by that checkout (its scripts/migrate.ts where it has a CLI,
+ * which also installs prisma/functions/; else `prisma migrate deploy`) and seeded by its own bench world. Answers the
+ * buyer's API key there.
+ */
+async function prepareBaselineDatabase(
+  dir: string,
+  url: string,
+  world: { url: string; apiKey: string; dailyCapacityMicroDiem: bigint },
+): Promise<string> {
+  await resetTestDatabase(url);
+  const childEnv = { ...env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1", PRISMA_HIDE_UPDATE_MESSAGE: "1" };
+  const tsx = join(dir, "node_modules/tsx/dist/cli.mjs");
+  const migrate = existsSync(join(dir, "scripts/sql-functions.ts"))
+    ? [tsx, "scripts/migrate.ts"]
+    : [join(dir, "node_modules/prisma/build/index.js"), "migrate", "deploy"];
+  const run = (args: string[]) => {
+    const result = spawnSync(process.execPath, args, { cwd: dir, env: childEnv, encoding: "utf8" });
+    if (result.status !== 0) throw new Error(`baseline: ${args.join(" ")} failed:\n${result.stdout}${result.stderr}`);
+    return result.stdout;
+  };
+  run(migrate);
+  const loader = existsSync(join(dir, "server/server-modules.mjs")) ? "./server/server-modules.mjs" : "./scripts/server-modules.mjs";
+  const keyFile = join(workDir, "baseline-key.json");
+  const seed = `import { seedBenchWorld } from "./scripts/bench-world.ts";
+    const { writeFileSync } = await import("node:fs");
+    const { key } = await seedBenchWorld({ url: process.argv[1], apiKey: process.argv[2], dailyCapacityMicroDiem: BigInt(process.argv[3]) });
+    writeFileSync(process.argv[4], JSON.stringify({ key }));
+    process.exit(0);`;
+  const seedFile = join(dir, `.bench-baseline-seed-${process.pid}.ts`);
+  writeFileSync(seedFile, seed);
+  try {
+    run([tsx, "--import", loader, seedFile, world.url, world.apiKey, String(world.dailyCapacityMicroDiem), keyFile]);
+  } finally {
+    (await import("node:fs")).rmSync(seedFile, { force: true });
+  }
+  return (JSON.parse(readFileSync(keyFile, "utf8")) as { key: string }).key;
 }
 
 /** The floor forwarder's table: one row per commit, nothing else in it (the database is wiped by the next run). */
@@ -282,10 +323,18 @@ async function main() {
   Object.assign(env, { ALLOW_PRIVATE_UPSTREAMS: "true", LOG_LEVEL: "error" });
   const { db } = await import("../lib/db");
   const { checkLedgerInvariants } = await import("../lib/ledger/invariants");
-  const { key } = await seedBenchWorld({ url: upstreamUrl, apiKey: upstreamKey, dailyCapacityMicroDiem: 1_000_000_000_000_000n });
+  const world = { url: upstreamUrl, apiKey: upstreamKey, dailyCapacityMicroDiem: 1_000_000_000_000_000n };
+  const { key } = await seedBenchWorld(world);
 
-  const appUrl = await startApp("app (server/main.ts)", process.cwd(), opts.profile);
-  const baselineUrl = opts.baseline ? await startApp("baseline app", resolve(opts.baseline)) : undefined;
+  const appUrl = await startApp("app (server/main.ts)", process.cwd(), url, opts.profile);
+  let baseline: { url: string; key: string } | undefined;
+  if (opts.baseline) {
+    const dir = resolve(opts.baseline);
+    const baselineDb = new URL(url);
+    baselineDb.pathname = `${baselineDb.pathname}_baseline`;
+    const baselineKey = await prepareBaselineDatabase(dir, baselineDb.toString(), world);
+    baseline = { url: await startApp("baseline app", dir, baselineDb.toString()), key: baselineKey };
+  }
 
   const messages = [{ role: "user", content: "Say something short about benchmarks." }];
   const json = { "content-type": "application/json" };
@@ -320,9 +369,10 @@ async function main() {
     },
     { name: "svc GET /v1/models (for scale)", url: `${appUrl}/v1/models`, method: "GET", headers: {} },
   ];
-  if (baselineUrl) {
+  if (baseline) {
     const svc = targets.find((t) => t.name === SVC)!;
-    targets.splice(targets.indexOf(svc) + 1, 0, { ...svc, name: BASELINE, url: `${baselineUrl}/v1/chat/completions` });
+    const headers = { ...svc.headers, authorization: `Bearer ${baseline.key}` };
+    targets.splice(targets.indexOf(svc) + 1, 0, { ...svc, name: BASELINE, url: `${baseline.url}/v1/chat/completions`, headers });
   }
   for (const t of targets.filter((t) => t.method === "POST")) {
     const res = await fetch(t.url, { method: t.method, headers: t.headers, body: t.body });
@@ -348,7 +398,8 @@ async function main() {
       if (opts.only && !target.name.includes(opts.only)) continue;
       for (const c of CONCURRENCIES) {
         if (target.method === "GET" && c === 1) continue;
-        const isSvc = target.name === SVC || target.name === BASELINE;
+        // The clears counted below are this checkout's database's: the baseline clears into its own.
+        const isSvc = target.name === SVC;
         if (isSvc) uncountedAtMost += WARMUP_S > 0 ? 2 * c : c;
         if (WARMUP_S > 0) await load(target, c, WARMUP_S).then((f) => isSvc && (svc200 += f.requests - f.non2xx));
         const runStart = new Date();
