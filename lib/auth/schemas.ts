@@ -47,6 +47,11 @@ export type SessionView = z.output<typeof SessionSchema>;
 
 export const API_KEY_NAME_MAX = 100;
 
+/** When a key's spend limit starts again from zero: UTC midnight, Monday 00:00 UTC, or the 1st of the month 00:00 UTC. */
+export const LIMIT_RESETS = ["daily", "weekly", "monthly"] as const;
+export const LimitReset = z.enum(LIMIT_RESETS, { error: 'must be "daily", "weekly", "monthly" or null (a lifetime limit)' });
+export type LimitReset = z.infer<typeof LimitReset>;
+
 export const CreateApiKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(API_KEY_NAME_MAX).optional().describe('A label to tell keys apart; default "default"'),
   max_price_cents: PriceCents.nullable().optional().describe("The most this key may pay per diem; null or absent = the account's default"),
