@@ -25,6 +25,7 @@ import * as usageDaily from "@/app/v1/account/usage/daily/route";
 import * as usage from "@/app/v1/account/usage/route";
 import * as chat from "@/app/v1/chat/completions/route";
 import * as generation from "@/app/v1/generations/[id]/route";
+import * as currentKey from "@/app/v1/key/route";
 import * as book from "@/app/v1/market/book/route";
 import * as marketModels from "@/app/v1/market/models/route";
 import * as stats from "@/app/v1/market/stats/route";
@@ -71,6 +72,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/x402/top-up", module: topUp },
   { path: "/v1/chat/completions", module: chat },
   { path: "/v1/generations/{id}", module: generation },
+  { path: "/v1/key", module: currentKey },
   { path: "/v1/models", module: models },
   { path: "/v1/market/book", module: book },
   { path: "/v1/market/models", module: marketModels },

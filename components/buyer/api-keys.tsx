@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useRef, useState, type FormEvent } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { apiKeysKey, useApiKeys, type ApiKeyView, type CreatedApiKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
@@ -9,6 +9,7 @@ import { Panel } from "@/components/ui/card";
 import { CopyButton } from "@/components/ui/copy-button";
 import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
+import { cn } from "@/components/ui/cn";
 import { Field, inputClass } from "@/components/ui/field";
 import { formatCents, formatDateTime, formatUsd } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
@@ -17,7 +18,8 @@ import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-fiel
 import { useListMutation } from "@/components/ui/use-list-mutation";
 import { useSettings } from "@/components/wallet/providers";
 import { api } from "@/lib/browser/api";
-import { API_KEY_NAME_MAX } from "@/lib/auth/schemas";
+import { API_KEY_NAME_MAX, LIMIT_RESETS, type LimitReset } from "@/lib/auth/schemas";
+import { parseMicros } from "@/lib/money";
 import { priceCentsProblem } from "@/lib/wire";
 
 /** The API's own rule for a key name (CreateApiKeyBody), required here so no two keys end up "default". */
@@ -33,11 +35,12 @@ export function ApiKeys() {
   const [createOpen, setCreateOpen] = useState(false);
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKeyView | null>(null);
+  const [editing, setEditing] = useState<ApiKeyView | null>(null);
 
   return (
     <Panel
       title="API keys"
-      description="Bearer keys for POST /v1/chat/completions. Each key can carry its own max price and spend limit."
+      description="Bearer keys for POST /v1/chat/completions. Each key can carry its own max price and spend limit, for good or reset daily, weekly or monthly (UTC)."
       actions={<Button onClick={() => setCreateOpen(true)}>Create key</Button>}
     >
       <QueryState query={keys} loadingLabel="Loading your API keys" errorTitle="Couldn't load your API keys">
@@ -47,13 +50,14 @@ export function ApiKeys() {
               Create a key to call svc from code, with the OpenAI SDK or curl.
             </EmptyState>
           ) : (
-            <KeysTable keys={data} onRevoke={setRevoking} />
+            <KeysTable keys={data} onRevoke={setRevoking} onEdit={setEditing} />
           )
         }
       </QueryState>
       <CreateKeyDialog open={createOpen} onClose={() => setCreateOpen(false)} onCreated={setCreated} />
       <RevealKeyDialog created={created} onClose={() => setCreated(null)} />
       <RevokeKeyDialog apiKey={revoking} onClose={() => setRevoking(null)} />
+      <EditKeyDialog apiKey={editing} onClose={() => setEditing(null)} />
     </Panel>
   );
 }
@@ -65,7 +69,15 @@ function status(key: ApiKeyView): { label: string; tone: "green" | "neutral" | "
 }
 
 /** Every column at every width: on a phone the table scrolls sideways (see Table) rather than hiding the prefix. */
-function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: ApiKeyView) => void }) {
+function KeysTable({
+  keys,
+  onRevoke,
+  onEdit,
+}: {
+  keys: ApiKeyView[];
+  onRevoke: (key: ApiKeyView) => void;
+  onEdit: (key: ApiKeyView) => void;
+}) {
   return (
     <Table caption="API keys">
       <thead>
@@ -100,10 +112,20 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: Api
                 {key.max_price_cents === null ? "Account default" : `${formatCents(key.max_price_cents)} / diem`}
               </Td>
               <Td className="tabular-nums">
-                {formatUsd(key.spent)}
-                {key.spend_limit !== null && <span className="text-zinc-600 dark:text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
+                <KeySpend apiKey={key} />
               </Td>
-              <Td className="sticky right-0 bg-white text-right dark:bg-zinc-900">
+              <Td className="sticky right-0 bg-white text-right whitespace-nowrap dark:bg-zinc-900">
+                {!key.revoked_at && (
+                  <Button
+                    variant="ghost"
+                    size="sm"
+                    aria-label={`Edit ${key.name} (${key.prefix}…)`}
+                    title={`Edit ${key.name}`}
+                    onClick={() => onEdit(key)}
+                  >
+                    Edit
+                  </Button>
+                )}
                 {!key.revoked_at && (
                   <Button
                     variant="ghost"
@@ -122,6 +144,67 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKeyView[]; onRevoke: (key: Api
         })}
       </tbody>
     </Table>
+  );
+}
+
+const PERIOD_WORD: Record<LimitReset, string> = { daily: "today", weekly: "this week", monthly: "this month" };
+const PERIOD_UNIT: Record<LimitReset, string> = { daily: "UTC day", weekly: "week (from Monday, UTC)", monthly: "calendar month (UTC)" };
+const RESET_LABEL: Record<LimitReset, string> = { daily: "Daily", weekly: "Weekly", monthly: "Monthly" };
+
+/**
+ * What the key spent against its limit: its lifetime spend, or the current period's (requests in flight included,
+ * as the limit counts them) with when the period resets.
+ */
+function KeySpend({ apiKey: key }: { apiKey: ApiKeyView }) {
+  if (key.limit_reset === null || key.period_spent === null) {
+    return (
+      <>
+        {formatUsd(key.spent)}
+        {key.spend_limit !== null && <span className="text-zinc-600 dark:text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
+      </>
+    );
+  }
+  return (
+    <div className="flex flex-col">
+      <span>
+        {formatUsd(key.period_spent)} {PERIOD_WORD[key.limit_reset]}
+        {key.spend_limit !== null && <span className="text-zinc-600 dark:text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
+      </span>
+      <span className="text-xs text-zinc-600 dark:text-zinc-400">
+        {key.limit_resets_at && <>Resets {formatDateTime(key.limit_resets_at)} · </>}
+        {formatUsd(key.spent)} in all
+      </span>
+    </div>
+  );
+}
+
+/** When the spend limit resets: never (a lifetime limit), or each UTC day, week (from Monday) or month. */
+function LimitResetField({ value, onChange }: { value: LimitReset | null; onChange: (value: LimitReset | null) => void }) {
+  const id = useId();
+  return (
+    <div className="flex min-w-0 flex-col gap-1.5">
+      <label htmlFor={id} className="text-sm font-medium">
+        Limit resets
+      </label>
+      <select
+        id={id}
+        name="limit_reset"
+        className={cn(inputClass, "pr-8")}
+        value={value ?? ""}
+        onChange={(e) => onChange(e.target.value === "" ? null : (e.target.value as LimitReset))}
+        aria-describedby={`${id}-hint`}
+      >
+        <option value="">Never (a lifetime limit)</option>
+        {LIMIT_RESETS.map((reset) => (
+          <option key={reset} value={reset}>
+            {RESET_LABEL[reset]}
+          </option>
+        ))}
+      </select>
+      <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
+        At 00:00 UTC; weeks start on Monday, months on the 1st. A request in flight at the reset counts against the period it began in.
+      </p>
+    </div>
   );
 }
 
@@ -149,6 +232,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
   }, [open]);
   const [maxPrice, setMaxPrice] = useState("");
   const spendLimit = useUsdcAmount("", { minMicros: 1n }, { optional: true });
+  const [limitReset, setLimitReset] = useState<LimitReset | null>(null);
   const { mutation: create, close } = useListMutation({
     mutationFn: () =>
       api<CreatedApiKey>("/v1/account/api-keys", {
@@ -157,6 +241,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
           name: name.trim(),
           ...(maxPrice && { max_price_cents: Number(maxPrice) }),
           ...(spendLimit.value && { spend_limit: spendLimit.value }),
+          ...(limitReset && { limit_reset: limitReset }),
         },
       }),
     invalidates: [apiKeysKey],
@@ -164,6 +249,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
       setName("");
       setMaxPrice("");
       spendLimit.clear();
+      setLimitReset(null);
       onCreated(key);
     },
     onClose,
@@ -212,8 +298,9 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose:
             label="Spend limit (optional)"
             name="spend_limit"
             placeholder="No limit"
-            hint="Total this key may ever spend."
+            hint={limitReset ? `What this key may spend each ${PERIOD_UNIT[limitReset]}.` : "Total this key may ever spend."}
           />
+          <LimitResetField value={limitReset} onChange={setLimitReset} />
         </div>
         <DialogActions error={create.error} onCancel={close}>
           <Button type="submit" loading={create.isPending}>
@@ -261,7 +348,13 @@ function RevealKeyDialog({ created, onClose }: { created: CreatedApiKey | null; 
           <p className="text-sm break-words text-zinc-600 dark:text-zinc-400">
             Named <strong>{created.name}</strong>
             {created.max_price_cents !== null && <> · max {formatCents(created.max_price_cents)} / diem</>}
-            {created.spend_limit !== null && <> · spend limit {formatUsd(created.spend_limit)}</>}
+            {created.spend_limit !== null && (
+              <>
+                {" "}
+                · spend limit {formatUsd(created.spend_limit)}
+                {created.limit_reset && <> {created.limit_reset}</>}
+              </>
+            )}
           </p>
           {confirming ? (
             <Alert
@@ -317,4 +410,101 @@ function RevokeKeyDialog({ apiKey, onClose }: { apiKey: ApiKeyView | null; onClo
       </DialogActions>
     </Dialog>
   );
+}
+
+/**
+ * Edits a live key: name, max price, spend limit and its reset. Only what changed is sent. A limit below what the
+ * period has already spent is accepted (the API says so): the key is then refused until the reset.
+ */
+function EditKeyDialog({ apiKey, onClose }: { apiKey: ApiKeyView | null; onClose: () => void }) {
+  // A fresh form per key (its fields start from that key's values).
+  return apiKey === null ? null : <EditKeyForm key={apiKey.id} apiKey={apiKey} onClose={onClose} />;
+}
+
+function EditKeyForm({ apiKey, onClose }: { apiKey: ApiKeyView; onClose: () => void }) {
+  const [name, setName] = useState(apiKey.name);
+  const [maxPrice, setMaxPrice] = useState(apiKey.max_price_cents === null ? "" : String(apiKey.max_price_cents));
+  const spendLimit = useUsdcAmount(
+    apiKey.spend_limit === null ? "" : trimAmount(apiKey.spend_limit),
+    { minMicros: 1n },
+    { optional: true },
+  );
+  const [limitReset, setLimitReset] = useState<LimitReset | null>(apiKey.limit_reset);
+  const { mutation: save, close } = useListMutation({
+    mutationFn: () =>
+      api<ApiKeyView>(`/v1/account/api-keys/${apiKey.id}`, {
+        method: "PATCH",
+        body: {
+          ...(name.trim() !== apiKey.name && { name: name.trim() }),
+          ...(maxPrice !== (apiKey.max_price_cents === null ? "" : String(apiKey.max_price_cents)) && {
+            max_price_cents: maxPrice ? Number(maxPrice) : null,
+          }),
+          ...(spendLimit.micros !== (apiKey.spend_limit === null ? null : parseMicros(apiKey.spend_limit)) && {
+            spend_limit: spendLimit.value || null,
+          }),
+          ...(limitReset !== apiKey.limit_reset && { limit_reset: limitReset }),
+        },
+      }),
+    invalidates: [apiKeysKey],
+    onClose,
+  });
+  const maxPriceError = maxPrice ? priceCentsProblem(maxPrice) : null;
+  const nameError = keyNameProblem(name);
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    spendLimit.touch();
+    if (nameError || maxPriceError || spendLimit.problem) return;
+    save.mutate();
+  }
+
+  return (
+    <Dialog open onClose={close} title={`Edit “${apiKey.name}”`} description={<span className="font-mono">{apiKey.prefix}…</span>}>
+      <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
+        <Field
+          label="Name"
+          name="name"
+          maxLength={API_KEY_NAME_MAX}
+          required
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          error={nameError}
+        />
+        <div className="grid gap-4 sm:grid-cols-2">
+          <Field
+            label="Max price (optional)"
+            name="max_price_cents"
+            inputMode="numeric"
+            suffix="¢ / diem"
+            value={maxPrice}
+            onChange={(e) => setMaxPrice(e.target.value.trim())}
+            error={maxPriceError}
+            hint="Empty: your account default."
+          />
+          <UsdcAmountField
+            amount={spendLimit}
+            label="Spend limit (optional)"
+            name="spend_limit"
+            placeholder="No limit"
+            hint={
+              apiKey.period_spent !== null && apiKey.limit_reset
+                ? `${formatUsd(apiKey.period_spent)} spent ${PERIOD_WORD[apiKey.limit_reset]}. A limit below that stops the key until the reset.`
+                : `${formatUsd(apiKey.spent)} spent so far. A limit below that stops the key.`
+            }
+          />
+          <LimitResetField value={limitReset} onChange={setLimitReset} />
+        </div>
+        <DialogActions error={save.error} onCancel={close}>
+          <Button type="submit" loading={save.isPending}>
+            Save
+          </Button>
+        </DialogActions>
+      </form>
+    </Dialog>
+  );
+}
+
+/** "25.500000" → "25.5": the form shows the amount as a person would type it. */
+function trimAmount(amount: string): string {
+  return amount.replace(/\.?0+$/, "");
 }

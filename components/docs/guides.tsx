@@ -28,7 +28,7 @@ export function QuickStart({ facts }: { facts: DeploymentFacts }) {
           , connect a wallet on Base and sign the sign-in message (no transaction, no gas).
         </li>
         <li>Top up: your wallet signs a USDC authorization for exactly the amount; the service settles it on chain and credits you.</li>
-        <li>Create an API key (shown once), optionally with a max price and a spend limit.</li>
+        <li>Create an API key (shown once), optionally with a max price and a spend limit, for good or reset daily, weekly or monthly.</li>
         <li>
           Point any OpenAI SDK at <C>{origin}/v1</C> with that key.
         </li>
@@ -251,6 +251,41 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         the upstream&apos;s latency and the total, the key that made it and the journal entry id. Another account&apos;s id answers 404, as
         an unknown one does; a malformed one 400.
       </p>
+      <SubHeading id="key-budgets">Key budgets that reset</SubHeading>
+      <p>
+        A key&apos;s <C>spend_limit</C> is for the key&apos;s whole life unless you give it a <C>limit_reset</C>: <C>daily</C> (from 00:00
+        UTC), <C>weekly</C> (from Monday 00:00 UTC, weeks Monday to Sunday) or <C>monthly</C> (from the 1st, 00:00 UTC). Set it when
+        creating the key (<C>POST /v1/account/api-keys</C>) or later (<C>PATCH /v1/account/api-keys/{"{id}"}</C>, <C>null</C> for a lifetime
+        limit again), in the dashboard, or with the CLI&apos;s <C>--limit-reset</C>. The limit is held like the balance: each request
+        reserves its worst case against the current period before it is forwarded, in one conditional update, so no number of concurrent
+        requests on any number of servers spends past it.
+      </p>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <strong>A request in flight at the reset counts against the period it was reserved in.</strong> Its charge stays there, and the
+          part of its reservation it did not use is given back to that period only; the new period starts at 0.
+        </li>
+        <li>
+          A limit lowered below what the period has already spent is accepted: the key then gets 402 <C>spend_limit_exceeded</C> until the
+          reset (the error says when) or until you raise it.
+        </li>
+        <li>
+          Changing <C>limit_reset</C> counts the new current period from the ledger: what the key&apos;s requests reserved since it began.
+        </li>
+      </ul>
+      <p>
+        The key can describe itself: <C>GET /v1/key</C> with the key as Bearer answers its <C>limit</C>, <C>limit_remaining</C> (requests in
+        flight included), <C>limit_reset</C>, <C>limit_resets_at</C>, its <C>usage</C> in total and <C>usage_daily</C>, <C>usage_weekly</C>,{" "}
+        <C>usage_monthly</C> (UTC, from its clears), its max price, expiry and rate limit, inside <C>{'{"object":"key","data":{…}}'}</C>:
+        OpenRouter&apos;s field names for its key endpoint, with money as USDC strings.
+      </p>
+      <CodeBlock
+        title="A daily budget, and what the key sees"
+        language="sh"
+        code={`curl -b jar.txt "${facts.origin}/v1/account/api-keys" -H 'content-type: application/json' \\
+  -d '{"name":"agent","spend_limit":"5.00","limit_reset":"daily"}'
+curl "${facts.origin}/v1/key" -H "Authorization: Bearer $SVC_API_KEY"`}
+      />
 
       <SubHeading id="no-offer">When nothing routes: 503</SubHeading>
       <Table caption="Headers of a 503 from chat completions">

@@ -76,7 +76,7 @@ export const SECURITY_SCHEMES = {
     scheme: "bearer",
     bearerFormat: "svc_…",
     description:
-      "An API key from POST /v1/account/api-keys. POST /v1/chat/completions takes it, and GET /v1/generations/{id} (which also takes the session).",
+      "An API key from POST /v1/account/api-keys. POST /v1/chat/completions takes it, GET /v1/key, where the key describes itself, and GET /v1/generations/{id} (which also takes the session).",
   },
 } as const;
 
@@ -90,7 +90,10 @@ const TAGS = [
   { name: "Auth", description: "Sign-In with Ethereum: nonce, verify, session, logout." },
   { name: "Account", description: "The signed-in account: balance, API keys, ledger, usage, max-price default." },
   { name: "Payments", description: "x402 top-ups in USDC on Base." },
-  { name: "Inference", description: "OpenAI-compatible chat completions, paid from the balance." },
+  {
+    name: "Inference",
+    description: "OpenAI-compatible chat completions, paid from the balance, and the calling key's own limits and usage.",
+  },
   { name: "Market", description: "Public market data: models, book, trades, stats." },
   { name: "Supply", description: "Suppliers' offers, earnings and withdrawals; the public pool summary." },
   { name: "Operations", description: "Health checks, this document, and the JSON 404 of unknown /v1 paths." },
@@ -263,7 +266,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       summary: "The open inference marketplace: OpenAI-compatible chat completions paid in USDC on Base.",
       description:
         "Public routes need nothing; session routes need the svc_session cookie from Sign-In with Ethereum (GET /auth/nonce, POST /auth/verify); " +
-        "POST /v1/chat/completions needs an svc_ API key as a Bearer token. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
+        "POST /v1/chat/completions and GET /v1/key need an svc_ API key as a Bearer token. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
         'prices are integer cents per diem (100 = list price). Every error is {"error":{"message","type","code"}} and every answer carries X-Request-Id.',
       license: { name: "MIT", identifier: "MIT" },
     },

@@ -33,7 +33,8 @@ export const ERROR_DESCRIPTIONS = {
   invalid_signature: "The signature does not prove control of the wallet (EOA, EIP-1271 and EIP-6492 are checked).",
   insufficient_balance: "The balance cannot cover the request's worst case; `needed` and `available` say by how much.",
   payment_required: "Payment is required before this call can proceed.",
-  spend_limit_exceeded: "The API key's spend limit cannot cover the request's worst case.",
+  spend_limit_exceeded:
+    "The API key's spend limit (its current period's, when it resets daily, weekly or monthly) cannot cover the request's worst case.",
   payment_invalid:
     "The x402 payment does not match what was asked (amount, payee, network, validity) or did not verify; `reason` says why.",
   payment_settlement_failed: "The USDC transfer did not go through; nothing was credited.",

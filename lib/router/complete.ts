@@ -1,5 +1,6 @@
 import "server-only";
 import { assertApiKeyLive, forgetApiKey, type ApiKeyContext } from "@/lib/auth/api-key-auth";
+import { getKeyLimitPeriod } from "@/lib/auth/current-key";
 import { randomId } from "@/lib/auth/tokens";
 import { getBalance } from "@/lib/ledger/accounts";
 import { env } from "@/lib/env";
@@ -276,7 +277,7 @@ async function reserve(input: {
     case "insufficient_balance":
       throw insufficientBalance(reservation, await availableBalance(reservation.accountId));
     case "spend_limit_exceeded":
-      throw spendLimitExceeded(reservation.spendLimitMicros, reservation.amountMicros);
+      throw spendLimitExceeded(reservation.spendLimitMicros, reservation.amountMicros, await getKeyLimitPeriod(reservation.apiKeyId, now));
   }
 }
 

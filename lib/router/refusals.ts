@@ -37,12 +37,37 @@ export function insufficientBalance(r: { amountMicros: bigint; priceCents: numbe
   );
 }
 
-/** The key's spend limit cannot cover the request's worst case (its reservation). */
-export function spendLimitExceeded(spendLimitMicros: bigint | null, amountMicros: bigint) {
+/**
+ * The key's spend limit cannot cover the request's worst case (its reservation). `period` is given when the limit
+ * resets: the limit is then the current period's, and the answer says when it starts again.
+ */
+export function spendLimitExceeded(
+  spendLimitMicros: bigint | null,
+  amountMicros: bigint,
+  period: { reset: string; spentMicros: bigint; resetsAt: Date } | null = null,
+) {
+  const limit = formatMicros(spendLimitMicros ?? 0n);
+  const details = { limit: "key_spend_limit", spend_limit: limit, needed: formatMicros(amountMicros) };
+  if (period === null) {
+    return new AppError(
+      "spend_limit_exceeded",
+      `This API key's spend limit (${limit} USDC) cannot cover this request's worst case of ${formatMicros(amountMicros)} USDC. Raise the limit or use another key.`,
+      { details },
+    );
+  }
   return new AppError(
     "spend_limit_exceeded",
-    `This API key's spend limit (${formatMicros(spendLimitMicros ?? 0n)} USDC) cannot cover this request's worst case of ${formatMicros(amountMicros)} USDC. Raise the limit or use another key.`,
-    { details: { limit: "key_spend_limit", spend_limit: formatMicros(spendLimitMicros ?? 0n), needed: formatMicros(amountMicros) } },
+    `This API key's ${period.reset} spend limit (${limit} USDC, of which ${formatMicros(period.spentMicros)} is spent or reserved this period) ` +
+      `cannot cover this request's worst case of ${formatMicros(amountMicros)} USDC. It resets at ${period.resetsAt.toISOString()}; ` +
+      "raise the limit, lower max_tokens or use another key.",
+    {
+      details: {
+        ...details,
+        limit_reset: period.reset,
+        period_spent: formatMicros(period.spentMicros),
+        limit_resets_at: period.resetsAt.toISOString(),
+      },
+    },
   );
 }
 

@@ -157,10 +157,15 @@ BEGIN
     )
     SELECT array_agg(p.owner_id), array_agg(p.account), array_agg(p.balance) INTO b_owner, b_account, b_balance FROM paid p;
 
-    -- 4. Keys: the spend reserved becomes the spend charged, once per key.
+    -- 4. Keys: the spend reserved becomes the spend charged, once per key. The period's counter gets the unused part
+    --    of a hold back only while it still counts the period the hold was reserved in (holds.key_period_start, read
+    --    from the holds locked in step 1): a hold that straddles the reset counts against its own period, and the new
+    --    period starts at 0.
     WITH a AS (
-      SELECT i.api_key_id, SUM(i.amount)::bigint AS amount, SUM(i.charge)::bigint AS charge
-      FROM unnest(c_key, c_amount, c_charge) AS i(api_key_id, amount, charge)
+      SELECT i.api_key_id, SUM(i.amount)::bigint AS amount, SUM(i.charge)::bigint AS charge,
+             array_agg(h."key_period_start") AS periods, array_agg(i.amount - i.charge) AS unused
+      FROM unnest(c_key, c_amount, c_charge, c_hold) AS i(api_key_id, amount, charge, hold_id)
+      JOIN "holds" h ON h."id" = i.hold_id
       GROUP BY i.api_key_id
     ), locked AS MATERIALIZED (
       SELECT k."id" FROM "api_keys" k JOIN a ON a.api_key_id = k."id"
@@ -168,7 +173,9 @@ BEGIN
       FOR NO KEY UPDATE OF k
     )
     UPDATE "api_keys" k
-    SET "spent_micros" = k."spent_micros" - a.amount + a.charge, "last_used_at" = p_now
+    SET "spent_micros" = k."spent_micros" - a.amount + a.charge, "last_used_at" = p_now,
+        "period_spent_micros" = k."period_spent_micros"
+          - COALESCE((SELECT SUM(u.unused) FROM unnest(a.periods, a.unused) AS u(period, unused) WHERE u.period = k."period_start"), 0)::bigint
     FROM locked l JOIN a ON a.api_key_id = l."id"
     WHERE k."id" = l."id";
 

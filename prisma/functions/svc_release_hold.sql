@@ -15,7 +15,12 @@ BEGIN
   WHERE "offer_id" = v_hold."offer_id" AND "day" = v_hold."day";
   UPDATE "ledger_accounts" SET "held_micros" = "held_micros" - v_hold."amount_micros"
   WHERE "kind" = 'buyer' AND "owner_id" = v_hold."account_id";
-  UPDATE "api_keys" SET "spent_micros" = "spent_micros" - v_hold."amount_micros" WHERE "id" = v_hold."api_key_id";
+  -- The period's counter gets the amount back only while it still counts the period the hold was reserved in.
+  UPDATE "api_keys"
+  SET "spent_micros" = "spent_micros" - v_hold."amount_micros",
+      "period_spent_micros" = "period_spent_micros"
+        - CASE WHEN "period_start" = v_hold."key_period_start" THEN v_hold."amount_micros" ELSE 0 END
+  WHERE "id" = v_hold."api_key_id";
   UPDATE "holds" SET "status" = 'released', "settled_at" = p_now WHERE "id" = v_hold."id";
   RETURN true;
 END;

@@ -2,9 +2,10 @@
 -- authenticated from its row (a revoked or expired key is refused at once, whatever a process cached), the max price
 -- resolved (request, key cap, account default, platform default), the model's list prices read, and the worst case
 -- reserved on the cheapest routable offer that serves the request's features (svc_offer_routable,
--- svc_offer_model_serves): its capacity, the buyer's balance and the key's spend, with the prices snapshotted onto
--- the hold. Each item gets its own outcome and none raises: an item it cannot take (a missing value, a negative
--- count, a burn whose charge would not fit a bigint) is 'rejected' alone.
+-- svc_offer_model_serves): its capacity, the buyer's balance and the key's spend (its lifetime total, or its current
+-- period's when its limit resets), with the prices and the key's period snapshotted onto the hold. Each item gets its
+-- own outcome and none raises: an item it cannot take (a missing value, a negative count, a burn whose charge would
+-- not fit a bigint) is 'rejected' alone.
 -- status: 'ok' | 'invalid_api_key' | 'max_price_above_key_cap' | 'model_not_found' | 'insufficient_balance'
 --       | 'spend_limit_exceeded' | 'no_offer' | 'rejected'. ord is the 1-based position in the arrays.
 -- SET enable_seqscan = off: every row is looked up by key, and a plan made while the tables were nearly empty must
@@ -52,6 +53,7 @@ DECLARE
   v_burn_exact numeric;
   v_charge bigint;
   v_hold uuid;
+  v_period timestamptz;
   v_done boolean;
   i integer;
 BEGIN
@@ -141,8 +143,21 @@ BEGIN
         EXIT;
       END IF;
 
-      UPDATE "api_keys" SET "spent_micros" = "spent_micros" + v_charge
-      WHERE "id" = v_key."id" AND ("spend_limit_micros" IS NULL OR "spent_micros" + v_charge <= "spend_limit_micros");
+      -- The key's limit: a lifetime limit holds its total spend, a resetting one (limit_reset) its current period's,
+      -- where a counter of a period that has passed counts as 0 and starts again here (svc_key_period_spent_micros).
+      -- One conditional UPDATE either way, re-checked on the latest row by concurrent reservations.
+      UPDATE "api_keys"
+      SET "spent_micros" = "spent_micros" + v_charge,
+          "period_spent_micros" = CASE WHEN "limit_reset" IS NULL THEN "period_spent_micros"
+            ELSE svc_key_period_spent_micros("limit_reset", "period_start", "period_spent_micros", p_now) + v_charge END,
+          "period_start" = CASE WHEN "limit_reset" IS NULL THEN "period_start"
+            ELSE GREATEST("period_start", svc_key_period_start("limit_reset", p_now)) END
+      WHERE "id" = v_key."id"
+        AND ("spend_limit_micros" IS NULL
+             OR CASE WHEN "limit_reset" IS NULL THEN "spent_micros"
+                     ELSE svc_key_period_spent_micros("limit_reset", "period_start", "period_spent_micros", p_now) END
+                + v_charge <= "spend_limit_micros")
+      RETURNING CASE WHEN "limit_reset" IS NULL THEN NULL ELSE "period_start" END INTO v_period;
       IF NOT FOUND THEN
         UPDATE "offer_days" SET "held_micro_diem" = "held_micro_diem" - v_burn WHERE "offer_id" = v_offer."id" AND "day" = v_day;
         UPDATE "ledger_accounts" SET "held_micros" = "held_micros" - v_charge
@@ -155,9 +170,9 @@ BEGIN
 
       INSERT INTO "holds" ("account_id", "api_key_id", "offer_id", "model_id", "day", "price_cents",
                            "amount_micros", "burn_micro_diem", "expires_at", "created_at",
-                           "input_micro_diem_per_mtok", "output_micro_diem_per_mtok")
+                           "input_micro_diem_per_mtok", "output_micro_diem_per_mtok", "key_period_start")
       VALUES (v_key."account_id", v_key."id", v_offer."id", p_model_ids[i], v_day, v_offer."price_cents",
-              v_charge, v_burn, p_expires_at, p_now, v_model.input, v_model.output)
+              v_charge, v_burn, p_expires_at, p_now, v_model.input, v_model.output, v_period)
       RETURNING "id" INTO v_hold;
 
       RETURN QUERY SELECT i, 'ok'::text, v_key."id", v_key."account_id", v_key."max_price_cents",

@@ -1,8 +1,19 @@
 /** Each command: call it, then print its result as text or (--json) as one JSON document. */
 import type { Context } from "./api";
-import { chat, getGeneration, type ChatResult } from "./chat";
+import { chat, getGeneration, resolveApiKey, type ChatResult } from "./chat";
 import { CliError, EXIT } from "./errors";
-import { createKey, describeKeyLimits, formatKeyTable, getBalance, keyStatus, listKeys, revokeKey } from "./keys";
+import {
+  createKey,
+  currentKey,
+  describeKeyLimits,
+  editKey,
+  formatCurrentKey,
+  formatKeyTable,
+  getBalance,
+  keyStatus,
+  listKeys,
+  revokeKey,
+} from "./keys";
 import { login } from "./login";
 import { usd, type Output } from "./output";
 import { runFlow } from "./run";
@@ -12,6 +23,7 @@ export type Values = {
   name?: string;
   "max-cents"?: string;
   "spend-limit"?: string;
+  "limit-reset"?: string;
   model?: string;
   "max-tokens"?: string;
   prompt?: string;
@@ -49,6 +61,10 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
     }
     case "keys":
       return keysCommand(ctx, out, rest, v);
+    case "key": {
+      const k = await currentKey(ctx, resolveApiKey(ctx, v["api-key"]));
+      return out.result(formatCurrentKey(k), k);
+    }
     case "chat": {
       const prompt = v.prompt ?? rest.join(" ");
       const r = await chat(ctx, { prompt, model: v.model, maxCents: v["max-cents"], maxTokens: v["max-tokens"], apiKey: v["api-key"] });
@@ -99,7 +115,7 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
 async function keysCommand(ctx: Context, out: Output, [sub, id]: string[], v: Values): Promise<void> {
   switch (sub) {
     case "create": {
-      const k = await createKey(ctx, { name: v.name, maxCents: v["max-cents"], spendLimit: v["spend-limit"] });
+      const k = await createKey(ctx, keyOptions(v));
       return out.result(
         `${k.key}\nCreated key "${k.name}" (id ${k.id}; ${describeKeyLimits(k)}).\nThe key is shown only once; it is saved in ${ctx.store.file} for \`chat\`.`,
         k,
@@ -109,17 +125,26 @@ async function keysCommand(ctx: Context, out: Output, [sub, id]: string[], v: Va
       const keys = await listKeys(ctx);
       return out.result(formatKeyTable(keys), { data: keys });
     }
+    case "edit": {
+      const k = await editKey(ctx, id, keyOptions(v));
+      return out.result(`Key "${k.name}" (${k.prefix}…, id ${k.id}): ${describeKeyLimits(k)}.`, k);
+    }
     case "revoke": {
       const k = await revokeKey(ctx, id);
       return out.result(`Key ${k.prefix}… (${k.id}) is ${keyStatus(k)}; it is refused from the next request on.`, k);
     }
     default:
       throw new CliError(
-        "Usage: keys create [--name N] [--max-cents C] [--spend-limit USD] | keys list | keys revoke <id>",
+        "Usage: keys create [--name N] [--max-cents C] [--spend-limit USD] [--limit-reset daily|weekly|monthly] | keys list | " +
+          "keys edit <id> [--name N] [--max-cents C|none] [--spend-limit USD|none] [--limit-reset daily|weekly|monthly|none] | keys revoke <id>",
         EXIT.usage,
         "usage",
       );
   }
+}
+
+function keyOptions(v: Values) {
+  return { name: v.name, maxCents: v["max-cents"], spendLimit: v["spend-limit"], limitReset: v["limit-reset"] };
 }
 
 export function costLine(r: ChatResult): string {

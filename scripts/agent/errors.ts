@@ -68,8 +68,17 @@ export function explainApiError(error: ApiError): CliError {
         { ...base, needed: b.needed, available: b.available, price_cents: b.price_cents },
       );
     case "spend_limit_exceeded":
+      if (b.limit_reset) {
+        return new CliError(
+          `This API key's ${b.limit_reset} spend limit (${b.spend_limit} USDC, ${b.period_spent} spent or reserved this period) cannot cover ` +
+            `the request's worst case of ${b.needed} USDC. It resets at ${b.limit_resets_at}; or raise it with \`${CLI} keys edit <id> --spend-limit USD\`, or lower --max-tokens.`,
+          EXIT.funds,
+          "spend_limit_exceeded",
+          { ...base, needed: b.needed, spend_limit: b.spend_limit, limit_reset: b.limit_reset, limit_resets_at: b.limit_resets_at },
+        );
+      }
       return new CliError(
-        `This API key's spend limit (${b.spend_limit} USDC) cannot cover the request's worst case of ${b.needed} USDC: create a key with a higher --spend-limit or lower --max-tokens.`,
+        `This API key's spend limit (${b.spend_limit} USDC) cannot cover the request's worst case of ${b.needed} USDC: raise it with \`${CLI} keys edit <id> --spend-limit USD\` or lower --max-tokens.`,
         EXIT.funds,
         "spend_limit_exceeded",
         { ...base, needed: b.needed, spend_limit: b.spend_limit },

@@ -1,5 +1,5 @@
-/** keys create | list | revoke, and balance: session routes under /v1/account. */
-import type { ApiKeyView, CreatedApiKey } from "../../lib/auth/schemas";
+/** keys create | list | edit | revoke, and balance: session routes under /v1/account; key: GET /v1/key with the API key. */
+import { LIMIT_RESETS, type ApiKeyView, type CreatedApiKey, type CurrentKey, type LimitReset } from "../../lib/auth/schemas";
 import type { BalanceView } from "../../lib/account/schemas";
 import { callApi, type Context } from "./api";
 import { CliError, EXIT } from "./errors";
@@ -11,7 +11,19 @@ export type { ApiKeyView };
 export type CreatedKey = CreatedApiKey;
 export type Balance = BalanceView;
 
-export type CreateKeyOptions = { name?: string; maxCents?: string; spendLimit?: string };
+export type CreateKeyOptions = { name?: string; maxCents?: string; spendLimit?: string; limitReset?: string };
+
+/** --limit-reset: daily, weekly or monthly; "none" (edit only) makes the limit a lifetime one again. */
+export function parseLimitReset(value: string | undefined, allowNone: boolean): LimitReset | null | undefined {
+  if (value === undefined) return undefined;
+  if (allowNone && value === "none") return null;
+  if ((LIMIT_RESETS as readonly string[]).includes(value)) return value as LimitReset;
+  throw new CliError(
+    `--limit-reset must be ${LIMIT_RESETS.join(", ")}${allowNone ? " or none" : ""} (UTC; weeks start on Monday), got ${JSON.stringify(value)}.`,
+    EXIT.usage,
+    "invalid_limit_reset",
+  );
+}
 
 export function parseCents(value: string | undefined, what: string): number | undefined {
   if (value === undefined) return undefined;
@@ -31,6 +43,7 @@ export async function createKey(ctx: Context, options: CreateKeyOptions): Promis
     ...(options.name ? { name: options.name } : {}),
     ...(options.maxCents !== undefined ? { max_price_cents: parseCents(options.maxCents, "--max-cents") } : {}),
     ...(options.spendLimit !== undefined ? { spend_limit: assertUsdAmount(options.spendLimit, "--spend-limit") } : {}),
+    ...(options.limitReset !== undefined ? { limit_reset: parseLimitReset(options.limitReset, false) } : {}),
   };
   const { data } = await callApi<CreatedKey>(ctx, "/v1/account/api-keys", { method: "POST", body, session: true });
   ctx.store.saveApiKey(ctx.config.baseUrl, { id: data.id, prefix: data.prefix, key: data.key });
@@ -40,6 +53,45 @@ export async function createKey(ctx: Context, options: CreateKeyOptions): Promis
 export async function listKeys(ctx: Context): Promise<ApiKeyView[]> {
   const { data } = await callApi<{ data: ApiKeyView[] }>(ctx, "/v1/account/api-keys", { session: true });
   return data.data;
+}
+
+/** Edits a key: only the options given change; "none" clears --max-cents, --spend-limit or --limit-reset. */
+export async function editKey(ctx: Context, id: string | undefined, options: CreateKeyOptions): Promise<ApiKeyView> {
+  if (!id) throw new CliError("keys edit needs the key's id (see `keys list`).", EXIT.usage, "missing_key_id");
+  const orNone = <T>(value: string | undefined, parse: (v: string) => T) =>
+    value === undefined ? undefined : value === "none" ? null : parse(value);
+  const body = {
+    ...(options.name !== undefined ? { name: options.name } : {}),
+    ...(options.maxCents !== undefined ? { max_price_cents: orNone(options.maxCents, (v) => parseCents(v, "--max-cents")) } : {}),
+    ...(options.spendLimit !== undefined ? { spend_limit: orNone(options.spendLimit, (v) => assertUsdAmount(v, "--spend-limit")) } : {}),
+    ...(options.limitReset !== undefined ? { limit_reset: parseLimitReset(options.limitReset, true) } : {}),
+  };
+  if (Object.keys(body).length === 0) {
+    throw new CliError("keys edit needs something to change: --name, --max-cents, --spend-limit or --limit-reset.", EXIT.usage, "usage");
+  }
+  const path = `/v1/account/api-keys/${encodeURIComponent(id)}`;
+  return (await callApi<ApiKeyView>(ctx, path, { method: "PATCH", body, session: true })).data;
+}
+
+/** GET /v1/key with an API key: the key's limits and usage, as it sees them. */
+export async function currentKey(ctx: Context, apiKey: string): Promise<CurrentKey["data"]> {
+  const { data } = await callApi<CurrentKey>(ctx, "/v1/key", { headers: { authorization: `Bearer ${apiKey}` } });
+  return data.data;
+}
+
+export function formatCurrentKey(k: CurrentKey["data"]): string {
+  const limit =
+    k.limit === null
+      ? "no spend limit"
+      : `limit ${usd(k.limit)} USDC ${k.limit_reset ?? "lifetime"}, ${usd(k.limit_remaining)} remaining` +
+        (k.limit_resets_at ? ` (resets ${k.limit_resets_at})` : "");
+  return [
+    `${k.name} (${k.prefix}…, id ${k.id}): ${limit}`,
+    `usage ${usd(k.usage)} USDC in all · ${usd(k.usage_daily)} today · ${usd(k.usage_weekly)} this week · ${usd(k.usage_monthly)} this month (UTC)`,
+    `max price ${k.max_price_cents === null ? "account default" : `${k.max_price_cents} cents/diem`} · ` +
+      `rate limit ${k.rate_limit.requests} requests per ${k.rate_limit.interval}` +
+      (k.expires_at ? ` · expires ${k.expires_at}` : ""),
+  ].join("\n");
 }
 
 export async function revokeKey(ctx: Context, id: string | undefined): Promise<ApiKeyView> {
@@ -61,8 +113,10 @@ export function keyStatus(key: ApiKeyView, now = Date.now()): "active" | "revoke
 
 export function describeKeyLimits(key: ApiKeyView): string {
   const max = key.max_price_cents === null ? "max: account default" : `max ${key.max_price_cents} cents/diem`;
-  const limit = key.spend_limit === null ? "no spend limit" : `spend limit ${usd(key.spend_limit)} USDC`;
-  return `${max}, ${limit}`;
+  if (key.spend_limit === null) return `${max}, no spend limit`;
+  if (key.limit_reset === null) return `${max}, spend limit ${usd(key.spend_limit)} USDC`;
+  const period = `${usd(key.period_spent)} spent this period, resets ${key.limit_resets_at}`;
+  return `${max}, spend limit ${usd(key.spend_limit)} USDC ${key.limit_reset} (${period})`;
 }
 
 export function formatKeyTable(keys: ApiKeyView[]): string {

@@ -20,10 +20,16 @@ Commands
   topup <amount>                Fund the balance with <amount> USDC over x402 (402 → sign EIP-3009 → retry).
                                 Checks the wallet's USDC on chain first.
   balance                       The prepaid balance: available, held, total.
-  keys create [--name N] [--max-cents C] [--spend-limit USD]
-                                Create an svc_ API key (shown once; saved for \`chat\`).
-  keys list                     The account's keys (never their secrets).
+  keys create [--name N] [--max-cents C] [--spend-limit USD] [--limit-reset daily|weekly|monthly]
+                                Create an svc_ API key (shown once; saved for \`chat\`). With --limit-reset the
+                                spend limit starts again each UTC day, week (from Monday) or month.
+  keys list                     The account's keys (never their secrets), with each period's spend.
+  keys edit <id> [--name N] [--max-cents C|none] [--spend-limit USD|none] [--limit-reset …|none]
+                                Change a key; only what is given changes. A limit below what the period has
+                                spent is accepted and stops the key until the reset.
   keys revoke <id>              Revoke a key.
+  key [--api-key svc_…]         What the API key itself sees (GET /v1/key): its limit, what remains of it and
+                                when it resets, its usage today, this week, this month and in all, its rate limit.
   chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…]
                                 One completion with the openai client at {base}/v1; prints the answer, then
                                 its cost (usage.cost_details; --json has them all), price, burn, balance and
@@ -77,6 +83,7 @@ async function main(argv: string[]): Promise<number> {
         name: { type: "string" },
         "max-cents": { type: "string" },
         "spend-limit": { type: "string" },
+        "limit-reset": { type: "string" },
         model: { type: "string" },
         "max-tokens": { type: "string" },
         prompt: { type: "string" },

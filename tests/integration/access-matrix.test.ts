@@ -42,6 +42,8 @@ function expectedAccess(method: string, pattern: string): Access | undefined {
   if (pattern === "/v1/chat/completions") return method === "POST" ? "bearer" : undefined;
   // Not in the spec's table (issue 22): a read of the account's own records, for its agents' keys and its dashboard.
   if (pattern === "/v1/generations/[id]") return method === "GET" ? "key_or_session" : undefined;
+  // Issue 22: a key describes itself through its own credential (OpenRouter's GET /api/v1/key).
+  if (pattern === "/v1/key") return method === "GET" ? "bearer" : undefined;
   if (PUBLIC_PATHS.has(pattern) || isUnder(pattern, "/v1/market")) return "public";
   if (isUnder(pattern, "/v1/account") || pattern === "/v1/x402/top-up" || isUnder(pattern, "/v1/supply") || isUnder(pattern, "/auth")) {
     return "session";

@@ -220,6 +220,33 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(json<CliFailure>(run).error.code).toBe("api_key_rejected");
   }, 60_000);
 
+  it("gives a key a budget that resets, edits it, and the key describes itself (key: GET /v1/key)", async () => {
+    const opts = { sessionFile: sessionFile() };
+    const created = json<{ id: string; key: string; limit_reset: string | null; limit_resets_at: string | null }>(
+      await cli(["keys", "create", "--name", "daily", "--spend-limit", "2", "--limit-reset", "daily", "--json"], opts),
+    );
+    expect(created.limit_reset).toBe("daily");
+    expect(created.limit_resets_at).not.toBeNull();
+
+    const bad = await cli(["keys", "edit", created.id, "--limit-reset", "hourly", "--json"], opts);
+    expect(bad.code).toBe(2);
+    expect(json<CliFailure>(bad).error.code).toBe("invalid_limit_reset");
+    const edited = await cli(["keys", "edit", created.id, "--spend-limit", "3", "--limit-reset", "weekly", "--json"], opts);
+    expect(edited.code, edited.stdout).toBe(0);
+    expect(json<{ spend_limit: string; limit_reset: string }>(edited)).toMatchObject({ spend_limit: "3.000000", limit_reset: "weekly" });
+
+    const chat = await cli(["chat", "Hello", "--model", modelId, "--api-key", created.key, "--json"], opts);
+    expect(chat.code, chat.stdout).toBe(0);
+    const run = await cli(["key", "--api-key", created.key, "--json"], opts);
+    expect(run.code, run.stdout).toBe(0);
+    const key = json<{ id: string; limit: string; limit_reset: string; limit_remaining: string; usage: string; usage_daily: string }>(run);
+    const cost = json<{ cost: string }>(chat).cost;
+    expect(key).toMatchObject({ id: created.id, limit: "3.000000", limit_reset: "weekly", usage: cost, usage_daily: cost });
+    expect(micros(key.limit_remaining)).toBe(3n * USDC - micros(cost));
+    const human = await cli(["key", "--api-key", created.key], opts);
+    expect(human.stdout).toContain("weekly");
+  }, 60_000);
+
   it("says the session expired (exit 3) once the server has ended it", async () => {
     const account = await db.account.findUniqueOrThrow({ where: { walletAddress: BUYER.address } });
     await db.session.updateMany({ where: { accountId: account.id, revokedAt: null }, data: { revokedAt: new Date() } });

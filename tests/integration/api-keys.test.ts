@@ -155,7 +155,10 @@ describe("GET /v1/account/api-keys", () => {
       last_used_at: null,
       max_price_cents: null,
       spend_limit: "10.000000",
+      limit_reset: null,
       spent: "0.000000",
+      period_spent: null,
+      limit_resets_at: null,
       expires_at: null,
       revoked_at: null,
     });

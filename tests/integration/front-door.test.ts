@@ -79,7 +79,7 @@ describe("methods a route does not serve", () => {
       expect(fromRoutes.allowed(path), path).toEqual(fromDescription.allowed(path));
       expect(fromRoutes.template(path), path).toEqual(fromDescription.template(path));
     }
-    expect(fromRoutes.allowed("/v1/account/api-keys/abc")).toEqual(["DELETE", "OPTIONS"]);
+    expect(fromRoutes.allowed("/v1/account/api-keys/abc")).toEqual(["DELETE", "OPTIONS", "PATCH"]);
     expect(fromRoutes.template("/v1/chat/completion%73")).toBe("/v1/{path}");
   });
 });

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { GET as getOpenApiJson } from "@/app/openapi.json/route";
+import { createApiKey } from "@/lib/auth/api-keys";
 import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS } from "@/lib/http/errors";
 import type { RouteHandler } from "@/lib/http/route-types";
@@ -201,6 +202,7 @@ describe("GET /openapi.json", () => {
 
   it("describes real answers: every GET without required input answers in its described shape", async () => {
     const me = await seedSignedInAccount();
+    const { key } = await createApiKey(me.id, {});
     const simple = OPERATIONS.filter(
       (o) =>
         o.method === "GET" &&
@@ -209,7 +211,9 @@ describe("GET /openapi.json", () => {
     );
     expect(simple.length).toBeGreaterThan(10);
     for (const spec of simple) {
-      const headers: Record<string, string> = spec.handler.meta.auth === "session" ? { cookie: me.cookie } : {};
+      const { auth } = spec.handler.meta;
+      const headers: Record<string, string> =
+        auth === "session" ? { cookie: me.cookie } : auth === "bearer" ? { authorization: `Bearer ${key}` } : {};
       const res = await spec.handler(jsonRequest("GET", spec.path, undefined, headers), routeParams({}));
       const described = spec.docs.responses.find((r) => r.status === res.status);
       expect(described, `${spec.path} answered ${res.status}: ${await res.clone().text()}`).toBeDefined();
