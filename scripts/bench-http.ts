@@ -259,8 +259,9 @@ async function prepareBaselineDatabase(
   const keyFile = join(workDir, "baseline-key.json");
   const seed = `import { seedBenchWorld } from "./scripts/bench-world.ts";
     const { writeFileSync } = await import("node:fs");
-    const { key } = await seedBenchWorld({ url: process.argv[1], apiKey: process.argv[2], dailyCapacityMicroDiem: BigInt(process.argv[3]) });
-    writeFileSync(process.argv[4], JSON.stringify({ key }));
+    const [url, apiKey, capacity, out] = process.argv.slice(2);
+    const { key } = await seedBenchWorld({ url, apiKey, dailyCapacityMicroDiem: BigInt(capacity) });
+    writeFileSync(out, JSON.stringify({ key }));
     process.exit(0);`;
   const seedFile = join(dir, `.bench-baseline-seed-${process.pid}.ts`);
   writeFileSync(seedFile, seed);
