@@ -1,9 +1,11 @@
 import { getAddress } from "viem";
+import { formatUsd } from "../../components/ui/format";
 import { getDevAccount } from "../../lib/chain/constants";
 import { bearerClient } from "../fixtures/api";
 import { usdcBalance, usdcTransfers } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { usdTextToMicros } from "../fixtures/money";
+import { APP_ORIGIN } from "../fixtures/stack";
 
 test.use({ wallet: "buyer" });
 
@@ -89,4 +91,46 @@ test("creates a key that is shown once, uses it from the OpenAI SDK, sees the us
   ).rejects.toMatchObject({
     status: 401,
   });
+});
+
+test("gives a key a daily budget, sees what each call cost and the day's spend, then makes the budget weekly", async ({
+  signedInPage: page,
+}) => {
+  const name = `e2e budget ${Date.now().toString(36)}`;
+  await page.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "API keys" }).click();
+  await page.getByRole("button", { name: "Create key" }).first().click();
+  const create = page.getByRole("dialog", { name: "Create an API key" });
+  await create.getByLabel("Name").fill(name);
+  await create.getByLabel("Spend limit (optional)").fill("5");
+  await create.getByLabel("Limit resets").selectOption("daily");
+  await create.getByRole("button", { name: "Create key" }).click();
+  const reveal = page.getByRole("dialog", { name: "Your new API key" });
+  const key = await reveal.getByLabel("API key", { exact: true }).inputValue();
+  await reveal.getByRole("button", { name: "I've saved my key" }).click();
+
+  // The answer states its own cost, and the generation it names is the key's to look up.
+  const { data: completion, response } = await bearerClient(key)
+    .chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "Hello from Playwright" }] })
+    .withResponse();
+  const usage = completion.usage as unknown as { cost: number; cost_details: { charge: string } };
+  expect(usage.cost).toBeGreaterThan(0);
+  expect(usage.cost).toBe(Number(usage.cost_details.charge));
+  expect(response.headers.get("x-svc-generation-id")).toBe(completion.id);
+
+  const self = await fetch(`${APP_ORIGIN}/v1/key`, { headers: { authorization: `Bearer ${key}` } });
+  expect(self.status).toBe(200);
+  const described = ((await self.json()) as { data: { limit: string; limit_reset: string; usage_daily: string } }).data;
+  expect(described).toMatchObject({ limit: "5.000000", limit_reset: "daily", usage_daily: usage.cost_details.charge });
+
+  const row = page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: name });
+  await page.reload();
+  await expect(row).toContainText(`${formatUsd(usage.cost_details.charge)} today`);
+  await expect(row).toContainText("Resets");
+
+  await row.getByRole("button", { name: `Edit ${name}` }).click();
+  const edit = page.getByRole("dialog", { name: `Edit “${name}”` });
+  await edit.getByLabel("Limit resets").selectOption("weekly");
+  await edit.getByRole("button", { name: "Save" }).click();
+  await expect(edit).toBeHidden();
+  await expect(row).toContainText("this week");
 });
