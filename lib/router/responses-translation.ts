@@ -12,6 +12,7 @@
  * Answers: the visible reasoning, then the message (output_text or refusal), then one function_call item per tool
  * call; finish_reason `length` is status incomplete (max_output_tokens), `content_filter` incomplete (content_filter).
  */
+import "server-only";
 import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
 import type { ResponseObject, ResponseOutputItem, ResponsesInputItem, ResponsesRequest } from "@/lib/router/responses-schemas";
 
