@@ -141,7 +141,8 @@ function assistantMessage(content: string | readonly ({ type: "output_text"; tex
   if (typeof content === "string") return { role: "assistant", content } satisfies AssistantMessage as AssistantMessage;
   const text = content.flatMap((p) => (p.type === "output_text" ? [p.text] : [])).join("");
   const refusal = content.flatMap((p) => (p.type === "refusal" ? [p.refusal] : [])).join("");
-  const message: AssistantMessage = { role: "assistant", content: text !== "" || refusal === "" ? text : null };
+  // Always a string: an upstream may refuse an assistant message with neither content nor tool calls.
+  const message: AssistantMessage = { role: "assistant", content: text };
   if (refusal !== "") message.refusal = refusal;
   return message;
 }
