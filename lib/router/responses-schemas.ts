@@ -83,8 +83,33 @@ const ReasoningItem = z.strictObject({
   encrypted_content: z.string().max(2_000_000).nullish(),
 });
 
-/** One input item: a message (the type may be left out, as OpenAI allows), a function call, its output, or reasoning. */
-const InputItem = z.union([z.discriminatedUnion("type", [FunctionCallItem, FunctionCallOutputItem, ReasoningItem]), MessageItem]);
+const ITEMS = {
+  message: MessageItem,
+  function_call: FunctionCallItem,
+  function_call_output: FunctionCallOutputItem,
+  reasoning: ReasoningItem,
+};
+type InputItemOut = z.infer<(typeof ITEMS)[keyof typeof ITEMS]>;
+
+/**
+ * One input item, checked by its type (a message may leave it out, as OpenAI allows), so a problem is named at its own
+ * field. Any other type (item_reference, the built-in tools' calls) is refused: svc stores no items and runs no tools.
+ */
+const InputItem = z.looseObject({ type: z.string().max(64).optional() }).superRefine((item, ctx) => {
+  const type = item.type ?? "message";
+  const schema = Object.hasOwn(ITEMS, type) ? ITEMS[type as keyof typeof ITEMS] : null;
+  if (!schema) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["type"],
+      message: `"${type}" is not supported: input items are message, function_call, function_call_output or reasoning (svc stores no items to refer to)`,
+      params: { code: "invalid_request" },
+    });
+    return;
+  }
+  const parsed = schema.safeParse(item);
+  if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined });
+}) as unknown as z.ZodType<InputItemOut>;
 
 const FunctionTool = z.strictObject({
   type: z.literal("function"),

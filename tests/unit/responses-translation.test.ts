@@ -145,6 +145,18 @@ describe("the Responses request's refusals", () => {
     ).toThrow(expect.objectContaining({ code: "invalid_request", details: { param: "tool_choice.name" } }));
   });
 
+  it("names a malformed item's own field, and refuses an item type svc cannot serve", () => {
+    expect(() => parse({ model: "m", input: [{ role: "user", content: [{ type: "input_image", file_id: "file_1" }] }] })).toThrow(
+      expect.objectContaining({ code: "invalid_request", details: { param: "input.0.content" } }),
+    );
+    expect(() => parse({ model: "m", input: [{ type: "function_call", call_id: "c", name: "f" }] })).toThrow(
+      expect.objectContaining({ code: "invalid_request", details: { param: "input.0.arguments" } }),
+    );
+    expect(() => parse({ model: "m", input: [{ type: "item_reference", id: "msg_1" }] })).toThrow(
+      expect.objectContaining({ code: "invalid_request", details: { param: "input.0.type" } }),
+    );
+  });
+
   it("accepts background: false and store: true", () => {
     expect(parse({ model: "m", input: "x", background: false, store: true })).toMatchObject({ store: true });
   });
