@@ -95,21 +95,26 @@ type InputItemOut = z.infer<(typeof ITEMS)[keyof typeof ITEMS]>;
  * One input item, checked by its type (a message may leave it out, as OpenAI allows), so a problem is named at its own
  * field. Any other type (item_reference, the built-in tools' calls) is refused: svc stores no items and runs no tools.
  */
-const InputItem = z.looseObject({ type: z.string().max(64).optional() }).superRefine((item, ctx) => {
-  const type = item.type ?? "message";
-  const schema = Object.hasOwn(ITEMS, type) ? ITEMS[type as keyof typeof ITEMS] : null;
-  if (!schema) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["type"],
-      message: `"${type}" is not supported: input items are message, function_call, function_call_output or reasoning (svc stores no items to refer to)`,
-      params: { code: "invalid_request" },
-    });
-    return;
-  }
-  const parsed = schema.safeParse(item);
-  if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined });
-}) as unknown as z.ZodType<InputItemOut>;
+const InputItem = z
+  .looseObject({ type: z.string().max(64).optional() })
+  .superRefine((item, ctx) => {
+    const type = item.type ?? "message";
+    const schema = Object.hasOwn(ITEMS, type) ? ITEMS[type as keyof typeof ITEMS] : null;
+    if (!schema) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["type"],
+        message: `"${type}" is not supported: input items are message, function_call, function_call_output or reasoning (svc stores no items to refer to)`,
+        params: { code: "invalid_request" },
+      });
+      return;
+    }
+    const parsed = schema.safeParse(item);
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, input: undefined });
+  })
+  .describe(
+    "An input item by its type: `message` (the type may be left out) {role: user|system|developer|assistant, content: a string or parts: input_text {text}, input_image {image_url: https or data: URL, detail?} for users, output_text {text} and refusal {refusal} for the assistant}; `function_call` {call_id, name, arguments}; `function_call_output` {call_id, output: a string or input_text parts}; `reasoning` (accepted, not forwarded). Any other type is a 400 naming input.N.type.",
+  ) as unknown as z.ZodType<InputItemOut>;
 
 const FunctionTool = z.strictObject({
   type: z.literal("function"),
@@ -136,6 +141,8 @@ function functionOnly<S extends z.ZodType>(schema: S, message: string) {
 const Tool = functionOnly(
   FunctionTool,
   "is not supported: svc runs no built-in tools (web search, file search, computer use, ...); use tools of type function",
+).describe(
+  "A function tool {type: function, name, description?, parameters? (JSON Schema), strict?}; built-in tools (web search, file search, computer use, ...) are a 400 naming tools.N.type",
 );
 
 const ToolChoice = z.union([
@@ -143,7 +150,7 @@ const ToolChoice = z.union([
   functionOnly(
     z.strictObject({ type: z.literal("function"), name: Name }),
     "only none, auto, required or a function tool can be chosen: svc runs no built-in tools",
-  ),
+  ).describe("{type: function, name}: call this function"),
 ]);
 
 const TextFormat = z.discriminatedUnion("type", [
