@@ -206,6 +206,9 @@ export const ResponsesRequest = z
       names.add(tool.name);
     }
     const choice = body.tool_choice;
+    // auto and none say nothing without tools (clients send them by default); a demand for a call needs something to call.
+    if (choice === "required" && tools.length === 0)
+      ctx.addIssue({ code: "custom", path: ["tool_choice"], message: "required needs tools" });
     if (choice && typeof choice === "object" && !names.has(choice.name)) {
       ctx.addIssue({ code: "custom", path: ["tool_choice", "name"], message: `names no tool in tools ("${choice.name}")` });
     }

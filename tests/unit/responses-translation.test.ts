@@ -157,6 +157,12 @@ describe("the Responses request's refusals", () => {
     );
   });
 
+  it("refuses tool_choice: required without tools (auto and none are dropped)", () => {
+    expect(() => parse({ model: "m", input: "x", tool_choice: "required" })).toThrow(
+      expect.objectContaining({ code: "invalid_request", details: { param: "tool_choice" } }),
+    );
+  });
+
   it("accepts background: false and store: true", () => {
     expect(parse({ model: "m", input: "x", background: false, store: true })).toMatchObject({ store: true });
   });
