@@ -25,6 +25,7 @@ const abs = (glob) => `${ROOT}/${glob.includes("*") ? glob : `${glob}{,x}`}`;
 const CLIENT_SAFE = [
   "lib/browser/**",
   "lib/*/schemas.ts",
+  "lib/router/responses-schemas.ts",
   "lib/api-error.ts",
   "lib/errors.ts",
   "lib/money.ts",

@@ -31,6 +31,7 @@ import * as marketModels from "@/app/v1/market/models/route";
 import * as stats from "@/app/v1/market/stats/route";
 import * as trades from "@/app/v1/market/trades/route";
 import * as models from "@/app/v1/models/route";
+import * as responses from "@/app/v1/responses/route";
 import * as earnings from "@/app/v1/supply/earnings/route";
 import * as offer from "@/app/v1/supply/offers/[id]/route";
 import * as offers from "@/app/v1/supply/offers/route";
@@ -71,6 +72,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/account/usage/daily", module: usageDaily },
   { path: "/v1/x402/top-up", module: topUp },
   { path: "/v1/chat/completions", module: chat },
+  { path: "/v1/responses", module: responses },
   { path: "/v1/generations/{id}", module: generation },
   { path: "/v1/key", module: currentKey },
   { path: "/v1/models", module: models },

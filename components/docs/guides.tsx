@@ -128,6 +128,61 @@ print(raw.headers["x-svc-generation-id"], raw.headers["x-balance-remaining"])`}
         Streaming is not offered in v1: <C>stream: true</C> answers 400 <C>stream_not_supported</C>. The SDK&apos;s own retries are best
         off: a retry is a new request that may route to another offer.
       </p>
+
+      <SubHeading id="quick-start-responses">With the Responses API (agents&apos; frameworks)</SubHeading>
+      <p>
+        <C>POST /v1/responses</C> serves the stateless part of OpenAI&apos;s Responses API, which the OpenAI Agents SDK uses by default and
+        LangChain (<C>useResponsesApi: true</C>) and the Vercel AI SDK (<C>openai.responses(model)</C>) offer. Each response is one chat
+        completion underneath: the same routing, max price, key limits, reservation and charge, <C>usage.cost</C> and{" "}
+        <C>usage.cost_details</C>, and one clear. Send the whole conversation in <C>input</C> every time (messages with <C>input_text</C>{" "}
+        and <C>input_image</C> parts, the <C>function_call</C> items an answer gave you and your <C>function_call_output</C> items): svc
+        stores nothing, so <C>store: true</C> is answered with <C>store: false</C>, and <C>previous_response_id</C>, <C>background</C> and
+        built-in tools (web search, file search, computer use) are refused with a 400 naming the field, before anything is reserved.
+      </p>
+      <div className="flex flex-col gap-3">
+        <CodeBlock
+          title="Node.js (openai)"
+          language="ts"
+          code={`import OpenAI from "openai";
+
+const client = new OpenAI({ baseURL: "${origin}/v1", apiKey: process.env.SVC_API_KEY, maxRetries: 0 });
+const parameters = { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false };
+const tools = [{ type: "function" as const, name: "get_weather", parameters, strict: true }];
+const input: OpenAI.Responses.ResponseInput = [{ role: "user", content: "What is the weather in Paris?" }];
+
+const first = await client.responses.create({ model: "${model}", input, tools, max_output_tokens: 200 });
+const call = first.output.find((item) => item.type === "function_call");
+if (call) {
+  // Send the whole exchange back: svc stores nothing between requests.
+  input.push(...(first.output as OpenAI.Responses.ResponseInputItem[]));
+  input.push({ type: "function_call_output", call_id: call.call_id, output: '{"temperature":21}' });
+  const second = await client.responses.create({ model: "${model}", input, tools, max_output_tokens: 200 });
+  console.log(second.output_text, second.status); // "incomplete" when it stopped at max_output_tokens
+}`}
+        />
+        <CodeBlock
+          title="OpenAI Agents SDK (@openai/agents)"
+          language="ts"
+          code={`import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from "@openai/agents";
+import { z } from "zod";
+
+setTracingDisabled(true); // traces go to OpenAI, not to svc
+const provider = new OpenAIProvider({ baseURL: "${origin}/v1", apiKey: process.env.SVC_API_KEY, useResponses: true });
+const runner = new Runner({ modelProvider: provider });
+const weather = tool({
+  name: "get_weather",
+  description: "Weather in a city",
+  parameters: z.object({ city: z.string() }),
+  execute: async ({ city }) => \`sunny in \${city}\`,
+});
+const agent = new Agent({ name: "Weather", instructions: "Answer with the weather.", model: "${model}", tools: [weather] });
+console.log((await runner.run(agent, "What is the weather in Paris?")).finalOutput);`}
+        />
+      </div>
+      <p>
+        The answer&apos;s <C>id</C> is <C>resp_…</C>; <C>X-Svc-Generation-Id</C> is its generation&apos;s id (<C>chatcmpl-</C> and the same
+        random part) for <C>GET /v1/generations/{"{id}"}</C>. From the CLI: <C>npm run agent -- chat &quot;Hello&quot; --responses</C>.
+      </p>
     </>
   );
 }

@@ -16,14 +16,14 @@ import { Cents, component, Diem, Timestamp, Usdc } from "@/lib/wire";
  */
 
 /** OpenAI's rule for function and schema names. */
-const Name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, underscores or dashes");
-const Text = z.string().max(2_000_000);
+export const Name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, underscores or dashes");
+export const Text = z.string().max(2_000_000);
 const MAX_SCHEMA_DEPTH = 32;
 export const MAX_IMAGES = 64;
 export const MAX_TOOLS = 128;
 
 /** A JSON-schema object (kept as sent); nesting is bounded so nothing recursive can overflow on it. */
-const JsonSchemaObject = z
+export const JsonSchemaObject = z
   .record(z.string(), z.unknown())
   .refine((value) => jsonDepth(value) <= MAX_SCHEMA_DEPTH, `must nest at most ${MAX_SCHEMA_DEPTH} levels`)
   .describe("A JSON Schema object");
@@ -42,16 +42,15 @@ function jsonDepth(root: unknown): number {
 }
 
 const TextPart = z.strictObject({ type: z.literal("text"), text: Text });
+/** An image's URL as we forward it: https, or an inline data URL of the four formats every vision upstream reads. */
+export const ImageUrl = z
+  .string()
+  .max(2_000_000)
+  .regex(/^(https:\/\/|data:image\/(png|jpeg|gif|webp);base64,)/i, "must be an https URL or a data:image/(png|jpeg|gif|webp);base64 URL");
 const ImagePart = z.strictObject({
   type: z.literal("image_url"),
   image_url: z.strictObject({
-    url: z
-      .string()
-      .max(2_000_000)
-      .regex(
-        /^(https:\/\/|data:image\/(png|jpeg|gif|webp);base64,)/i,
-        "must be an https URL or a data:image/(png|jpeg|gif|webp);base64 URL",
-      ),
+    url: ImageUrl,
     detail: z.enum(["auto", "low", "high"]).optional(),
   }),
 });
@@ -124,7 +123,7 @@ const ResponseFormat = z.discriminatedUnion("type", [
 ]);
 
 /** `stream: true` is refused with its own code, ahead of every other problem (parseInput reads `params.code`). */
-const Stream = z
+export const Stream = z
   .boolean()
   .nullish()
   .refine((stream) => stream !== true, {
@@ -246,7 +245,7 @@ export const CostDetailsSchema = component(
 );
 export type CostDetails = z.output<typeof CostDetailsSchema>;
 
-const CostFields = {
+export const CostFields = {
   cost: z
     .number()
     .describe("What this completion cost, USD (a JSON number, as OpenRouter reports it; cost_details.charge is the exact decimal)"),

@@ -1,6 +1,8 @@
 /**
  * chat: one completion through the official openai client pointed at {base}/v1, with what it cost (usage.cost_details,
  * the clear's own journal figures) and its generation id; `generation <id>` reads a completion's record afterwards.
+ * `chat --responses` asks the same through POST /v1/responses (the Responses API agents' frameworks speak): the same
+ * result, with the response's id (resp_…) and its status in place of the finish reason.
  */
 import OpenAI from "openai";
 import type { CostDetails, Generation } from "../../lib/router/schemas";
@@ -8,14 +10,25 @@ import { callApi, type Context } from "./api";
 import { ApiError, CliError, EXIT, explainApiError } from "./errors";
 import { parseCents } from "./keys";
 
-export type ChatOptions = { prompt: string; model?: string; maxCents?: string; maxTokens?: string; apiKey?: string };
+export type ChatOptions = {
+  prompt: string;
+  model?: string;
+  maxCents?: string;
+  maxTokens?: string;
+  apiKey?: string;
+  /** Through POST /v1/responses rather than /v1/chat/completions. */
+  responses?: boolean;
+};
 
 export type ChatResult = {
-  /** The completion's id: its record is GET /v1/generations/{id} (X-Svc-Generation-Id). */
+  /** Which API answered: POST /v1/chat/completions or POST /v1/responses. */
+  api: "chat.completions" | "responses";
+  /** The completion's id (chatcmpl-…), or the response's (resp_…); its record is GET /v1/generations/{generation_id}. */
   id: string;
   generation_id: string | null;
   model: string;
   answer: string;
+  /** The chat's finish reason; through the Responses API its status (completed, or incomplete: and why). */
   finish_reason: string;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   /** USDC this completion cost (usage.cost_details.charge, = X-Svc-Cost). */
@@ -79,21 +92,38 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
 
   // One call is one request: a retry could route elsewhere at another price, so the SDK must not retry on its own.
   const client = new OpenAI({ baseURL: `${ctx.config.baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 180_000 });
+  const headers = maxCents === undefined ? undefined : { headers: { "X-Svc-Max-Cents": String(maxCents) } };
   try {
+    if (options.responses) {
+      const { data, response } = await client.responses
+        .create({ model, input: options.prompt, ...(maxTokens ? { max_output_tokens: maxTokens } : {}) }, headers)
+        .withResponse();
+      // svc's additions to the Responses usage object, as on chat completions.
+      const usage = data.usage as (OpenAI.Responses.ResponseUsage & { cost_details?: CostDetails }) | undefined;
+      const why = data.incomplete_details?.reason;
+      return withHeaders(response.headers, {
+        api: "responses",
+        id: data.id,
+        model: data.model,
+        answer: data.output_text,
+        finish_reason: why ? `${data.status}: ${why}` : (data.status ?? ""),
+        usage: {
+          prompt_tokens: usage?.input_tokens ?? 0,
+          completion_tokens: usage?.output_tokens ?? 0,
+          total_tokens: usage?.total_tokens ?? 0,
+        },
+        cost_details: usage?.cost_details ?? null,
+      });
+    }
     const { data, response } = await client.chat.completions
-      .create(
-        { model, messages: [{ role: "user", content: options.prompt }], ...(maxTokens ? { max_tokens: maxTokens } : {}) },
-        maxCents === undefined ? undefined : { headers: { "X-Svc-Max-Cents": String(maxCents) } },
-      )
+      .create({ model, messages: [{ role: "user", content: options.prompt }], ...(maxTokens ? { max_tokens: maxTokens } : {}) }, headers)
       .withResponse();
-    const h = response.headers;
-    const num = (name: string) => (h.get(name) === null ? null : Number(h.get(name)));
     const choice = data.choices[0];
     // svc's additions to OpenAI's usage object (OpenRouter's names): the SDK passes them through untyped.
     const usage = data.usage as (OpenAI.CompletionUsage & { cost?: number; cost_details?: CostDetails }) | undefined;
-    return {
+    return withHeaders(response.headers, {
+      api: "chat.completions",
       id: data.id,
-      generation_id: h.get("x-svc-generation-id"),
       model: data.model,
       answer: choice?.message.content ?? "",
       finish_reason: choice?.finish_reason ?? "",
@@ -102,17 +132,28 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
         completion_tokens: data.usage?.completion_tokens ?? 0,
         total_tokens: data.usage?.total_tokens ?? 0,
       },
-      cost: usage?.cost_details?.charge ?? h.get("x-svc-cost"),
       cost_details: usage?.cost_details ?? null,
-      price_cents: num("x-svc-price-cents"),
-      burn_diem: h.get("x-svc-burn-diem"),
-      max_cents: num("x-svc-max-cents"),
-      balance_remaining: h.get("x-balance-remaining"),
-      request_id: h.get("x-request-id"),
-    };
+    });
   } catch (error) {
     throw fromOpenAI(ctx, error);
   }
+}
+
+type Answered = Pick<ChatResult, "api" | "id" | "model" | "answer" | "finish_reason" | "usage" | "cost_details">;
+
+/** The answer with what its headers say: the generation's id, the cost, price, burn, max price and balance. */
+function withHeaders(h: Headers, answered: Answered): ChatResult {
+  const num = (name: string) => (h.get(name) === null ? null : Number(h.get(name)));
+  return {
+    ...answered,
+    generation_id: h.get("x-svc-generation-id"),
+    cost: answered.cost_details?.charge ?? h.get("x-svc-cost"),
+    price_cents: num("x-svc-price-cents"),
+    burn_diem: h.get("x-svc-burn-diem"),
+    max_cents: num("x-svc-max-cents"),
+    balance_remaining: h.get("x-balance-remaining"),
+    request_id: h.get("x-request-id"),
+  };
 }
 
 /**

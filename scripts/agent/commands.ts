@@ -30,6 +30,7 @@ export type Values = {
   "api-key"?: string;
   "min-balance"?: string;
   "topup-amount"?: string;
+  responses?: boolean;
 };
 
 export const DEFAULT_RUN_PROMPT = "In one short sentence: what is an inference marketplace?";
@@ -67,7 +68,14 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
     }
     case "chat": {
       const prompt = v.prompt ?? rest.join(" ");
-      const r = await chat(ctx, { prompt, model: v.model, maxCents: v["max-cents"], maxTokens: v["max-tokens"], apiKey: v["api-key"] });
+      const r = await chat(ctx, {
+        prompt,
+        model: v.model,
+        maxCents: v["max-cents"],
+        maxTokens: v["max-tokens"],
+        apiKey: v["api-key"],
+        responses: v.responses,
+      });
       return out.result(`${r.answer}\n\n${costLine(r)}`, r);
     }
     case "generation": {

@@ -30,10 +30,11 @@ Commands
   keys revoke <id>              Revoke a key.
   key [--api-key svc_…]         What the API key itself sees (GET /v1/key): its limit, what remains of it and
                                 when it resets, its usage today, this week, this month and in all, its rate limit.
-  chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…]
+  chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…] [--responses]
                                 One completion with the openai client at {base}/v1; prints the answer, then
                                 its cost (usage.cost_details; --json has them all), price, burn, balance and
-                                its generation id.
+                                its generation id. --responses asks through POST /v1/responses (the Responses
+                                API) instead of /v1/chat/completions: the same answer and cost, id resp_….
   generation <id> [--api-key svc_…]
                                 A completion's record (GET /v1/generations/{id}): who served it, tokens billed
                                 and claimed, charge, supplier share, fee, latency, key, journal entry. Uses the
@@ -90,6 +91,7 @@ async function main(argv: string[]): Promise<number> {
         "api-key": { type: "string" },
         "min-balance": { type: "string" },
         "topup-amount": { type: "string" },
+        responses: { type: "boolean" },
       },
     });
   } catch (error) {

@@ -40,6 +40,8 @@ const isUnder = (pattern: string, prefix: string) => pattern === prefix || patte
 function expectedAccess(method: string, pattern: string): Access | undefined {
   if (pattern === "/v1/[...path]") return "not-found";
   if (pattern === "/v1/chat/completions") return method === "POST" ? "bearer" : undefined;
+  // Issue 24: the Responses API is chat completions under another shape, with the same credential.
+  if (pattern === "/v1/responses") return method === "POST" ? "bearer" : undefined;
   // Not in the spec's table (issue 22): a read of the account's own records, for its agents' keys and its dashboard.
   if (pattern === "/v1/generations/[id]") return method === "GET" ? "key_or_session" : undefined;
   // Issue 22: a key describes itself through its own credential (OpenRouter's GET /api/v1/key).

@@ -166,6 +166,26 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(run.stdout).toMatch(/generation chatcmpl-[A-Za-z0-9]+/);
   }, 60_000);
 
+  it("chat --responses asks through POST /v1/responses: the same answer and cost lines, its generation findable", async () => {
+    const text = await cli(["chat", "Fourth question", "--model", modelId, "--max-tokens", "32", "--responses"], {
+      sessionFile: sessionFile(),
+    });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('[reference upstream] You said: "Fourth question"');
+    expect(text.stdout).toMatch(/cost \d+\.\d{6} USDC · price 80 cents\/diem \(max 100\) · burn \d+\.\d{6} diem · balance \d+\.\d{6} USDC/);
+    expect(text.stdout).toMatch(/generation chatcmpl-[A-Za-z0-9]+/);
+
+    const run = await cli(["chat", "Fifth question", "--model", modelId, "--max-tokens", "2", "--responses", "--json"], {
+      sessionFile: sessionFile(),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const r = json<{ api: string; id: string; generation_id: string; finish_reason: string; cost: string }>(run);
+    expect(r.api).toBe("responses");
+    expect(r.id).toBe(`resp_${r.generation_id.slice("chatcmpl-".length)}`);
+    expect(r.finish_reason).toBe("incomplete: max_output_tokens");
+    expect(r.cost).toBe(formatMicros((await db.clear.findUniqueOrThrow({ where: { completionId: r.generation_id } })).chargeMicros));
+  }, 60_000);
+
   it("generation <id> prints a completion's record with the saved key; --json is the record itself", async () => {
     const chatRun = await cli(["chat", "Third question", "--model", modelId, "--max-tokens", "16", "--json"], {
       sessionFile: sessionFile(),
