@@ -8,6 +8,7 @@ import "server-only";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { costFields } from "@/lib/router/cost-details";
+import { completionIdOf } from "@/lib/router/responses-translation";
 import { COMPLETION_ID_PATTERN, type Generation } from "@/lib/router/schemas";
 import { supplierPublicId } from "@/lib/supply/public-id";
 
@@ -37,9 +38,11 @@ type Row = {
   journal_entry_id: string;
 };
 
-export async function getGeneration(accountId: string, id: string): Promise<Generation> {
+export async function getGeneration(accountId: string, requestedId: string): Promise<Generation> {
+  // A response of POST /v1/responses is found by its own id too: resp_ and its completion's random part.
+  const id = completionIdOf(requestedId);
   if (!COMPLETION_ID_PATTERN.test(id)) {
-    throw new AppError("invalid_request", "id: not a generation id (chatcmpl- and up to 64 letters and digits).", {
+    throw new AppError("invalid_request", "id: not a generation id (chatcmpl- or resp_, and up to 64 letters and digits).", {
       details: { param: "id" },
     });
   }

@@ -27,6 +27,11 @@ export function responseIdOf(completionId: string): string {
   return `resp_${completionId.startsWith(COMPLETION_PREFIX) ? completionId.slice(COMPLETION_PREFIX.length) : completionId}`;
 }
 
+/** The completion behind a response's id (`resp_…` → `chatcmpl-…`); any other id as it is. */
+export function completionIdOf(id: string): string {
+  return id.startsWith("resp_") ? `${COMPLETION_PREFIX}${id.slice("resp_".length)}` : id;
+}
+
 // ─── request ─────────────────────────────────────────────────────────────────
 
 export function toChatRequest(req: ResponsesRequest): ChatCompletionRequest {

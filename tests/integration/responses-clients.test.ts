@@ -103,6 +103,13 @@ describe("the openai SDK's responses", () => {
     expect(response.headers.get("x-svc-cost")).toBe(formatMicros(charge));
     expect(response.headers.get("x-balance-remaining")).toBe(formatMicros(5n * ONE_USDC - charge));
     expect(await paid(buyer.id)).toEqual({ clears: 1, total: charge });
+
+    // The response's own id finds its generation, as the completion's does.
+    const byResponseId = await fetch(`${app.url}/v1/generations/${data.id}`, { headers: { authorization: `Bearer ${buyer.key}` } });
+    expect(byResponseId.status).toBe(200);
+    const generation = (await byResponseId.json()) as { id: string; usage: { cost_details: { charge: string } } };
+    expect(generation.id).toBe(generationId);
+    expect(generation.usage.cost_details.charge).toBe(formatMicros(charge));
   });
 
   it("is incomplete (max_output_tokens) when the model stops at the output cap", async () => {
