@@ -24,7 +24,8 @@ import { Agent, createServer, request, type Server } from "node:http";
 import { connect, type AddressInfo, type Socket } from "node:net";
 import { parseArgs } from "node:util";
 import { startEmbeddedDatabase } from "./embedded-db";
-import { migrateDatabase, resetTestDatabase } from "./migrate";
+import { migrateDatabase } from "../server/migrate";
+import { resetTestDatabase } from "./migrate";
 import { freePort, waitFor } from "./process-utils";
 import { DEFAULT_REFERENCE_API_KEY } from "./reference-upstream/server";
 

@@ -31,7 +31,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { seedBenchWorld } from "./bench-world";
-import { migrateDatabase, resetTestDatabase } from "./migrate";
+import { migrateDatabase } from "../server/migrate";
+import { resetTestDatabase } from "./migrate";
 import { freePort, waitFor } from "./process-utils";
 
 const { values: opts } = parseArgs({
@@ -234,9 +235,9 @@ async function startApp(name: string, dir: string, databaseUrl: string, profileD
 }
 
 /**
- * The baseline checkout's own database: wiped, migrated by that checkout (its scripts/migrate.ts where it has a CLI,
- * which also installs prisma/functions/; else `prisma migrate deploy`) and seeded by its own bench world. Answers the
- * buyer's API key there.
+ * The baseline checkout's own database: wiped, migrated by that checkout (its deploy step, server/migrate.ts, which
+ * also installs prisma/functions/, or scripts/migrate.ts in the few commits that had it there; before both, `prisma
+ * migrate deploy`) and seeded by its own bench world. Answers the buyer's API key there.
  */
 async function prepareBaselineDatabase(
   dir: string,
@@ -246,9 +247,11 @@ async function prepareBaselineDatabase(
   await resetTestDatabase(url);
   const childEnv = { ...env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1", PRISMA_HIDE_UPDATE_MESSAGE: "1" };
   const tsx = join(dir, "node_modules/tsx/dist/cli.mjs");
-  const migrate = existsSync(join(dir, "scripts/sql-functions.ts"))
-    ? [tsx, "scripts/migrate.ts"]
-    : [join(dir, "node_modules/prisma/build/index.js"), "migrate", "deploy"];
+  const migrate = existsSync(join(dir, "server/sql-functions.ts"))
+    ? [tsx, "server/migrate.ts"]
+    : existsSync(join(dir, "scripts/sql-functions.ts"))
+      ? [tsx, "scripts/migrate.ts"]
+      : [join(dir, "node_modules/prisma/build/index.js"), "migrate", "deploy"];
   const run = (args: string[]) => {
     const result = spawnSync(process.execPath, args, { cwd: dir, env: childEnv, encoding: "utf8" });
     if (result.status !== 0) throw new Error(`baseline: ${args.join(" ")} failed:\n${result.stdout}${result.stderr}`);

@@ -11,7 +11,8 @@
 import { parseArgs } from "node:util";
 import { seedBenchWorld } from "./bench-world";
 import { startEmbeddedDatabase } from "./embedded-db";
-import { migrateDatabase, resetTestDatabase } from "./migrate";
+import { migrateDatabase } from "../server/migrate";
+import { resetTestDatabase } from "./migrate";
 import { startReferenceUpstream } from "./reference-upstream/server";
 
 const { values: opts } = parseArgs({

@@ -12,7 +12,7 @@ import { env } from "../lib/env";
 import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
 import { startEmbeddedDatabase } from "./embedded-db";
 import { startLocalChain } from "./local-chain";
-import { migrateDatabase } from "./migrate";
+import { migrateDatabase } from "../server/migrate";
 import { waitFor } from "./process-utils";
 import { startReferenceUpstream } from "./reference-upstream/server";
 

@@ -15,7 +15,8 @@ import { getDevAccount } from "../lib/chain/constants";
 import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
 import { startEmbeddedDatabase } from "./embedded-db";
 import { startLocalChain } from "./local-chain";
-import { migrateDatabase, resetTestDatabase } from "./migrate";
+import { migrateDatabase } from "../server/migrate";
+import { resetTestDatabase } from "./migrate";
 import { waitFor } from "./process-utils";
 import { startReferenceUpstream } from "./reference-upstream/server";
 

@@ -1,21 +1,7 @@
-import { pathToFileURL } from "node:url";
-import { run } from "./process-utils";
-import { installFunctions } from "./sql-functions";
-
 /**
- * Applies the committed migrations (`prisma migrate deploy`) to the database at `url`, then installs the SQL
- * functions from prisma/functions/ (scripts/sql-functions.ts).
+ * Test and benchmark databases: created when missing, wiped before a run (never one whose name does not say so).
+ * Migrating them is the deploy's own step, server/migrate.ts.
  */
-export async function migrateDatabase(url: string): Promise<void> {
-  await run(process.execPath, ["node_modules/prisma/build/index.js", "migrate", "deploy"], {
-    // eslint-disable-next-line no-restricted-properties -- the Prisma CLI inherits the configuration
-    ...process.env,
-    DATABASE_URL: url,
-    CHECKPOINT_DISABLE: "1",
-    PRISMA_HIDE_UPDATE_MESSAGE: "1",
-  });
-  await installFunctions(url);
-}
 
 /** Drops and recreates the public schema (creating the database when it does not exist yet). Refuses anything but a database whose name says it is for tests or benchmarks. */
 export async function resetTestDatabase(url: string): Promise<void> {
@@ -51,18 +37,4 @@ async function createDatabase(url: string, name: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-// `tsx scripts/migrate.ts` (npm run db:deploy): migrates the database DATABASE_URL names.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  // eslint-disable-next-line no-restricted-properties -- a CLI of its own, run before the app's configuration is read
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    console.error("DATABASE_URL is not set: it names the database to migrate");
-    process.exit(1);
-  }
-  migrateDatabase(url).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
 }

@@ -20,7 +20,7 @@ async function main() {
   }
   const url = env.requireDatabaseUrl();
 
-  const { migrateDatabase } = await import("../scripts/migrate");
+  const { migrateDatabase } = await import("./migrate");
   console.log("applying pending migrations");
   await migrateDatabase(url);
 

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { requireDatabaseUrl } from "@/lib/env";
-import { FUNCTIONS_DIR as FUNCTIONS, readFunctionFiles } from "../../scripts/sql-functions";
+import { FUNCTIONS_DIR as FUNCTIONS, readFunctionFiles } from "../../server/sql-functions";
 
 /**
  * The database runs what prisma/functions/ says: each file, installed into a scratch schema, has the same definition

@@ -5,7 +5,8 @@
 import type { TestProject } from "vitest/node";
 import { startEmbeddedDatabase } from "../../scripts/embedded-db";
 import { startLocalChain } from "../../scripts/local-chain";
-import { migrateDatabase, resetTestDatabase } from "../../scripts/migrate";
+import { migrateDatabase } from "../../server/migrate";
+import { resetTestDatabase } from "../../scripts/migrate";
 
 export default async function setup(_project: TestProject) {
   const stops: (() => Promise<void>)[] = [];

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { installOrder, readFunctionFiles, type SqlFunctionFile } from "../../scripts/sql-functions";
+import { installOrder, readFunctionFiles, type SqlFunctionFile } from "../../server/sql-functions";
 
 /**
  * prisma/functions/ holds the SQL that runs: one file per installed function, its CREATE OR REPLACE, installed after
- * the migrations on every deploy (scripts/sql-functions.ts). So a migration from 20261128000000_rules_once on never
+ * the migrations on every deploy (server/sql-functions.ts). So a migration from 20261128000000_rules_once on never
  * creates, replaces or alters a function itself (only drops one, which its file's removal or a new signature needs);
  * the database is compared with the files in tests/integration/sql-functions.test.ts.
  */

@@ -1,8 +1,8 @@
 -- Each rule once (issue 26). Hand-written.
 --
 -- From here on the functions live in prisma/functions/, one file per function, and a migration never restates one:
--- after the migrations, every deploy installs the files (scripts/sql-functions.ts, called by migrateDatabase in
--- scripts/migrate.ts: npm run db:deploy, npm run serve, the tests and the benches). That is where the new rule
+-- after the migrations, every deploy installs the files (server/sql-functions.ts, called by migrateDatabase in
+-- server/migrate.ts: npm run db:deploy, npm run serve, the tests and the benches). That is where the new rule
 -- functions come from (burn, charge, supplier share and fee, an offer's remaining capacity today, its health, the
 -- features it serves, its routability and being on the book: IMMUTABLE LANGUAGE sql functions of one expression,
 -- which the planner inlines), and the new svc_reserve_batch and svc_clear_batch that call them (same signatures as

@@ -7,7 +7,7 @@
 --
 -- svc_clear_batch takes the two new arrays and returns the clear's supplier share and fee beside its charge, so a
 -- new signature and result type: CREATE OR REPLACE cannot change those, so the old one is dropped here and the
--- install step after the migrations (scripts/sql-functions.ts) creates the new one from prisma/functions/. An
+-- install step after the migrations (server/sql-functions.ts) creates the new one from prisma/functions/. An
 -- instance of the previous release still running during a rolling deploy cannot clear from here until it is
 -- replaced (its completions are answered 500 and not charged: the clear fails and the hold is released).
 

@@ -1,7 +1,7 @@
 /**
  * prisma/functions/ is the SQL that runs: one file per installed function, its whole `CREATE OR REPLACE` (settings
  * such as `SET enable_seqscan = off` inside it). Migrations change tables; they never restate a function. After
- * `prisma migrate deploy`, migrateDatabase (scripts/migrate.ts) installs every file, as Flyway's repeatable
+ * `prisma migrate deploy`, migrateDatabase (server/migrate.ts) installs every file, as Flyway's repeatable
  * migrations do: in one transaction under an advisory lock (instances starting together take turns), each after the
  * functions its body calls (a `LANGUAGE sql` body is checked when it is created), so a deploy leaves the database
  * running exactly the files. Re-installing an unchanged file changes nothing but the functions' cached plans.
