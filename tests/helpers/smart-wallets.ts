@@ -1,6 +1,6 @@
 /**
  * Smart-contract wallets on the local chain: the EIP-1271 OwnerWallet and its CREATE2 factory from
- * tests/fixtures/contracts, compiled with solc in-process and deployed by a free dev account.
+ * tests/fixtures/contracts, compiled with solc in-process and deployed by an account of their own.
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import solc from "solc";
 import {
   createPublicClient,
+  createTestClient,
   createWalletClient,
   encodeFunctionData,
   http,
@@ -18,15 +19,16 @@ import {
   type Address,
   type Hex,
 } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { base } from "viem/chains";
-import { ANVIL_DEV_ACCOUNTS } from "@/lib/chain/constants";
 import { env } from "@/lib/env";
 
 const CONTRACTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/contracts");
 const SOURCES = ["OwnerWallet.sol", "OwnerWalletFactory.sol"];
-// Accounts 4-7 are free for tests; this file deploys from 6 only, so its nonces never race another file's.
-const DEPLOYER = ANVIL_DEV_ACCOUNTS[6];
+// A deployer no other test file knows, funded for gas when the factory is deployed: the dev accounts are shared
+// between files running in parallel (6 was also reconcile.test.ts's funder), and two senders on one account race
+// for its nonces ("nonce too low").
+const DEPLOYER = privateKeyToAccount(generatePrivateKey());
 
 type Compiled = { abi: Abi; bytecode: Hex };
 
@@ -57,15 +59,15 @@ export function compileWalletContracts(): Record<"OwnerWallet" | "OwnerWalletFac
 }
 
 export const chainClient = createPublicClient({ chain: base, transport: http(env.BASE_RPC_URL), pollingInterval: 20 });
-const deployerClient = createWalletClient({
-  chain: base,
-  transport: http(env.BASE_RPC_URL),
-  account: privateKeyToAccount(DEPLOYER.privateKey),
-});
+const deployerClient = createWalletClient({ chain: base, transport: http(env.BASE_RPC_URL), account: DEPLOYER });
 
 /** Deploys the factory; returns helpers to deploy wallets or to sign for them before they exist. */
 export async function deployWalletFactory() {
   const { OwnerWalletFactory: factoryArtifact } = compileWalletContracts();
+  await createTestClient({ mode: "anvil", chain: base, transport: http(env.BASE_RPC_URL) }).setBalance({
+    address: DEPLOYER.address,
+    value: 10n ** 20n,
+  });
   const hash = await deployerClient.deployContract({ abi: factoryArtifact.abi, bytecode: factoryArtifact.bytecode });
   const receipt = await chainClient.waitForTransactionReceipt({ hash });
   const factory = receipt.contractAddress as Address;
