@@ -38,14 +38,16 @@ export class RelayerSendError extends Error {
 /** What a signed relayer transaction is, for whoever must be able to prove later that it can no longer be mined. */
 export type SignedTransaction = { hash: Hash; from: Address; nonce: number };
 
-let queue: Promise<unknown> = Promise.resolve();
+/** Settles when the send before the latest one has finished, whatever its outcome: turns, never results. */
+let turn: Promise<void> = Promise.resolve();
 
-// One relayer transaction at a time per process (the row lock below orders the processes among themselves).
+// One relayer transaction at a time per process (the row lock below orders the processes among themselves). The
+// queue holds turns, not sends, so no send's error is caught here: each caller gets its own outcome from `fn`.
 function serialize<T>(fn: () => Promise<T>): Promise<T> {
-  const run = queue.then(fn, fn);
-  // The queue only orders the sends; each caller gets its own outcome (and error) from `run`.
-  queue = run.catch(() => undefined);
-  return run;
+  let done!: () => void;
+  const previous = turn;
+  turn = new Promise<void>((resolve) => (done = resolve));
+  return previous.then(fn).finally(done);
 }
 
 /**
