@@ -1,5 +1,6 @@
 import "server-only";
 import { AppError } from "@/lib/errors";
+import { log } from "@/lib/log";
 import type { AssistantMessageOut, ClaimedUsage, UpstreamAnswer } from "@/lib/router/upstream-answer";
 import {
   countMaterialTokens,
@@ -104,8 +105,12 @@ export class PromptMeter {
    */
   start(): void {
     setImmediate(() => {
-      // The count's own error reaches whoever awaits count() later; started here, it must not be an unhandled rejection.
-      if (!this.cancelled) this.count().catch(() => undefined);
+      if (this.cancelled) return;
+      // Whoever awaits count() later gets its error too; this handler is for a count nobody awaits (the request ended
+      // first): its cancellation is expected, any other failure is a fault worth seeing, not a rejection to drop.
+      this.count().catch((error: unknown) => {
+        if (!this.cancelled) log.error("prompt count failed", { error });
+      });
     });
   }
 
