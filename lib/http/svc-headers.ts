@@ -1,6 +1,8 @@
 /** The X-Svc-* request and response headers of the inference endpoint, read and written here, at the edge. */
 import "server-only";
-import { AppError } from "@/lib/errors";
+import { AppError, type AppErrorCode } from "@/lib/errors";
+import type { OperationDocs } from "@/lib/http/route-types";
+import type { ResponseHeaderName } from "@/lib/openapi/headers";
 import { formatMicros } from "@/lib/money";
 import type { CompletionCost } from "@/lib/router/complete";
 import { HOP_HEADER } from "@/lib/upstream/client";
@@ -45,3 +47,40 @@ export function costHeaders(cost: CompletionCost, generationId: string): Record<
     "x-svc-max-cents": String(cost.maxPriceCents),
   };
 }
+
+/** The headers of a completion's 200 (costHeaders), as the OpenAPI description names them. */
+export const COST_HEADER_NAMES: ResponseHeaderName[] = [
+  "BalanceRemaining",
+  "SvcGenerationId",
+  "SvcCost",
+  "SvcPriceCents",
+  "SvcBurnDiem",
+  "SvcMaxCents",
+];
+
+/**
+ * What every route served by the completion pipeline (lib/router/complete.ts) documents alike, whatever its wire
+ * shape: the max-price request header, the errors the pipeline can answer, and the X-Svc-* explanation of a 503.
+ */
+export const COMPLETION_PIPELINE_DOCS = {
+  requestHeaders: ["MaxCentsHeader"],
+  errors: [
+    "stream_not_supported",
+    "context_length_exceeded",
+    "max_price_above_key_cap",
+    "model_not_found",
+    "model_retired",
+    "insufficient_balance",
+    "spend_limit_exceeded",
+    "upstream_error",
+    "upstream_rejected_request",
+    "loop_detected",
+    "no_offer_at_or_below_max",
+    "no_capacity",
+    "no_healthy_supplier",
+    "no_offer_supports_tools",
+    "no_offer_supports_json_schema",
+    "no_offer_supports_vision",
+  ] satisfies AppErrorCode[],
+  errorHeaders: { 503: ["SvcErrorCode", "SvcBuyerMaxCents", "SvcCheapestPostedCents", "SvcRoutableDiemAboveMax"] },
+} satisfies Pick<OperationDocs, "requestHeaders" | "errors" | "errorHeaders">;

@@ -1,6 +1,12 @@
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { assertNotForwardedBySvc, costHeaders, readMaxPriceHeader } from "@/lib/http/svc-headers";
+import {
+  assertNotForwardedBySvc,
+  COMPLETION_PIPELINE_DOCS,
+  COST_HEADER_NAMES,
+  costHeaders,
+  readMaxPriceHeader,
+} from "@/lib/http/svc-headers";
 import { response } from "@/lib/openapi/operation";
 import { completeChat } from "@/lib/router/complete";
 import { ResponseSchema, ResponsesRequest } from "@/lib/router/responses-schemas";
@@ -20,36 +26,8 @@ export const POST = route(
       summary: "Create a response (OpenAI Responses API, stateless)",
       description:
         "OpenAI's Responses API for agents' frameworks, served as one chat completion: the same key checks, rate limits, max price, feature routing, reservation, metering and clear as POST /v1/chat/completions, and one clear per response. `input` is a string or items (`message` with input_text and input_image parts, `function_call`, `function_call_output`; `reasoning` items are accepted and not forwarded); `instructions`; `tools` of type function (with `strict`), `tool_choice`, `parallel_tool_calls`; `text.format` (text, json_object, json_schema); `max_output_tokens`; `temperature`; `top_p`; `reasoning.effort`; `metadata`; `user`. svc stores nothing: `store: true` is accepted and the answer says `store: false`; `previous_response_id`, `conversation`, `background`, `prompt` and built-in tools (web search, file search, computer use, ...) are refused with a 400 naming the field, before anything is reserved; `stream: true` is stream_not_supported. The answer's `status` is `incomplete` (with `incomplete_details.reason` max_output_tokens) when the model stopped at the output cap. `usage.cost` and `usage.cost_details` are the clear's own journal entry, as on chat completions; `X-Svc-Generation-Id` is the generation's id (chatcmpl-… with the response id's random part) for GET /v1/generations/{id}.",
-      requestHeaders: ["MaxCentsHeader"],
-      responses: [
-        response(200, ResponseSchema, "The response; usage.cost_details and the headers say what it cost.", [
-          "BalanceRemaining",
-          "SvcGenerationId",
-          "SvcCost",
-          "SvcPriceCents",
-          "SvcBurnDiem",
-          "SvcMaxCents",
-        ]),
-      ],
-      errors: [
-        "stream_not_supported",
-        "context_length_exceeded",
-        "max_price_above_key_cap",
-        "model_not_found",
-        "model_retired",
-        "insufficient_balance",
-        "spend_limit_exceeded",
-        "upstream_error",
-        "upstream_rejected_request",
-        "loop_detected",
-        "no_offer_at_or_below_max",
-        "no_capacity",
-        "no_healthy_supplier",
-        "no_offer_supports_tools",
-        "no_offer_supports_json_schema",
-        "no_offer_supports_vision",
-      ],
-      errorHeaders: { 503: ["SvcErrorCode", "SvcBuyerMaxCents", "SvcCheapestPostedCents", "SvcRoutableDiemAboveMax"] },
+      ...COMPLETION_PIPELINE_DOCS,
+      responses: [response(200, ResponseSchema, "The response; usage.cost_details and the headers say what it cost.", COST_HEADER_NAMES)],
     },
   },
   async ({ req, body, apiKey }) => {
