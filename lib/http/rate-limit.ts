@@ -69,14 +69,16 @@ export function createRedisStore(url: string): RateLimitStore {
  * direct route) and every other route in Next's server bundle, each with its own copy of this module, and a
  * client's per-IP window must count both.
  */
+let store: RateLimitStore | undefined;
 function defaultStore(): RateLimitStore {
-  return processState<RateLimitStore>("rate-limit-store", () =>
+  // Looked up once per module copy (the first request): the process-wide lookup is not per-request work.
+  return (store ??= processState<RateLimitStore>("rate-limit-store", () =>
     env.RATE_LIMIT_STORE === "redis"
       ? createRedisStore(env.REDIS_URL!)
       : env.RATE_LIMIT_STORE === "postgres"
         ? createPostgresStore()
         : createMemoryStore(),
-  );
+  ));
 }
 
 export type RateLimitRule = { name: string; key: string; limit: number };
