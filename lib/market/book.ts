@@ -27,7 +27,7 @@ const MODELS_TTL_MS = 5_000;
  * `offer_days d` (`d.offer_id = o.id AND d.day = <today>::date`). Shared with anyone who must agree with the book.
  */
 export function onBookCondition(now: Date): Prisma.Sql {
-  return Prisma.sql`svc_offer_on_book(o.status, o.unhealthy_until, o.daily_capacity_micro_diem, d.burned_micro_diem,
+  return Prisma.sql`svc_offer_on_book(o.status, o.unhealthy_until, o.probe_delisted, o.daily_capacity_micro_diem, d.burned_micro_diem,
     d.held_micro_diem, ${now}::timestamptz)`;
 }
 

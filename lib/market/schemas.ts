@@ -141,3 +141,86 @@ export const PoolSummarySchema = component(
   }),
 );
 export type PoolSummary = z.output<typeof PoolSummarySchema>;
+
+// ─── market quality (#23): each offer of a model, priced, measured, declared and checked ──────────────────────
+
+/** Quantizations a supplier can declare (OpenRouter's names). */
+export const QUANTIZATIONS = ["fp16", "bf16", "fp8", "int8", "int4", "unknown"] as const;
+export const Quantization = z.enum(QUANTIZATIONS).describe("The numeric format the upstream serves the model in, as declared");
+
+/** What the supplier declares about an offer (editable like the rest of it). */
+export const DeclaredSchema = z.object({
+  quantization: Quantization,
+  data_policy: z
+    .object({
+      retains_prompts: z.boolean().describe("The upstream keeps prompts or answers after answering"),
+      trains_on_prompts: z.boolean().describe("The upstream uses prompts or answers for training"),
+    })
+    .describe('An offer that has not said is shown retaining and training; provider.data_collection "deny" excludes either'),
+  context_tokens: z.number().int().describe("The context it serves: its declared limit, else the model's"),
+  max_output_tokens: z.number().int().describe("The output it serves: its declared limit, else the model's"),
+});
+export type DeclaredView = z.output<typeof DeclaredSchema>;
+
+/** One rolling window of measurements from real traffic (not probes). */
+export const MeasuredWindowSchema = z.object({
+  requests: z.number().int().describe("Forwards in the window: answers billed plus failures that were the supplier's"),
+  sufficient: z.boolean().describe("At least the minimum sample; when false every figure below is null rather than noise"),
+  success_rate: z.number().min(0).max(1).nullable().describe("Answers billed / forwards (4 decimals)"),
+  dispute_rate: z.number().min(0).max(1).nullable().describe("Answers whose claimed usage exceeded svc's count / answers (4 decimals)"),
+  latency_ms: z
+    .object({ p50: z.number().int(), p95: z.number().int() })
+    .nullable()
+    .describe("Upstream latency of answered forwards, from the forward sent to the answer read"),
+  throughput_tps: z.number().nullable().describe("Completion tokens per second of upstream time (1 decimal)"),
+});
+export type MeasuredWindowView = z.output<typeof MeasuredWindowSchema>;
+
+export const ProbeViewSchema = z.object({
+  status: z.enum(["unprobed", "passing", "flagged"]),
+  delisted: z.boolean().describe("Off the book because of the flag, until a probe round passes again"),
+  probed_at: Timestamp.nullable(),
+  flagged_at: Timestamp.nullable(),
+  reason: z.string().nullable().describe("Why it is flagged, in a sentence"),
+  evidence: z
+    .array(
+      z.object({
+        probe: z.string().describe("The probe's name"),
+        check: z.string().describe("What failed: consensus, reference, model, json_schema, tool_schema, truncated, error"),
+        expected: z.string().nullable(),
+        got: z.string().nullable(),
+        at: Timestamp,
+      }),
+    )
+    .describe("The failed checks of the last round that flagged it (empty unless flagged)"),
+});
+export type ProbeView = z.output<typeof ProbeViewSchema>;
+
+export const ModelOfferSchema = z.object({
+  id: z.string().describe("The offer's id (usable in provider.only and provider.ignore)"),
+  supplier: z.string().describe("The supplier's public id, sup_… (usable in provider.only and provider.ignore)"),
+  price_cents: Cents,
+  usd_per_mtok: z
+    .object({ prompt: Usdc, completion: Usdc })
+    .describe("What 1M input and 1M output tokens cost at this price (the model's list price × price_cents / 100)"),
+  capacity_left_diem: Diem.describe("Capacity left today (UTC)"),
+  on_book: z.boolean().describe("Routable now: active, healthy, not delisted, capacity left"),
+  created_at: Timestamp.describe("Posting time: the tie-break among equal prices"),
+  declared: DeclaredSchema,
+  measured: z.object({ "1h": MeasuredWindowSchema, "24h": MeasuredWindowSchema }),
+  probe: ProbeViewSchema,
+});
+export type ModelOfferView = z.output<typeof ModelOfferSchema>;
+
+export const ModelOfferListSchema = component(
+  "ModelOfferList",
+  z.object({
+    object: z.literal("list"),
+    model: z.string(),
+    as_of: Timestamp,
+    list_price: ListPrice,
+    min_requests: z.number().int().describe("The sample a window needs before its figures are shown"),
+    data: z.array(ModelOfferSchema).describe("Each live offer (active; flagged ones included, marked): cheapest first, then oldest"),
+  }),
+);
+export type ModelOfferList = z.output<typeof ModelOfferListSchema>;

@@ -50,11 +50,15 @@ export function isHealthy(offer: { unhealthyUntil: Date | null }, now: Date = ne
 }
 
 /**
- * On the book at `now`: active, healthy, with capacity left today. The mirror of prisma/functions/svc_offer_on_book.sql
- * for an offer's own view (tests/integration/money-rules.test.ts compares the two).
+ * On the book at `now`: active, healthy, not delisted by a failed fidelity probe, with capacity left today. The mirror of
+ * prisma/functions/svc_offer_on_book.sql for an offer's own view (tests/integration/money-rules.test.ts compares the two).
  */
-export function isOnBook(offer: { status: string; unhealthyUntil: Date | null }, use: CapacityUse, now: Date = new Date()): boolean {
-  return offer.status === "active" && isHealthy(offer, now) && remainingMicroDiem(use) > 0n;
+export function isOnBook(
+  offer: { status: string; unhealthyUntil: Date | null; probeDelisted: boolean },
+  use: CapacityUse,
+  now: Date = new Date(),
+): boolean {
+  return offer.status === "active" && isHealthy(offer, now) && !offer.probeDelisted && remainingMicroDiem(use) > 0n;
 }
 
 /**

@@ -119,7 +119,7 @@ BEGIN
         AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
                                    p_tools[i], p_json_schema[i], p_vision[i])
       LEFT JOIN "offer_days" d ON d."offer_id" = o."id" AND d."day" = v_day
-      WHERE svc_offer_routable(o."status", o."unhealthy_until", o."price_cents", o."daily_capacity_micro_diem",
+      WHERE svc_offer_routable(o."status", o."unhealthy_until", o."probe_delisted", o."price_cents", o."daily_capacity_micro_diem",
                                d."burned_micro_diem", d."held_micro_diem", v_max, v_burn, p_now)
       ORDER BY o."price_cents", o."created_at", o."id"
     LOOP

@@ -156,6 +156,7 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
       return {
         status: rng.chance(0.7) ? "active" : rng.pick(STATUSES),
         unhealthyUntil: rng.chance(0.4) ? null : new Date(NOW.getTime() + rng.pick([-1, 0, 1, rng.int(-1e9, 1e9)])),
+        delisted: rng.chance(0.2),
         price: rng.int(1, 10_000),
         max: rng.chance(0.2) ? rng.pick([1, 10_000, INT_MAX]) : rng.int(1, 10_000),
         capacity,
@@ -167,10 +168,10 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
       };
     });
     // c1 status, c2 unhealthy_until, c3 price, c4 max, c5 capacity, c6 burned, c7 held, c8 burn, c9..c11 the
-    // offer's features, c12..c14 the request's; $15 now.
+    // offer's features, c12..c14 the request's, c15 probe_delisted; $16 now.
     const got = await evaluate(
-      `concat_ws(' ', svc_offer_healthy(c2, $15), svc_offer_routable(c1, c2, c3, c5, c6, c7, c4, c8, $15),
-                 svc_offer_on_book(c1, c2, c5, c6, c7, $15), svc_offer_model_serves(c9, c10, c11, c12, c13, c14))`,
+      `concat_ws(' ', svc_offer_healthy(c2, $16), svc_offer_routable(c1, c2, c15, c3, c5, c6, c7, c4, c8, $16),
+                 svc_offer_on_book(c1, c2, c15, c5, c6, c7, $16), svc_offer_model_serves(c9, c10, c11, c12, c13, c14))`,
       [
         "offer_status",
         "timestamptz",
@@ -180,6 +181,7 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
         "bigint",
         "bigint",
         "bigint",
+        "boolean",
         "boolean",
         "boolean",
         "boolean",
@@ -198,6 +200,7 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
         cases.map((c) => s(c.burn)),
         ...[0, 1, 2].map((f) => cases.map((c) => c.supports[f])),
         ...[0, 1, 2].map((f) => cases.map((c) => c.wants[f])),
+        cases.map((c) => c.delisted),
       ],
       [NOW.toISOString()],
     );
@@ -207,9 +210,9 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
       // Routable: active, healthy, at or below the max, and the burn fits in what is left (a capacity cut below
       // today's use fits nothing, not even a zero burn).
       const fits = c.capacity - use.burnedMicroDiem - use.heldMicroDiem >= c.burn;
-      const routable = c.status === "active" && healthy && c.price <= c.max && fits;
+      const routable = c.status === "active" && healthy && !c.delisted && c.price <= c.max && fits;
       // On the book, as an offer's view states it (lib/supply/offer-views.ts on_book).
-      const onBook = isOnBook({ status: c.status, unhealthyUntil: c.unhealthyUntil }, use, NOW);
+      const onBook = isOnBook({ status: c.status, unhealthyUntil: c.unhealthyUntil, probeDelisted: c.delisted }, use, NOW);
       const serves = c.wants.every((w, f) => !w || c.supports[f]);
       return [healthy, routable, onBook, serves].map((b) => (b ? "t" : "f")).join(" ");
     });

@@ -65,9 +65,9 @@ describe("the database's functions", () => {
     try {
       const { rows } = await client.query<{ "QUERY PLAN": string }>(`
         EXPLAIN (VERBOSE)
-        SELECT svc_offer_routable(o.status, o.unhealthy_until, o.price_cents, o.daily_capacity_micro_diem,
+        SELECT svc_offer_routable(o.status, o.unhealthy_until, o.probe_delisted, o.price_cents, o.daily_capacity_micro_diem,
                                   d.burned_micro_diem, d.held_micro_diem, 100, 1, now()),
-               svc_offer_on_book(o.status, o.unhealthy_until, o.daily_capacity_micro_diem, d.burned_micro_diem,
+               svc_offer_on_book(o.status, o.unhealthy_until, o.probe_delisted, o.daily_capacity_micro_diem, d.burned_micro_diem,
                                  d.held_micro_diem, now()),
                svc_offer_model_serves(om.supports_tools, om.supports_json_schema, om.supports_vision, true, false, true),
                svc_burn_micro_diem(1, 2, h.input_micro_diem_per_mtok, h.output_micro_diem_per_mtok),
