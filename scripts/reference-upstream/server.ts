@@ -18,12 +18,15 @@ import { exampleOf } from "./json-instance";
  * Models advertise Venice's `capabilities`; a request using a feature its model lacks is a 400.
  */
 
-export type UpstreamMode = "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | `latency:${number}` | `error:${number}`;
+export type UpstreamMode =
+  "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | `latency:${number}` | `error:${number}` | `flaky:${number}`;
 
 type ResolvedMode =
   | { kind: "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" }
   | { kind: "latency"; ms: number }
-  | { kind: "error"; status: number };
+  | { kind: "error"; status: number }
+  /** Every n-th chat request (counted per server) fails with HTTP 500; the others are answered: a flaky provider. */
+  | { kind: "flaky"; every: number };
 
 export type ReferenceUpstreamOptions = {
   port?: number;
@@ -69,6 +72,8 @@ export function parseUpstreamMode(raw: string): UpstreamMode | null {
   if (latency && Number(latency[1]) <= MAX_LATENCY_MS) return `latency:${Number(latency[1])}`;
   const error = /^error:(\d{3})$/.exec(s);
   if (error && Number(error[1]) >= 400 && Number(error[1]) <= 599) return `error:${Number(error[1])}`;
+  const flaky = /^flaky:(\d{1,4})$/.exec(s);
+  if (flaky && Number(flaky[1]) >= 1) return `flaky:${Number(flaky[1])}`;
   return null;
 }
 
@@ -76,6 +81,7 @@ function resolveMode(mode: UpstreamMode): ResolvedMode {
   const [kind, arg] = mode.split(":");
   if (kind === "latency") return { kind, ms: Number(arg) };
   if (kind === "error") return { kind, status: Number(arg) };
+  if (kind === "flaky") return { kind, every: Number(arg) };
   return { kind: kind as "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" };
 }
 
@@ -388,6 +394,7 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let chatRequests = 0;
+  let flakyRequests = 0;
 
   function sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
@@ -407,6 +414,9 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
     if (mode.kind === "latency") await sleep(mode.ms);
     if (mode.kind === "error") {
       return sendError(res, mode.status, "injected_error", `Reference upstream injected HTTP ${mode.status}`);
+    }
+    if (mode.kind === "flaky" && ++flakyRequests % mode.every === 0) {
+      return sendError(res, 500, "injected_error", `Reference upstream failed request ${flakyRequests} (flaky:${mode.every})`);
     }
     if (mode.kind === "garbage") {
       return sendRaw(res, 200, "application/json", "<html>upstream garbage: this is not JSON {");

@@ -202,6 +202,8 @@ describe("reference upstream: failure injection", () => {
     expect(parseUpstreamMode("ok")).toBe("ok");
     expect(parseUpstreamMode(" Latency:250 ")).toBe("latency:250");
     expect(parseUpstreamMode("error:503")).toBe("error:503");
+    expect(parseUpstreamMode("flaky:3")).toBe("flaky:3");
+    expect(parseUpstreamMode("flaky:0")).toBeNull();
     expect(parseUpstreamMode("error:200")).toBeNull();
     expect(parseUpstreamMode("latency:-1")).toBeNull();
     expect(parseUpstreamMode("sometimes")).toBeNull();
@@ -226,6 +228,21 @@ describe("reference upstream: failure injection", () => {
       expect(err).toBeInstanceOf(OpenAI.APIError);
       expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(status);
       expect((err as InstanceType<typeof OpenAI.APIError>).error).toMatchObject({ code: "injected_error" });
+    }
+  });
+
+  it("flaky:<n> fails every n-th request with HTTP 500 and answers the others", async () => {
+    const flaky = await startReferenceUpstream({ defaultMode: "flaky:3", apiKey: "flaky-key" });
+    try {
+      const client = new OpenAI({ baseURL: flaky.url, apiKey: "flaky-key", maxRetries: 0 });
+      const outcomes: (number | "ok")[] = [];
+      for (let i = 0; i < 6; i++) {
+        const answer = await client.chat.completions.create({ model: "llama-3.3-70b", messages: MESSAGES }).catch((e: unknown) => e);
+        outcomes.push(answer instanceof OpenAI.APIError ? answer.status : "ok");
+      }
+      expect(outcomes).toEqual(["ok", "ok", 500, "ok", "ok", 500]);
+    } finally {
+      await flaky.stop();
     }
   });
 

@@ -17,9 +17,7 @@ ALTER TABLE "offers"
   ADD COLUMN "probe_delisted" boolean NOT NULL DEFAULT false,
   ADD COLUMN "probed_at" timestamptz(3),
   ADD COLUMN "probe_flagged_at" timestamptz(3),
-  ADD COLUMN "probe_flag_reason" text,
-  ADD CONSTRAINT "offers_context_tokens_positive" CHECK ("context_tokens" IS NULL OR "context_tokens" > 0),
-  ADD CONSTRAINT "offers_max_output_tokens_positive" CHECK ("max_output_tokens" IS NULL OR "max_output_tokens" > 0);
+  ADD COLUMN "probe_flag_reason" text;
 
 DROP FUNCTION IF EXISTS "svc_offer_on_book"(offer_status, timestamptz, bigint, bigint, bigint, timestamptz);
 DROP FUNCTION IF EXISTS "svc_offer_routable"(offer_status, timestamptz, integer, bigint, bigint, bigint, integer, bigint, timestamptz);
