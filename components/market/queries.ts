@@ -1,10 +1,20 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import type { BookView, MarketModelList, MarketModelView, MarketStats, PoolSummary, TradeList, TradeView } from "@/lib/market/schemas";
+import type {
+  BookView,
+  MarketModelList,
+  MarketModelView,
+  MarketStats,
+  ModelOfferList,
+  ModelOfferView,
+  PoolSummary,
+  TradeList,
+  TradeView,
+} from "@/lib/market/schemas";
 import { api } from "@/lib/browser/api";
 
-export type { BookView, MarketModelList, MarketModelView, MarketStats, PoolSummary, TradeList, TradeView };
+export type { BookView, MarketModelList, MarketModelView, MarketStats, ModelOfferList, ModelOfferView, PoolSummary, TradeList, TradeView };
 
 const LIVE_MS = 5_000;
 
@@ -20,3 +30,5 @@ export const useTrades = (model: string | null, initial: TradeList | null) =>
   useLive(["market", "trades", model], `/v1/market/trades?limit=20${model ? `&model=${encodeURIComponent(model)}` : ""}`, initial);
 export const useBook = (model: string, initial: BookView | null) =>
   useLive(["market", "book", model], `/v1/market/book?model=${encodeURIComponent(model)}`, initial);
+export const useModelOffers = (model: string, initial: ModelOfferList | null) =>
+  useLive(["market", "offers", model], `/v1/market/models/${encodeURIComponent(model)}/offers`, initial);
