@@ -329,7 +329,7 @@ async function forwardOnce(input: {
   const { cause } = failure;
   const counted = cause === "upstream" || cause === "answer";
   if (counted) {
-    await reportUpstreamFailure(input.offerId, failure.reason, { accountId: input.accountId, cause, now: input.now() }).catch(
+    await reportUpstreamFailure(input.offerId, failure.reason, { accountId: input.accountId, cause, forward: true, now: input.now() }).catch(
       (error: unknown) => log.warn("health report failed", { error }),
     );
   } else {
