@@ -14,7 +14,7 @@
  *   sufficient: its figures are null.
  *
  * Pure: the SQL rules it mirrors live in prisma/functions/svc_offer_stats_bucket.sql and svc_latency_bin.sql
- * (tests/integration/money-rules.test.ts holds each pair together).
+ * (tests/integration/quality-rules.test.ts holds each pair together).
  */
 import type { MeasuredWindowView } from "@/lib/market/schemas";
 
