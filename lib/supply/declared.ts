@@ -7,7 +7,9 @@ import type { CreateOfferInput, UpdateOfferInput } from "@/lib/supply/schemas";
  * the fields given; a limit given as null goes back to the model's. The supplier's word, shown as such: the fidelity
  * probes (lib/market/probes) are the platform's check.
  */
-export function declaredFields(input: Pick<UpdateOfferInput | CreateOfferInput, "quantization" | "data_policy" | "context_tokens" | "max_output_tokens">) {
+export function declaredFields(
+  input: Pick<UpdateOfferInput | CreateOfferInput, "quantization" | "data_policy" | "context_tokens" | "max_output_tokens">,
+) {
   return {
     ...(input.quantization !== undefined && { quantization: input.quantization }),
     ...(input.data_policy !== undefined && {

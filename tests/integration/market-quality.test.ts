@@ -289,7 +289,12 @@ describe("GET /v1/market/models/{id}/offers", () => {
         completion: formatMicros(chargeMicros(2_800_000n, 80)),
       },
       // A limit above the model's is capped: svc never forwards more than the model allows.
-      declared: { quantization: "fp8", data_policy: { retains_prompts: false, trains_on_prompts: false }, context_tokens: 8_192, max_output_tokens: 4_096 },
+      declared: {
+        quantization: "fp8",
+        data_policy: { retains_prompts: false, trains_on_prompts: false },
+        context_tokens: 8_192,
+        max_output_tokens: 4_096,
+      },
       probe: { status: "unprobed", delisted: false, probed_at: null, flagged_at: null, reason: null, evidence: [] },
     });
     expect(c.usd_per_mtok).toEqual({ prompt: "0.560000", completion: "2.240000" });
@@ -299,7 +304,10 @@ describe("GET /v1/market/models/{id}/offers", () => {
     });
     expect(new Date(o.created_at).getTime()).toBeLessThan(new Date(body.data[3].created_at).getTime());
 
-    await db.offer.updateMany({ where: { id: { in: [older.id, newer.id, cheap.id, flagged.id, paused.id] } }, data: { status: "withdrawn" } });
+    await db.offer.updateMany({
+      where: { id: { in: [older.id, newer.id, cheap.id, flagged.id, paused.id] } },
+      data: { status: "withdrawn" },
+    });
     expect((await (await listOffers(m.id)).json()).data).toEqual([]);
   });
 

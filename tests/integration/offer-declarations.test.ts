@@ -56,7 +56,9 @@ const post = (body: Record<string, unknown>) =>
 const patch = (id: string, body: unknown) =>
   patchRoute(jsonRequest("PATCH", `/v1/supply/offers/${id}`, body, { cookie: supplier.cookie }), routeParams({ id }));
 const getOne = async (id: string) =>
-  (await (await getRoute(jsonRequest("GET", `/v1/supply/offers/${id}`, undefined, { cookie: supplier.cookie }), routeParams({ id }))).json()) as OfferView;
+  (await (
+    await getRoute(jsonRequest("GET", `/v1/supply/offers/${id}`, undefined, { cookie: supplier.cookie }), routeParams({ id }))
+  ).json()) as OfferView;
 async function publicView(modelId: string, offerId: string) {
   clearMarketCache();
   const res = await offersRoute(jsonRequest("GET", `/v1/market/models/${modelId}/offers`), routeParams({ id: modelId }));
@@ -104,9 +106,11 @@ describe("what a supplier declares about an offer", () => {
       context_tokens: 16_000,
       max_output_tokens: 4_096,
     });
-    expect(await patch(offer.id, { data_policy: { retains_prompts: true, trains_on_prompts: false }, context_tokens: null })).toMatchObject({
-      status: 200,
-    });
+    expect(await patch(offer.id, { data_policy: { retains_prompts: true, trains_on_prompts: false }, context_tokens: null })).toMatchObject(
+      {
+        status: 200,
+      },
+    );
     expect((await getOne(offer.id)).declared).toEqual({
       quantization: "int4",
       data_policy: { retains_prompts: true, trains_on_prompts: false },

@@ -32,7 +32,14 @@ describe("percentiles read back from the latency histogram", () => {
 
 describe("a window's figures", () => {
   it("are null below the minimum sample, and rounded ratios at or above it", () => {
-    const sums = { ...emptySums(), forwards: 9, answers: 9, latencyMsSum: 900n, completionTokens: 90n, histogram: histogramOf(Array(9).fill(100)) };
+    const sums = {
+      ...emptySums(),
+      forwards: 9,
+      answers: 9,
+      latencyMsSum: 900n,
+      completionTokens: 90n,
+      histogram: histogramOf(Array(9).fill(100)),
+    };
     expect(windowFigures(sums, 10)).toEqual({
       requests: 9,
       sufficient: false,

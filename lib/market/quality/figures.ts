@@ -16,6 +16,7 @@
  * Pure: the SQL rules it mirrors live in prisma/functions/svc_offer_stats_bucket.sql and svc_latency_bin.sql
  * (tests/integration/quality-rules.test.ts holds each pair together).
  */
+import "server-only";
 import type { MeasuredWindowView } from "@/lib/market/schemas";
 
 export const BUCKET_MS = 5 * 60_000;
@@ -37,8 +38,8 @@ export function windowStart(window: WindowName, now: Date): number {
 
 /** Lower bounds (ms) of latency bins 1…31 (2^(k/2) rounded, k = 6…36): bin 0 is [0, 8), bin 31 is 262,144 ms and over. */
 export const LATENCY_BIN_LOWER_BOUNDS = [
-  8, 11, 16, 23, 32, 45, 64, 91, 128, 181, 256, 362, 512, 724, 1024, 1448, 2048, 2896, 4096, 5793, 8192, 11585, 16384,
-  23170, 32768, 46341, 65536, 92682, 131072, 185364, 262144,
+  8, 11, 16, 23, 32, 45, 64, 91, 128, 181, 256, 362, 512, 724, 1024, 1448, 2048, 2896, 4096, 5793, 8192, 11585, 16384, 23170, 32768, 46341,
+  65536, 92682, 131072, 185364, 262144,
 ] as const;
 export const LATENCY_BINS = LATENCY_BIN_LOWER_BOUNDS.length + 1;
 

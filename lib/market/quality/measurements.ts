@@ -7,10 +7,7 @@ import { emptySums, LATENCY_BINS, statsBucket, windowStart, type WindowName, typ
  * counts, and the latency histogram added bin by bin. `offerIds` null reads every offer measured in the last 24 h
  * (the refresh job); the offers list passes the model's offers.
  */
-export async function readWindowSums(
-  offerIds: readonly string[] | null,
-  now: Date,
-): Promise<Map<string, Record<WindowName, WindowSums>>> {
+export async function readWindowSums(offerIds: readonly string[] | null, now: Date): Promise<Map<string, Record<WindowName, WindowSums>>> {
   const from24h = windowStart("24h", now);
   const from1h = windowStart("1h", now);
   const to = statsBucket(now);
