@@ -9,7 +9,7 @@ import { GET as offersRoute } from "@/app/v1/market/models/[id]/offers/route";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { clearMarketCache } from "@/lib/market/cache";
-import { binRange, latencyBin } from "@/lib/market/quality/figures";
+import { binRange, KEEP_BUCKETS, latencyBin, statsBucket, WINDOWS } from "@/lib/market/quality/figures";
 import { refreshOfferQuality } from "@/lib/market/quality/refresh";
 import type { MeasuredWindowView, ModelOfferList, ModelOfferView } from "@/lib/market/schemas";
 import { chargeMicros, formatMicros } from "@/lib/money";
@@ -220,6 +220,55 @@ describe("the offers list publishes what real traffic measured", () => {
     const body = (await (await listOffers(toolModel.id)).json()) as ModelOfferList;
     expect(body.data.map((o) => [o.id, o.measured["1h"].requests])).toEqual([[offer.id, 1]]);
     await db.offer.update({ where: { id: offer.id }, data: { status: "withdrawn" } });
+  });
+});
+
+describe("concurrent answers and failures on one offer", () => {
+  it("are each counted once: clears in shared batches and failure reports lock the offer, then its measurements", async () => {
+    const flakier = await startReferenceUpstream({ defaultMode: "flaky:3" });
+    try {
+      const m = await seedPrivateModel();
+      const offer = await seedOffer({
+        models: [{ id: m.id, upstreamModel: "llama-3.3-70b" }],
+        priceCents: 50,
+        dailyCapacityMicroDiem: 1_000_000_000n,
+        upstreamBaseUrl: flakier.url,
+        upstreamApiKey: flakier.apiKey,
+      });
+      const statuses = await Promise.all(
+        Array.from(
+          { length: 12 },
+          async () => (await callCompletions(buyer.key, { model: m.id, messages: [hello], max_tokens: 16 })).status,
+        ),
+      );
+      expect(statuses.sort()).toEqual([...Array(8).fill(200), ...Array(4).fill(502)]);
+      const body = (await (await listOffers(m.id)).json()) as ModelOfferList;
+      await expectWindow(body.data[0].measured["1h"], offer.id, 12);
+      expect(body.data[0].measured["1h"].success_rate).toBe(0.6667);
+      await db.offer.update({ where: { id: offer.id }, data: { status: "withdrawn" } });
+    } finally {
+      await flakier.stop();
+    }
+  });
+});
+
+describe("the refresh job", () => {
+  it("deletes measurements older than two days, and the snapshot of an offer no longer measured", async () => {
+    const m = await seedPrivateModel();
+    const offer = await seedOffer({ models: [m.id], priceCents: 50, dailyCapacityMicroDiem: 1_000_000n, status: "withdrawn" });
+    const now = statsBucket(new Date());
+    // Outside the 24 h window but kept; and past the two days kept.
+    await db.offerStats.createMany({
+      data: [
+        { offerId: offer.id, bucket: now - WINDOWS["24h"], forwards: 50, answers: 50, latencyMsSum: 5_000n, completionTokens: 500n },
+        { offerId: offer.id, bucket: now - KEEP_BUCKETS, forwards: 50, answers: 50, latencyMsSum: 5_000n, completionTokens: 500n },
+      ],
+    });
+    await db.offerQuality.create({ data: { offerId: offer.id, latencyP50Ms: 100, throughputTps: 100, refreshedAt: new Date() } });
+
+    await refreshOfferQuality();
+    expect((await db.offerStats.findMany({ where: { offerId: offer.id } })).map((s) => s.bucket)).toEqual([now - WINDOWS["24h"]]);
+    expect(await db.offerQuality.findUnique({ where: { offerId: offer.id } })).toBeNull();
   });
 });
 

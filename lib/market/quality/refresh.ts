@@ -7,8 +7,8 @@ import { readWindowSums } from "@/lib/market/quality/measurements";
 /**
  * The routing snapshot (offer_quality): for every offer measured in the last 24 h, the median upstream latency and
  * the throughput of its 1 h window when that window has the minimum sample, else of its 24 h window, else null.
- * Offers no longer measured lose their row (null, to a reader), and measurements older than KEEP_BUCKETS buckets
- * (two days) are deleted. The reservation reads the snapshot, never the measurements (a background job,
+ * An offer not measured in the last 24 h loses its row (null, to a reader) while its older measurements are kept, and
+ * measurements older than KEEP_BUCKETS buckets (two days) are deleted. The reservation reads the snapshot, never the measurements (a background job,
  * lib/ops/background-jobs.ts, runs this every QUALITY_REFRESH_MS on one instance).
  */
 export async function refreshOfferQuality(now: Date = new Date()): Promise<{ offers: number; pruned: number }> {
@@ -34,7 +34,11 @@ export async function refreshOfferQuality(now: Date = new Date()): Promise<{ off
       ORDER BY u.offer_id
       ON CONFLICT (offer_id) DO UPDATE
       SET latency_p50_ms = EXCLUDED.latency_p50_ms, throughput_tps = EXCLUDED.throughput_tps, refreshed_at = EXCLUDED.refreshed_at`,
-    db.$executeRaw`DELETE FROM offer_quality q WHERE NOT (q.offer_id = ANY(${ids}::uuid[]))`,
+    // Measured before (its buckets are still kept) but not in the last 24 h: nothing to say any more. A row of an offer
+    // never measured here is not this job's to judge.
+    db.$executeRaw`
+      DELETE FROM offer_quality q
+      WHERE NOT (q.offer_id = ANY(${ids}::uuid[])) AND EXISTS (SELECT 1 FROM offer_stats s WHERE s.offer_id = q.offer_id)`,
   ]);
   const pruned = await db.$executeRaw`DELETE FROM offer_stats WHERE bucket <= ${statsBucket(now) - KEEP_BUCKETS}::int`;
   return { offers: ids.length, pruned };
