@@ -173,6 +173,8 @@ describe("the offers list publishes what real traffic measured", () => {
       const i = await expectWindow(list.get(offers.inflating.id)!.measured[window], offers.inflating.id, 10);
       expect(i).toMatchObject({ answers: 10, disputed: 10 });
       expect(list.get(offers.inflating.id)!.measured[window]).toMatchObject({ success_rate: 1, dispute_rate: 1 });
+      // Its claims were reported against its health (billAndClear), and still no forward was added for them.
+      expect((await db.offer.findUniqueOrThrow({ where: { id: offers.inflating.id } })).lastFailureReason).toMatch(/claim/);
 
       expect(list.get(offers.sparse.id)!.measured[window]).toEqual({
         requests: 3,

@@ -23,7 +23,7 @@ import { formatListPrice } from "@/lib/wire";
 
 export const OFFERS_TTL_MS = 3_000;
 /** At most this many offers are listed (the cheapest): a bound on what one request makes the server compute. */
-export const MAX_MODEL_OFFERS = 500;
+export const MAX_MODEL_OFFERS = 200;
 
 export async function listModelOffers(modelId: string, now?: Date): Promise<ModelOfferList> {
   const model = await activeModelOrNotFound(modelId);
@@ -68,7 +68,8 @@ type OfferRow = {
 
 async function computeModelOffers(model: CatalogEntry, now: Date): Promise<ModelOfferList> {
   const rows = await db.$queryRaw<OfferRow[]>`
-    SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, o.price_cents, o.created_at, ${REMAINING} AS remaining,
+    SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, o.price_cents, o.created_at,
+           GREATEST(${REMAINING}, 0) AS remaining,
            ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
            o.context_tokens, o.max_output_tokens, o.probe_status::text AS probe_status, o.probe_delisted, o.probed_at,
            o.probe_flagged_at, o.probe_flag_reason
