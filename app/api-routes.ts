@@ -28,6 +28,7 @@ import * as generation from "@/app/v1/generations/[id]/route";
 import * as currentKey from "@/app/v1/key/route";
 import * as book from "@/app/v1/market/book/route";
 import * as marketModels from "@/app/v1/market/models/route";
+import * as modelOffers from "@/app/v1/market/models/[id]/offers/route";
 import * as stats from "@/app/v1/market/stats/route";
 import * as trades from "@/app/v1/market/trades/route";
 import * as models from "@/app/v1/models/route";
@@ -78,6 +79,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/models", module: models },
   { path: "/v1/market/book", module: book },
   { path: "/v1/market/models", module: marketModels },
+  { path: "/v1/market/models/{id}/offers", module: modelOffers },
   { path: "/v1/market/stats", module: stats },
   { path: "/v1/market/trades", module: trades },
   { path: "/v1/supply/pool/summary", module: pool },

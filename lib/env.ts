@@ -109,6 +109,10 @@ const EnvSchema = z.object({
   INSTANCE_ID: z.string().min(1).max(200).optional(),
   /** Every background job's interval, overriding each job's own (tests; normally unset). */
   JOBS_INTERVAL_MS: z.coerce.number().int().min(100).optional(),
+  /** Forwards a measured window (1 h, 24 h) needs before its figures are published or routed by (lib/market/quality). */
+  QUALITY_MIN_REQUESTS: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  /** How often the routing snapshot of measured figures (offer_quality) is refreshed, and old measurements pruned. */
+  QUALITY_REFRESH_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /** Largest block range of one eth_getLogs call (public RPCs cap it; Base's public endpoint allows a few thousand). */
   RPC_LOG_BLOCK_RANGE: z.coerce.number().int().min(1).max(1_000_000).default(2000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),

@@ -19,12 +19,34 @@ function catalogFeatureColumns(modelId: string) {
   return { supportsTools, supportsJsonSchema, supportsVision };
 }
 
-export type DemoOffer = { priceCents: number; dailyCapacityDiem: number; models: string[] };
+/** What a demo offer declares, as suppliers differ: unset fields keep the defaults (unknown, retains and trains). */
+type DemoDeclared = {
+  quantization?: "fp16" | "bf16" | "fp8" | "int8" | "int4" | "unknown";
+  retainsPrompts?: boolean;
+  trainsOnPrompts?: boolean;
+  contextTokens?: number;
+  maxOutputTokens?: number;
+};
+
+export type DemoOffer = { priceCents: number; dailyCapacityDiem: number; models: string[]; declared: DemoDeclared };
 
 export const DEMO_OFFERS: readonly DemoOffer[] = [
-  { priceCents: 80, dailyCapacityDiem: 25, models: ["llama-3.3-70b", "mistral-31-24b"] },
-  { priceCents: 90, dailyCapacityDiem: 100, models: ["llama-3.3-70b", "qwen3-235b", "venice-uncensored"] },
-  { priceCents: 120, dailyCapacityDiem: 250, models: ["llama-3.3-70b", "qwen3-235b", "mistral-31-24b", "venice-uncensored"] },
+  // Cheap, quantized, keeps nothing, serves a shorter context than the models allow.
+  {
+    priceCents: 80,
+    dailyCapacityDiem: 25,
+    models: ["llama-3.3-70b", "mistral-31-24b"],
+    declared: { quantization: "fp8", retainsPrompts: false, trainsOnPrompts: false, contextTokens: 32_768 },
+  },
+  // Says nothing: shown as unknown, retaining and training on prompts.
+  { priceCents: 90, dailyCapacityDiem: 100, models: ["llama-3.3-70b", "qwen3-235b", "venice-uncensored"], declared: {} },
+  // Full precision, logs prompts for abuse review but never trains on them.
+  {
+    priceCents: 120,
+    dailyCapacityDiem: 250,
+    models: ["llama-3.3-70b", "qwen3-235b", "mistral-31-24b", "venice-uncensored"],
+    declared: { quantization: "bf16", retainsPrompts: true, trainsOnPrompts: false },
+  },
 ];
 
 /** Gives the demo supplier wallet its offers on the reference upstream, once (idempotent by wallet). */
@@ -54,6 +76,7 @@ export async function seedDemoSupplier(
         upstreamKeyCiphertext: encryptCredential(supplier.upstreamApiKey),
         priceCents: offer.priceCents,
         dailyCapacityMicroDiem: BigInt(offer.dailyCapacityDiem) * 1_000_000n,
+        ...offer.declared,
         models: { create: offer.models.map((modelId) => ({ modelId, upstreamModel: modelId, ...catalogFeatureColumns(modelId) })) },
       },
     });

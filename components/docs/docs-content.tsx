@@ -7,6 +7,7 @@ import { C } from "@/components/docs/code-block";
 import { errorAnchor, ErrorTable } from "@/components/docs/error-table";
 import type { DocsSearchEntry } from "@/components/docs/docs-search";
 import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/components/docs/guides";
+import { MarketQuality } from "@/components/docs/market-quality";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
@@ -46,6 +47,12 @@ export const DOCS_PAGES: DocsPage[] = [
     title: "Billing and offer health",
     lead: () => "Nobody is billed for more than svc counted, and only a supplier's own faults count against its offer.",
     render: () => <BillingAndHealthRules />,
+  },
+  {
+    id: "quality",
+    title: "Measured quality and declarations",
+    lead: () => "What real traffic measured of each offer, and what its supplier declares about it (the supplier's word).",
+    render: () => <MarketQuality minRequests={env.QUALITY_MIN_REQUESTS} refreshMs={env.QUALITY_REFRESH_MS} />,
   },
   {
     id: "errors",

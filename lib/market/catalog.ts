@@ -28,9 +28,12 @@ const ListPriceText = z
   .string()
   .refine((text) => parseMicros(text) !== null, 'must be a decimal string with at most 6 places, e.g. "0.70"');
 
+/** What a model id can be: letters, digits and . _ : / - (at most 128), starting with a letter or digit. */
+export const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
 /** One model in a catalog file (snake_case, prices as decimal strings, like the wire). */
 export const CatalogFileModel = z.strictObject({
-  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, "letters, digits and . _ : / - (at most 128)"),
+  id: z.string().regex(MODEL_ID_PATTERN, "letters, digits and . _ : / - (at most 128)"),
   name: z.string().min(1).max(200),
   input_diem_per_mtok: ListPriceText,
   output_diem_per_mtok: ListPriceText,

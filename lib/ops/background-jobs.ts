@@ -1,5 +1,6 @@
 import "server-only";
 import { env } from "@/lib/env";
+import { refreshOfferQuality } from "@/lib/market/quality/refresh";
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";
@@ -14,5 +15,6 @@ export function startServerJobs(): void {
   registerJob("payment-reconcile", every(30_000), () => reconcilePayments(), { leased: true });
   registerJob("withdrawal-reconcile", every(60_000), () => reconcileWithdrawals(), { leased: true });
   registerJob("hold-sweeper", every(15_000), () => sweepExpiredHolds(), { leased: true });
+  registerJob("offer-quality", every(env.QUALITY_REFRESH_MS), () => refreshOfferQuality(), { leased: true });
   startBackgroundJobs();
 }

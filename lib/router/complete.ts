@@ -329,9 +329,12 @@ async function forwardOnce(input: {
   const { cause } = failure;
   const counted = cause === "upstream" || cause === "answer";
   if (counted) {
-    await reportUpstreamFailure(input.offerId, failure.reason, { accountId: input.accountId, cause, now: input.now() }).catch(
-      (error: unknown) => log.warn("health report failed", { error }),
-    );
+    await reportUpstreamFailure(input.offerId, failure.reason, {
+      accountId: input.accountId,
+      cause,
+      forward: true,
+      now: input.now(),
+    }).catch((error: unknown) => log.warn("health report failed", { error }));
   } else {
     log.info("upstream failure not counted against the offer", { offerId: input.offerId, reason: failure.reason, cause: failure.cause });
   }

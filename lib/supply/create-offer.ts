@@ -3,6 +3,7 @@ import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import { getOfferOrThrow } from "@/lib/supply/get-offer";
+import { declaredFields } from "@/lib/supply/declared";
 import { offerModelRow, resolveModels } from "@/lib/supply/offer-models";
 import type { CheckedOfferView, CreateOfferInput } from "@/lib/supply/schemas";
 import { checkUpstream, type UpstreamCheckOptions } from "@/lib/supply/upstream-check";
@@ -38,6 +39,7 @@ export async function createOffer(
       upstreamKeyCiphertext: encryptCredential(input.upstream_api_key),
       priceCents: input.price_cents,
       dailyCapacityMicroDiem: input.daily_capacity,
+      ...declaredFields(input),
       models: { create: models.map((m) => offerModelRow(m, served)) },
     },
     select: { id: true },

@@ -72,6 +72,12 @@ export type FailureReport = {
   accountId?: string | null;
   /** Defaults to "answer" when a buyer is named, else "upstream". */
   cause?: FailureCause;
+  /**
+   * The failure ended a forward of real traffic (lib/router/complete.ts forwardOnce): it is also measured, as a forward
+   * the offer did not answer (offer_stats, lib/market/quality), in the same statement. Not set by a report about an
+   * answer that was billed (a claim out of bounds): that forward was answered.
+   */
+  forward?: boolean;
   now?: Date;
 };
 
@@ -79,7 +85,8 @@ export type FailureReport = {
  * Records a failure of the offer's upstream. `reason` is shown to the offer's supplier: pass a short description,
  * never upstream bodies or credentials. Called with two arguments it is a failure no buyer provoked (it cools the
  * offer down at once, as a refused key does). One atomic statement (the offer's row is locked while the streak is
- * read and written), so concurrent failures count correctly. Returns null for an unknown offer.
+ * read and written, and a forward's failure is measured in it too), so concurrent failures count correctly. Returns
+ * null for an unknown offer.
  */
 export async function reportUpstreamFailure(
   offerId: string,
@@ -89,6 +96,7 @@ export async function reportUpstreamFailure(
   const now = report.now ?? new Date();
   const accountId = report.accountId ?? null;
   const cause: FailureCause = report.cause ?? (accountId ? "answer" : "upstream");
+  const forward = report.forward === true;
   metrics.upstreamFailures.inc({ offer: offerId });
   const cleanReason =
     reason
@@ -126,6 +134,11 @@ export async function reportUpstreamFailure(
                   OR (s.failures >= ${LONE_STREAK_FAILURES}::int
                       AND s.started <= ${now}::timestamptz - ${LONE_STREAK_MS}::bigint * interval '1 millisecond')) AS cool
       FROM streak s
+    ), measured AS (
+      -- After the offer's row (cur locks it): the clear, too, locks offers before offer_stats.
+      INSERT INTO "offer_stats" AS s ("offer_id", "bucket", "forwards")
+      SELECT d."id", svc_offer_stats_bucket(${now}::timestamptz), 1 FROM decided d WHERE ${forward}::boolean
+      ON CONFLICT ("offer_id", "bucket") DO UPDATE SET "forwards" = s."forwards" + 1
     )
     UPDATE "offers" o SET
       "consecutive_failures" = d.failures,

@@ -4,6 +4,7 @@ import { formatMicros } from "@/lib/money";
 import { FEATURES, featuresOf } from "@/lib/router/features";
 import { nextUtcMidnight, remainingMicroDiem, utcDayKey } from "@/lib/supply/capacity";
 import { disputeWindowStart, healthView, isOnBook } from "@/lib/supply/offer-health";
+import type { DeclaredView } from "@/lib/market/schemas";
 import type { OfferView } from "@/lib/supply/schemas";
 
 /**
@@ -25,7 +26,14 @@ export async function loadOfferViews(
     omit: { upstreamKeyCiphertext: true },
     include: {
       models: {
-        select: { modelId: true, upstreamModel: true, supportsTools: true, supportsJsonSchema: true, supportsVision: true },
+        select: {
+          modelId: true,
+          upstreamModel: true,
+          supportsTools: true,
+          supportsJsonSchema: true,
+          supportsVision: true,
+          model: { select: { contextTokens: true, maxOutputTokens: true } },
+        },
         orderBy: { modelId: "asc" },
       },
       days: { where: { day: { gte: disputeWindowStart(now) } } },
@@ -69,9 +77,32 @@ export async function loadOfferViews(
       earnings_usdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
       clears: earned.get(o.id)?._count._all ?? 0,
       health: healthView(o, now, o.days),
+      declared: declaredView(o),
       on_book: isOnBook(o, use, now),
       created_at: o.createdAt.toISOString(),
       updated_at: o.updatedAt.toISOString(),
     };
   });
+}
+
+/**
+ * What the supplier declares. A limit it did not declare is the smallest of its models' (the one that holds for every
+ * model it serves); the public offers list (lib/market/quality/offers.ts) shows each model's.
+ */
+function declaredView(o: {
+  quantization: DeclaredView["quantization"];
+  retainsPrompts: boolean;
+  trainsOnPrompts: boolean;
+  contextTokens: number | null;
+  maxOutputTokens: number | null;
+  models: { model: { contextTokens: number; maxOutputTokens: number } }[];
+}): DeclaredView {
+  const smallest = (pick: (m: { contextTokens: number; maxOutputTokens: number }) => number) =>
+    Math.min(...o.models.map((m) => pick(m.model)));
+  return {
+    quantization: o.quantization,
+    data_policy: { retains_prompts: o.retainsPrompts, trains_on_prompts: o.trainsOnPrompts },
+    context_tokens: o.contextTokens ?? smallest((m) => m.contextTokens),
+    max_output_tokens: o.maxOutputTokens ?? smallest((m) => m.maxOutputTokens),
+  };
 }

@@ -1,5 +1,6 @@
 /** A supplier's shapes on the wire: offers in and out, and earnings. Client-safe: the offer forms use these rules. */
 import { z } from "zod";
+import { DeclaredSchema, Quantization } from "@/lib/market/schemas";
 import { parseMicros } from "@/lib/money";
 import { Cents, component, Day, Diem, DisputeRate, Feature, ListPrice, listOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
 
@@ -56,12 +57,36 @@ const ModelRef = z.union([
 ]);
 export const OfferModels = z.array(ModelRef).min(1, "must name at least one model").max(64);
 
+/** The largest context or output an offer can declare (above any model's: what it serves is capped by the model's). */
+export const MAX_DECLARED_TOKENS = 10_000_000;
+
+// What the supplier declares about its upstream (its word; the platform's fidelity probes are its check).
+const DataPolicy = z
+  .strictObject({
+    retains_prompts: z.boolean().describe("The upstream keeps prompts or answers after answering"),
+    trains_on_prompts: z.boolean().describe("The upstream uses prompts or answers for training"),
+  })
+  .describe("Both required when given; an offer that has not said is shown retaining and training");
+const DeclaredTokens = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_DECLARED_TOKENS)
+  .describe("A limit the upstream serves below the model's own; unset means the model's");
+const Declarations = {
+  quantization: Quantization.optional(),
+  data_policy: DataPolicy.optional(),
+  context_tokens: DeclaredTokens.optional(),
+  max_output_tokens: DeclaredTokens.optional(),
+};
+
 export const CreateOfferBody = z.strictObject({
   upstream_base_url: UpstreamBaseUrl,
   upstream_api_key: UpstreamApiKey,
   models: OfferModels,
   price_cents: PriceCents,
   daily_capacity: DailyCapacity,
+  ...Declarations,
 });
 export type CreateOfferInput = z.infer<typeof CreateOfferBody>;
 
@@ -73,6 +98,9 @@ export const UpdateOfferBody = z
     price_cents: PriceCents.optional(),
     daily_capacity: DailyCapacity.optional(),
     status: z.enum(["active", "paused"]).optional(),
+    ...Declarations,
+    context_tokens: DeclaredTokens.nullable().optional().describe("null: back to the model's limit"),
+    max_output_tokens: DeclaredTokens.nullable().optional().describe("null: back to the model's limit"),
   })
   .refine((patch) => Object.values(patch).some((v) => v !== undefined), "name at least one field to change");
 export type UpdateOfferInput = z.infer<typeof UpdateOfferBody>;
@@ -115,6 +143,9 @@ const OfferFields = {
   earnings_usdc: Usdc.describe("Sum of this offer's clears' supplier share"),
   clears: z.number().int(),
   health: OfferHealthSchema,
+  declared: DeclaredSchema.describe(
+    "What you declare about the upstream; a limit you did not declare is the smallest of your models' own (the public offers list shows each model's)",
+  ),
   on_book: z.boolean().describe("Routable right now: active, healthy and with capacity left today"),
   created_at: Timestamp,
   updated_at: Timestamp,

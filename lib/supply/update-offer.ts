@@ -3,6 +3,7 @@ import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 import type { Features } from "@/lib/router/features";
+import { declaredFields } from "@/lib/supply/declared";
 import { findOwnedOffer, getOfferOrThrow } from "@/lib/supply/get-offer";
 import { modelsWithListPrices, refreshFeatures, replaceModels, resolveModels, type OfferedModel } from "@/lib/supply/offer-models";
 import type { CheckedOfferView, UpdateOfferInput, UpstreamPricingView } from "@/lib/supply/schemas";
@@ -11,7 +12,8 @@ import { decryptCredential, encryptCredential } from "@/lib/upstream/key-encrypt
 import { assertUpstreamUrlAllowed, defaultUpstreamPolicy } from "@/lib/upstream/ssrf";
 
 /**
- * Changes price, capacity, models, credentials or status (active ↔ paused). A new URL, key or model
+ * Changes price, capacity, models, credentials, status (active ↔ paused) or what the supplier declares (quantization,
+ * data policy, limits: null clears a limit). A new URL, key or model
  * list is checked against the upstream first; new credentials that pass also end any cooldown. A new URL
  * needs the key again (400 naming upstreamApiKey otherwise).
  * Withdrawn offers are final (409).
@@ -48,6 +50,7 @@ export async function updateOffer(
         ...(patch.price_cents !== undefined && { priceCents: patch.price_cents }),
         ...(patch.daily_capacity !== undefined && { dailyCapacityMicroDiem: patch.daily_capacity }),
         ...(patch.status !== undefined && { status: patch.status }),
+        ...declaredFields(patch),
         ...(credentialsChanged && {
           upstreamBaseUrl: baseUrl,
           ...(patch.upstream_api_key !== undefined && { upstreamKeyCiphertext: encryptCredential(patch.upstream_api_key) }),

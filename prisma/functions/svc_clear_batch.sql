@@ -4,8 +4,9 @@
 -- amount), split between supplier and platform (svc_supplier_micros, svc_fee_micros), and cleared: the offer day's
 -- burn, the buyer's balance, the key's spend and the earnings are each written once with the sums of the batch, the
 -- records (completion, clear, journal entry and its lines, balanced per clear) inserted by one statement each, and a
--- served offer's failure streak ended. Tables are locked once each, in one order: holds, offer days, balances, keys,
--- earnings, offers. An item that cannot be cleared (a count out of range, a completion id missing, used or repeated)
+-- served offer's failure streak ended, and the answers measured (offer_stats, per offer and 5-minute bucket: the
+-- forward, the latency, the completion tokens, a dispute). Tables are locked once each, in one order: holds, offer
+-- days, balances, keys, earnings, offers, offer stats (the failure report locks an offer, then its stats, too). An item that cannot be cleared (a count out of range, a completion id missing, used or repeated)
 -- is 'rejected' alone and never fails the batch.
 -- status: 'ok' | 'not_active' (the hold is not active, or not found: nothing done) | 'rejected' (the item itself
 -- cannot be cleared: nothing done; its hold stays active for the caller to release).
@@ -265,6 +266,32 @@ BEGIN
     WHERE o."id" = l."id"
       AND (o."consecutive_failures" > 0 OR o."unhealthy_until" IS NOT NULL OR o."last_success_at" IS NULL
            OR o."last_success_at" < p_now - interval '60 seconds');
+
+    -- 8. Measurements (lib/market/quality): each answer is a forward answered, once per (offer, bucket), in that
+    --    order, with its latency binned (svc_latency_bin). Last, after the offers: the failure report
+    --    (lib/supply/offer-health.ts) locks an offer's row before its stats row as well.
+    INSERT INTO "offer_stats" AS s ("offer_id", "bucket", "forwards", "answers", "disputed", "latency_ms_sum",
+                                    "completion_tokens", "latency_histogram")
+    SELECT a.offer_id, svc_offer_stats_bucket(p_now), a.n, a.n, a.disputed, a.latency, a.tokens,
+           ARRAY(SELECT (SELECT COUNT(*) FROM unnest(a.bins) AS b(bin) WHERE b.bin = k)::integer
+                 FROM generate_series(0, svc_latency_bin(9223372036854775807)) AS k)
+    FROM (
+      SELECT i.offer_id, COUNT(*)::integer AS n, (COUNT(*) FILTER (WHERE p_usage_disputed[i.n]))::integer AS disputed,
+             SUM(p_latency_ms[i.n])::bigint AS latency, SUM(p_completion_tokens[i.n])::bigint AS tokens,
+             array_agg(svc_latency_bin(p_latency_ms[i.n])) AS bins
+      FROM unnest(c_offer, c_n) AS i(offer_id, n)
+      GROUP BY i.offer_id
+    ) a
+    ORDER BY a.offer_id
+    ON CONFLICT ("offer_id", "bucket") DO UPDATE
+    SET "forwards" = s."forwards" + EXCLUDED."forwards",
+        "answers" = s."answers" + EXCLUDED."answers",
+        "disputed" = s."disputed" + EXCLUDED."disputed",
+        "latency_ms_sum" = s."latency_ms_sum" + EXCLUDED."latency_ms_sum",
+        "completion_tokens" = s."completion_tokens" + EXCLUDED."completion_tokens",
+        "latency_histogram" = ARRAY(
+          SELECT COALESCE(s."latency_histogram"[k], 0) + COALESCE(EXCLUDED."latency_histogram"[k], 0)
+          FROM generate_series(1, GREATEST(cardinality(s."latency_histogram"), cardinality(EXCLUDED."latency_histogram"))) AS k);
   END IF;
 
   -- One row per input position.

@@ -406,7 +406,8 @@ describe("the document is well-formed OpenAPI 3.1", () => {
 /** Names on the wire that are not ours to choose: the spec's query parameter and the x402 protocol's own body. */
 const FOREIGN_NAMES = new Set(["walletAddress"]);
 const FOREIGN_SCHEMAS = new Set(["PaymentChallenge", "OpenApiDocument"]);
-const SNAKE = /^[a-z][a-z0-9]*(_[a-z0-9]+)*$/;
+// Lower case words joined by underscores; a word may start with a digit (window names such as "1h" and "24h").
+const SNAKE = /^[a-z0-9]+(_[a-z0-9]+)*$/;
 
 describe("the wire speaks snake_case", () => {
   const doc = JSON.parse(JSON.stringify(DOC)) as OpenApiDocument;

@@ -33,7 +33,7 @@ export const POST = route(
       tag: "Supply",
       summary: "Post an offer",
       description:
-        "The upstream is checked first (GET {upstream_base_url}/models with the key); the key is stored encrypted and never returned.",
+        "The upstream is checked first (GET {upstream_base_url}/models with the key); the key is stored encrypted and never returned. Optionally declare what the upstream serves: quantization, data_policy, context_tokens, max_output_tokens (your word, published with the offer).",
       responses: [response(201, CheckedOfferSchema, "The posted offer.")],
       errors: [...UPSTREAM_CHECK_ERRORS, "unprocessable"],
     },

@@ -27,7 +27,7 @@ export const GET = route(
   async ({ session, params }) => ok(await getOfferOrThrow(session.accountId, params.id)),
 );
 
-// PATCH /v1/supply/offers/{id} – change price, capacity, models, credentials or pause/resume
+// PATCH /v1/supply/offers/{id} – change price, capacity, models, credentials, declarations or pause/resume
 export const PATCH = route(
   {
     auth: "session",
@@ -37,7 +37,7 @@ export const PATCH = route(
       tag: "Supply",
       summary: "Change an offer",
       description:
-        "Price, capacity, models, credentials, or pause/resume. A new URL, key or model list is checked against the upstream first.",
+        "Price, capacity, models, credentials, what you declare (quantization, data_policy, context_tokens, max_output_tokens; null clears a limit), or pause/resume. A new URL, key or model list is checked against the upstream first.",
       pathParams: OFFER_ID,
       responses: [response(200, CheckedOfferSchema, "The changed offer.")],
       errors: ["not_found", "conflict", ...UPSTREAM_CHECK_ERRORS],

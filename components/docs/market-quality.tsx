@@ -1,0 +1,96 @@
+/** The docs on market quality as svc measures it from real traffic, and on what suppliers declare about their offers. */
+import { C } from "@/components/docs/code-block";
+import { SubHeading } from "@/components/docs/doc-section";
+import { BUCKET_MS, KEEP_BUCKETS, LATENCY_BIN_LOWER_BOUNDS, WINDOWS } from "@/lib/market/quality/figures";
+import { QUANTIZATIONS } from "@/lib/market/schemas";
+import { MAX_DECLARED_TOKENS } from "@/lib/supply/schemas";
+
+export function MarketQuality({ minRequests, refreshMs }: { minRequests: number; refreshMs: number }) {
+  const bucketMinutes = BUCKET_MS / 60_000;
+  const recent = WINDOWS["1h"];
+  const day = WINDOWS["24h"];
+  return (
+    <>
+      <p>
+        <C>GET /v1/market/models/{"{id}"}/offers</C> lists each live offer of a model (active; on the book or not: an offer the fidelity
+        probes flagged is listed and marked), cheapest first, then oldest, with its price, what 1M input and 1M output tokens cost at that
+        price, the capacity it has left today, and three kinds of facts that are worth different things: what svc <strong>measured</strong>,
+        what the supplier <strong>declares</strong>, and what the platform&apos;s probes <strong>checked</strong>.
+      </p>
+
+      <SubHeading id="quality-measured">Measured from real traffic</SubHeading>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          A <strong>forward</strong> is a buyer&apos;s request sent to the offer&apos;s upstream that was either answered and billed, or
+          failed by the supplier&apos;s fault: unreachable, its key refused, an HTTP error other than 400, 413 and 422, an unusable answer,
+          a timeout or an oversized answer the request does not explain (see Billing and offer health). Not forwards of the offer&apos;s:
+          failures the request explains, a wait for a connection of svc&apos;s own, and the upstream&apos;s 400, 413 and 422 (the
+          buyer&apos;s errors). An answer whose claimed usage was out of bounds was still answered and billed: it counts as an answer.
+        </li>
+        <li>
+          <strong>Success rate</strong>: answers billed / forwards. <strong>Dispute rate</strong>: answers whose claimed usage exceeded
+          svc&apos;s own count beyond the tolerance (billed at svc&apos;s count) / answers.
+        </li>
+        <li>
+          <strong>Latency</strong> p50 and p95: the upstream&apos;s time from the forward sent to the answer read, over answered forwards
+          (not svc&apos;s own time, not probes). It is kept as a histogram of fixed bins whose bounds grow by √2 (
+          {LATENCY_BIN_LOWER_BOUNDS[0]} ms, {LATENCY_BIN_LOWER_BOUNDS[1]} ms, {LATENCY_BIN_LOWER_BOUNDS[2]} ms … up to{" "}
+          {LATENCY_BIN_LOWER_BOUNDS.at(-1)!.toLocaleString("en-US")} ms), so a percentile is exact to its bin (within about 41%) and placed
+          inside it by rank.
+        </li>
+        <li>
+          <strong>Throughput</strong>: completion tokens billed / seconds of upstream latency, over answered forwards.
+        </li>
+        <li>
+          Two rolling <strong>windows</strong>, counted in whole {bucketMinutes}-minute buckets: <C>1h</C> is the current bucket and the{" "}
+          {recent - 1} before it (the last {recent * bucketMinutes - bucketMinutes} to {recent * bucketMinutes} minutes), <C>24h</C> the
+          current and the {day - 1} before it. A window with fewer than <strong>{minRequests}</strong> forwards (<C>min_requests</C>) says{" "}
+          <C>sufficient: false</C> and shows no figures (null) rather than noise.
+        </li>
+        <li>
+          The clear records each batch of answers in the statement that bills them, and a supplier&apos;s failure is recorded with the
+          health report it already makes: measuring adds no round trip to a request. Measurements are kept{" "}
+          {(KEEP_BUCKETS * bucketMinutes) / 60} hours.
+        </li>
+        <li>
+          Routing (<C>provider.sort</C> by latency or throughput, the soft preferences) reads a snapshot refreshed every{" "}
+          {Math.round(refreshMs / 1000)} s: the <C>1h</C> window&apos;s median latency and throughput when that window has the minimum
+          sample, else the <C>24h</C> window&apos;s, else none. The offers list computes its windows exactly, shared for a few seconds.
+        </li>
+      </ul>
+
+      <SubHeading id="quality-declared">Declared by the supplier</SubHeading>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <C>quantization</C>: the numeric format the upstream serves the model in, one of{" "}
+          {QUANTIZATIONS.map((q, i) => (
+            <span key={q}>
+              {i > 0 && ", "}
+              <C>{q}</C>
+            </span>
+          ))}{" "}
+          (<C>unknown</C> until it says).
+        </li>
+        <li>
+          <C>data_policy</C>: <C>retains_prompts</C> (the upstream keeps prompts or answers after answering) and <C>trains_on_prompts</C>{" "}
+          (it uses them for training), both required when given. An offer that has not said is shown retaining and training, so{" "}
+          <C>provider.data_collection: &quot;deny&quot;</C> excludes it.
+        </li>
+        <li>
+          <C>context_tokens</C>, <C>max_output_tokens</C>: limits the upstream serves below the model&apos;s own (1 to{" "}
+          {MAX_DECLARED_TOKENS.toLocaleString("en-US")}; <C>null</C> in a PATCH goes back to the model&apos;s). The offers list shows, per
+          model, the smaller of the declared limit and the model&apos;s: svc never forwards more than the model allows.
+        </li>
+        <li>
+          Set them with <C>POST /v1/supply/offers</C> and change them with <C>PATCH /v1/supply/offers/{"{id}"}</C> like the rest of the
+          offer; a malformed one is a 400 naming the field. The supplier&apos;s own view shows them as <C>declared</C>.
+        </li>
+        <li>
+          A declaration is the <strong>supplier&apos;s word</strong>: svc cannot see inside an upstream, and does not check what it is told
+          here. The fidelity probes are the platform&apos;s own check of what an offer serves (their section says what they can and cannot
+          detect); the measured figures are what buyers&apos; traffic actually got.
+        </li>
+      </ul>
+    </>
+  );
+}

@@ -1,0 +1,135 @@
+import "server-only";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { AppError } from "@/lib/errors";
+import { getActiveModels, onBookCondition, REMAINING, type CatalogEntry } from "@/lib/market/book";
+import { cached } from "@/lib/market/cache";
+import { MODEL_ID_PATTERN } from "@/lib/market/catalog";
+import { emptySums, windowFigures } from "@/lib/market/quality/figures";
+import { readWindowSums } from "@/lib/market/quality/measurements";
+import type { ModelOfferList, ModelOfferView, ProbeView } from "@/lib/market/schemas";
+import { chargeMicros, formatMicros } from "@/lib/money";
+import { utcDayKey } from "@/lib/supply/capacity";
+import { supplierPublicId } from "@/lib/supply/public-id";
+import { formatListPrice } from "@/lib/wire";
+
+/**
+ * GET /v1/market/models/{id}/offers: each live offer of a model (active, on the book or not: flagged and delisted
+ * ones included, marked), cheapest first, then oldest (price-time priority, the router's order), with what 1M tokens
+ * cost at its price, its capacity left today, its measured windows (exact sums of offer_stats, not the routing
+ * snapshot), what its supplier declares and what the probes found. Shared for OFFERS_TTL_MS like the other market
+ * views; the model page renders it server-side.
+ */
+
+export const OFFERS_TTL_MS = 3_000;
+/** At most this many offers are listed (the cheapest): a bound on what one request makes the server compute. */
+export const MAX_MODEL_OFFERS = 200;
+
+export async function listModelOffers(modelId: string, now?: Date): Promise<ModelOfferList> {
+  const model = await activeModelOrNotFound(modelId);
+  return now ? computeModelOffers(model, now) : cached(`offers:${model.id}`, OFFERS_TTL_MS, () => computeModelOffers(model, new Date()));
+}
+
+/** The model, or 400 for an id no model can have and 404 model_not_found for one that is unknown or retired. */
+async function activeModelOrNotFound(modelId: string): Promise<CatalogEntry> {
+  if (!MODEL_ID_PATTERN.test(modelId)) {
+    throw new AppError("invalid_request", "id: must be a model id (letters, digits and . _ : / -, at most 128).", {
+      details: { param: "id" },
+    });
+  }
+  const model =
+    (await getActiveModels()).get(modelId) ?? (await db.model.findFirst({ where: { id: modelId, active: true }, omit: { active: true } }));
+  if (!model) {
+    throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/market/models for the models on this market.`, {
+      details: { param: "id" },
+    });
+  }
+  return model;
+}
+
+type OfferRow = {
+  id: string;
+  supplier_id: string;
+  price_cents: number;
+  created_at: Date;
+  remaining: bigint;
+  on_book: boolean;
+  quantization: ModelOfferView["declared"]["quantization"];
+  retains_prompts: boolean;
+  trains_on_prompts: boolean;
+  context_tokens: number | null;
+  max_output_tokens: number | null;
+  probe_status: ProbeView["status"];
+  probe_delisted: boolean;
+  probed_at: Date | null;
+  probe_flagged_at: Date | null;
+  probe_flag_reason: string | null;
+};
+
+async function computeModelOffers(model: CatalogEntry, now: Date): Promise<ModelOfferList> {
+  const rows = await db.$queryRaw<OfferRow[]>`
+    SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, o.price_cents, o.created_at,
+           GREATEST(${REMAINING}, 0) AS remaining,
+           ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
+           o.context_tokens, o.max_output_tokens, o.probe_status::text AS probe_status, o.probe_delisted, o.probed_at,
+           o.probe_flagged_at, o.probe_flag_reason
+    FROM offers o
+    JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${model.id}
+    LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${utcDayKey(now)}::date
+    WHERE o.status = 'active'
+    ORDER BY o.price_cents, o.created_at, o.id
+    LIMIT ${MAX_MODEL_OFFERS}`;
+  const ids = rows.map((r) => r.id);
+  const [sums, evidence] = await Promise.all([readWindowSums(ids, now), probeEvidence(ids)]);
+  const min = env.QUALITY_MIN_REQUESTS;
+  return {
+    object: "list",
+    model: model.id,
+    as_of: now.toISOString(),
+    list_price: formatListPrice(model),
+    min_requests: min,
+    data: rows.map((o) => {
+      const measured = sums.get(o.id);
+      return {
+        id: o.id,
+        supplier: supplierPublicId(o.supplier_id),
+        price_cents: o.price_cents,
+        usd_per_mtok: {
+          prompt: formatMicros(chargeMicros(model.inputMicroDiemPerMTok, o.price_cents)),
+          completion: formatMicros(chargeMicros(model.outputMicroDiemPerMTok, o.price_cents)),
+        },
+        capacity_left_diem: formatMicros(o.remaining),
+        on_book: o.on_book,
+        created_at: o.created_at.toISOString(),
+        declared: {
+          quantization: o.quantization,
+          data_policy: { retains_prompts: o.retains_prompts, trains_on_prompts: o.trains_on_prompts },
+          // What it serves for this model: svc never forwards more than the model's limits, whatever the offer says.
+          context_tokens: Math.min(o.context_tokens ?? model.contextTokens, model.contextTokens),
+          max_output_tokens: Math.min(o.max_output_tokens ?? model.maxOutputTokens, model.maxOutputTokens),
+        },
+        measured: {
+          "1h": windowFigures(measured?.["1h"] ?? emptySums(), min),
+          "24h": windowFigures(measured?.["24h"] ?? emptySums(), min),
+        },
+        probe: {
+          status: o.probe_status,
+          delisted: o.probe_delisted,
+          probed_at: o.probed_at?.toISOString() ?? null,
+          flagged_at: o.probe_flagged_at?.toISOString() ?? null,
+          reason: o.probe_flag_reason,
+          evidence: evidence.get(o.id) ?? [],
+        },
+      };
+    }),
+  };
+}
+
+/**
+ * The probes' evidence per offer (the failed checks of the round that flagged it). A stand-in returning no evidence:
+ * the integrator replaces it with the fidelity probes' reader (lib/market/probes).
+ */
+async function probeEvidence(offerIds: string[]): Promise<Map<string, ProbeView["evidence"]>> {
+  void offerIds;
+  return new Map();
+}
