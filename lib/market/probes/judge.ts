@@ -16,7 +16,7 @@ import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
 export type ProbeCheck = "model" | "json_schema" | "tool_schema" | "truncated" | "consensus" | "reference" | "error";
 export type ProbeFailure = { check: ProbeCheck; expected: string | null; got: string | null };
 
-export const EVIDENCE_MAX_CHARS = 200;
+export const EVIDENCE_MAX_CHARS = 320;
 const REFUSED_STATUSES = new Set([400, 404, 422]);
 
 export function bounded(text: string | null | undefined, max = EVIDENCE_MAX_CHARS): string | null {

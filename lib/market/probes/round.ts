@@ -348,7 +348,7 @@ async function compareAnswers(results: Result[], reference: Map<string, string>)
       for (const a of others) counts.set(a, (counts.get(a) ?? 0) + 1);
       const [top, n] = [...counts.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
       if (n >= 2 && n * 2 > others.length && r.record.answer !== top) {
-        added.push(failure("consensus", `${top} (${n} of ${others.length} other offers)`, r.record.answer));
+        added.push(failure("consensus", `${n} of ${others.length} other offers: ${top}`, r.record.answer));
       }
       const ref = reference.get(key);
       if (ref !== undefined && r.record.answer !== ref) added.push(failure("reference", ref, r.record.answer));
