@@ -114,7 +114,12 @@ const EnvSchema = z.object({
    * probes cost money), what a UTC day's probes may cost at most (micro-USDC, at the offers' prices), whether a flagged
    * offer also leaves the book until a round passes (default true), and how many offers one round probes at most.
    */
-  PROBE_INTERVAL_MS: z.coerce.number().int().min(0).max(7 * 86_400_000).default(6 * 3_600_000),
+  PROBE_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400_000)
+    .default(6 * 3_600_000),
   PROBE_DAILY_BUDGET_MICROS: z.coerce.number().int().min(0).max(1e12).default(5_000_000),
   PROBE_DELIST_FLAGGED: z
     .enum(["true", "false", "1", "0", ""])

@@ -7,6 +7,7 @@ import { C } from "@/components/docs/code-block";
 import { errorAnchor, ErrorTable } from "@/components/docs/error-table";
 import type { DocsSearchEntry } from "@/components/docs/docs-search";
 import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/components/docs/guides";
+import { ProbesGuide } from "@/components/docs/probes-guide";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
@@ -46,6 +47,12 @@ export const DOCS_PAGES: DocsPage[] = [
     title: "Billing and offer health",
     lead: () => "Nobody is billed for more than svc counted, and only a supplier's own faults count against its offer.",
     render: () => <BillingAndHealthRules />,
+  },
+  {
+    id: "probes",
+    title: "Fidelity probes",
+    lead: () => "The platform buys a few deterministic requests from every offer and flags those that do not serve what they claim.",
+    render: () => <ProbesGuide />,
   },
   {
     id: "errors",

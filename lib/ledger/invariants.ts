@@ -106,7 +106,9 @@ export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
         OR COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'supplier'), 0) <> r.supplier_micros
         OR COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind NOT IN ('platform', 'supplier')), 0) <> 0`;
   for (const r of misprobed) {
-    violations.push(`probe run ${r.id} (${r.status}, share ${r.share}) moved platform ${r.platform}, supplier ${r.supplier}, others ${r.other}`);
+    violations.push(
+      `probe run ${r.id} (${r.status}, share ${r.share}) moved platform ${r.platform}, supplier ${r.supplier}, others ${r.other}`,
+    );
   }
   const orphanProbes = await tx.$queryRaw<{ id: string }[]>`
     SELECT id::text FROM journal_entries WHERE (kind = 'probe') <> (probe_run_id IS NOT NULL)`;
@@ -117,7 +119,8 @@ export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
     LEFT JOIN (SELECT platform_account_id, SUM(max_charge_micros) AS total FROM probe_runs WHERE status = 'reserved'
                GROUP BY platform_account_id) r ON r.platform_account_id = la.id
     WHERE la.kind = 'platform' AND la.held_micros <> COALESCE(r.total, 0)`;
-  for (const a of platformHeld) violations.push(`platform ledger account ${a.id} holds ${a.held} but its reserved probes total ${a.reserved}`);
+  for (const a of platformHeld)
+    violations.push(`platform ledger account ${a.id} holds ${a.held} but its reserved probes total ${a.reserved}`);
 
   // Money out: a pending or sent withdrawal has left the ledger by exactly its amount, a failed one not at all.
   const misdebited = await tx.$queryRaw<{ id: string; status: string; amount: string; paid_out: string }[]>`

@@ -18,12 +18,7 @@ import { exampleOf } from "./json-instance";
  * Models advertise Venice's `capabilities`; a request using a feature its model lacks is a 400.
  */
 
-export type UpstreamMode =
-  | SimpleMode
-  | `latency:${number}`
-  | `error:${number}`
-  | `flaky:${number}`
-  | `substitute:${string}`;
+export type UpstreamMode = SimpleMode | `latency:${number}` | `error:${number}` | `flaky:${number}` | `substitute:${string}`;
 
 /**
  * Beyond the faults: "truncate" cuts every text answer to a few tokens with finish_reason "length"; "break-schema"

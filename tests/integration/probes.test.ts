@@ -65,7 +65,11 @@ describe("fidelity probes", () => {
     const model = await probeModel();
     const honest = await Promise.all([upstream(), upstream(), upstream()]);
     const substituting = await upstream("substitute:qwen3-235b");
-    const [h1, h2, h3] = [await offerOn(model.id, honest[0], 80), await offerOn(model.id, honest[1], 90), await offerOn(model.id, honest[2], 100)];
+    const [h1, h2, h3] = [
+      await offerOn(model.id, honest[0], 80),
+      await offerOn(model.id, honest[1], 90),
+      await offerOn(model.id, honest[2], 100),
+    ];
     // The cheapest offer serves another model: without the probes every buyer's request would go to it.
     const sub = await offerOn(model.id, substituting, 50);
     expect((await getBook(model.id, new Date())).best_price_cents).toBe(50);
@@ -89,7 +93,9 @@ describe("fidelity probes", () => {
     const evidence = await probeEvidence([sub.id, h1.id, h2.id]);
     expect(evidence.get(h1.id)).toEqual([]);
     const subEvidence = evidence.get(sub.id)!;
-    expect(subEvidence).toContainEqual(expect.objectContaining({ probe: "capital", check: "model", expected: UPSTREAM_MODEL, got: "qwen3-235b" }));
+    expect(subEvidence).toContainEqual(
+      expect.objectContaining({ probe: "capital", check: "model", expected: UPSTREAM_MODEL, got: "qwen3-235b" }),
+    );
     const consensus = subEvidence.find((e) => e.check === "consensus" && e.probe === "capital")!;
     expect(consensus.expected).toMatch(/^3 of 3 other offers: .*standing in for llama-3\.3-70b/);
     expect(consensus.got).toMatch(/standing in for qwen3-235b/);
@@ -97,7 +103,10 @@ describe("fidelity probes", () => {
 
     // Paid like a buyer: each run's charge is the offer's price of its billed tokens; the supplier earned its share,
     // the platform's fee accounts paid exactly that; the burn counts on the offer's day.
-    const runs = await db.probeRun.findMany({ where: { roundId: report.roundId }, include: { journalEntry: { include: { lines: true } } } });
+    const runs = await db.probeRun.findMany({
+      where: { roundId: report.roundId },
+      include: { journalEntry: { include: { lines: true } } },
+    });
     expect(runs).toHaveLength(20);
     let platformLines = 0n;
     let shares = 0n;
@@ -120,7 +129,9 @@ describe("fidelity probes", () => {
     expect(report.chargedMicros).toBe(runs.reduce((s, r) => s + r.chargeMicros, 0n));
     for (const offer of [h1, h2, h3, sub]) {
       const own = runs.filter((r) => r.offerId === offer.id);
-      const earnings = await db.ledgerAccount.findUniqueOrThrow({ where: { kind_ownerId: { kind: "supplier", ownerId: offer.supplierId } } });
+      const earnings = await db.ledgerAccount.findUniqueOrThrow({
+        where: { kind_ownerId: { kind: "supplier", ownerId: offer.supplierId } },
+      });
       expect(earnings.balanceMicros).toBe(own.reduce((s, r) => s + r.supplierMicros, 0n));
       const day = await db.offerDay.findUniqueOrThrow({ where: { offerId_day: { offerId: offer.id, day: utcDay() } } });
       expect(day.burnedMicroDiem).toBe(own.reduce((s, r) => s + r.burnMicroDiem, 0n));
@@ -229,7 +240,19 @@ describe("fidelity probes", () => {
     // The reference serves the marketplace's id, as another model would answer it.
     const reference = await startReferenceUpstream({
       defaultMode: "substitute:qwen3-235b",
-      models: [{ id: model.id, name: "reference", contextTokens: 32_768, maxOutputTokens: 4096, inputUsdPerMTok: "0.70", outputUsdPerMTok: "2.80", supportsFunctionCalling: true, supportsResponseSchema: true, supportsVision: false }],
+      models: [
+        {
+          id: model.id,
+          name: "reference",
+          contextTokens: 32_768,
+          maxOutputTokens: 4096,
+          inputUsdPerMTok: "0.70",
+          outputUsdPerMTok: "2.80",
+          supportsFunctionCalling: true,
+          supportsResponseSchema: true,
+          supportsVision: false,
+        },
+      ],
     });
     upstreams.push(reference);
     const report = await runProbeRound({

@@ -236,7 +236,11 @@ describe("reference upstream: failure injection", () => {
   it("break-schema answers structured outputs and tool calls with JSON that breaks the requested schema", async () => {
     const schema = { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"], additionalProperties: false };
     const structured = await client.chat.completions.create(
-      { model: "llama-3.3-70b", messages: MESSAGES, response_format: { type: "json_schema", json_schema: { name: "a", schema, strict: true } } },
+      {
+        model: "llama-3.3-70b",
+        messages: MESSAGES,
+        response_format: { type: "json_schema", json_schema: { name: "a", schema, strict: true } },
+      },
       { headers: { "X-Upstream-Mode": "break-schema" } },
     );
     expect(JSON.parse(structured.choices[0].message.content ?? "null")).toEqual({ __broken__: "schema" });

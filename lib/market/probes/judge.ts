@@ -126,7 +126,12 @@ export type AnswerVerdict = {
 };
 
 /** The checks one answer passes or fails by itself. */
-export function judgeAnswer(probe: ProbeDefinition, upstreamModel: string, returnedModel: string | null, answer: UpstreamAnswer): AnswerVerdict {
+export function judgeAnswer(
+  probe: ProbeDefinition,
+  upstreamModel: string,
+  returnedModel: string | null,
+  answer: UpstreamAnswer,
+): AnswerVerdict {
   const failures: ProbeFailure[] = [];
   if (!modelMatches(upstreamModel, returnedModel)) failures.push(failure("model", upstreamModel, returnedModel));
   const content = answer.message.content ?? "";
@@ -141,14 +146,18 @@ export function judgeAnswer(probe: ProbeDefinition, upstreamModel: string, retur
     const args = parseJson(call.function.arguments);
     const violation = args.ok ? schemaViolation(probe.schema!, args.value) : "the arguments are not JSON";
     if (violation) {
-      failures.push(failure("tool_schema", `arguments satisfying ${canonicalJson(probe.schema)}`, `${violation}: ${call.function.arguments}`));
+      failures.push(
+        failure("tool_schema", `arguments satisfying ${canonicalJson(probe.schema)}`, `${violation}: ${call.function.arguments}`),
+      );
       return { answer: null, failures };
     }
     return { answer: bounded(canonicalJson({ name: call.function.name, arguments: args.ok ? args.value : null }), 500), failures };
   }
 
   if (answer.finishReason === "length" || content.trim() === "") {
-    failures.push(failure("truncated", "a complete answer", answer.finishReason === "length" ? `finish_reason length: ${content}` : "an empty answer"));
+    failures.push(
+      failure("truncated", "a complete answer", answer.finishReason === "length" ? `finish_reason length: ${content}` : "an empty answer"),
+    );
     return { answer: null, failures };
   }
 

@@ -32,7 +32,14 @@ export type ProbePrice = {
   maxChargeMicros: bigint;
 };
 
-export type ReserveInput = ProbePrice & { roundId: string; offerId: string; modelId: string; probe: string; day: Date; budgetMicros: bigint };
+export type ReserveInput = ProbePrice & {
+  roundId: string;
+  offerId: string;
+  modelId: string;
+  probe: string;
+  day: Date;
+  budgetMicros: bigint;
+};
 export type ReserveResult = { ok: true; runId: string } | { ok: false; reason: "budget" | "balance" | "capacity" };
 
 class Refused extends Error {
@@ -127,7 +134,11 @@ function recordColumns(record: ProbeRecord) {
 export type Settled = { chargeMicros: bigint; supplierMicros: bigint; feeMicros: bigint; burnMicroDiem: bigint };
 
 /** Pays for an answered probe (see the top of this file). Null when the run is no longer reserved (swept): nothing paid. */
-export async function settleProbe(runId: string, billed: { promptTokens: number; completionTokens: number }, record: ProbeRecord): Promise<Settled | null> {
+export async function settleProbe(
+  runId: string,
+  billed: { promptTokens: number; completionTokens: number },
+  record: ProbeRecord,
+): Promise<Settled | null> {
   return db.$transaction(async (tx) => {
     const run = await lockReservedRun(tx, runId);
     if (!run) return null;
@@ -140,7 +151,12 @@ export async function settleProbe(runId: string, billed: { promptTokens: number;
                                        r.max_burn_micro_diem)::bigint AS burn) b
       CROSS JOIN LATERAL (SELECT LEAST(svc_charge_micros(b.burn, r.price_cents), r.max_charge_micros) AS charge) c
       WHERE r.id = ${runId}::uuid`;
-    const settled = { burnMicroDiem: BigInt(price.burn), chargeMicros: BigInt(price.charge), supplierMicros: BigInt(price.share), feeMicros: BigInt(price.fee) };
+    const settled = {
+      burnMicroDiem: BigInt(price.burn),
+      chargeMicros: BigInt(price.charge),
+      supplierMicros: BigInt(price.share),
+      feeMicros: BigInt(price.fee),
+    };
 
     await tx.$executeRaw`
       UPDATE probe_days SET committed_micros = committed_micros - (${run.max_charge_micros}::bigint - ${settled.chargeMicros}::bigint)
@@ -211,7 +227,14 @@ export async function sweepStaleProbes(now: Date): Promise<number> {
     SELECT id::text FROM probe_runs WHERE status = 'reserved' AND created_at < ${cutoff} ORDER BY created_at LIMIT 500`;
   let released = 0;
   for (const { id } of stale) {
-    const record: ProbeRecord = { outcome: "unanswered", failures: [], answer: null, returnedModel: null, finishReason: null, httpStatus: null };
+    const record: ProbeRecord = {
+      outcome: "unanswered",
+      failures: [],
+      answer: null,
+      returnedModel: null,
+      finishReason: null,
+      httpStatus: null,
+    };
     if (await releaseProbe(id, record)) released++;
   }
   return released;
