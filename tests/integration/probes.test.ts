@@ -191,6 +191,24 @@ describe("fidelity probes", () => {
     expect((await getBook(model.id, new Date())).offers).toBe(3);
   });
 
+  it("leave an outage to the offer's health: not flagged, not charged, asked once", async () => {
+    const model = await probeModel();
+    const down = await upstream("error:503");
+    const refusing = await upstream("error:404");
+    const [outage, refusal] = [await offerOn(model.id, down, 100), await offerOn(model.id, refusing, 100)];
+    const report = await runProbeRound({ modelIds: [model.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
+    expect(down.requestCount()).toBe(1);
+    expect(await db.offer.findUniqueOrThrow({ where: { id: outage.id } })).toMatchObject({ probeStatus: "unprobed", probeDelisted: false });
+    const runs = await db.probeRun.findMany({ where: { offerId: outage.id } });
+    expect(runs.map((r) => [r.status, r.outcome, r.httpStatus, r.chargeMicros])).toEqual([["released", "unanswered", 503, 0n]]);
+    // An upstream refusing the requests its offer declares it serves is the supplier's fault.
+    expect(report.flagged).toEqual([refusal.id]);
+    expect((await probeEvidence([refusal.id])).get(refusal.id)![0]).toMatchObject({
+      check: "error",
+      got: expect.stringMatching(/^HTTP 404/),
+    });
+  });
+
   it("send nothing beyond the day's budget, and nothing unpaid", async () => {
     const model = await probeModel();
     const u = await upstream();

@@ -24,7 +24,9 @@ import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@
  * all pass is passing (and back on the book); one that answered nothing keeps its verdict (outages are health's).
  *
  * Bounded: at most PROBE_MAX_OFFERS_PER_ROUND offers (whole models, least recently probed first, so consecutive
- * rounds cover the market), five probes per offer and model, PROBE_CONCURRENCY offers at a time, the day's budget.
+ * rounds cover the market), five probes per offer and model, PROBE_CONCURRENCY offers at a time, one outage per offer
+ * (then it is skipped for the round), and the day's budget. A stranger can make it send nothing: only suppliers post
+ * offers, and the probes are fixed in code.
  */
 
 const PROBE_CONCURRENCY = 4;
@@ -112,10 +114,12 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   const byOffer = new Map<string, Target[]>();
   for (const t of targets) byOffer.set(t.offerId, [...(byOffer.get(t.offerId) ?? []), t]);
   await eachLimited([...byOffer.values()], PROBE_CONCURRENCY, async (offerTargets) => {
-    for (const target of offerTargets) {
+    // An upstream that does not answer (an outage) is not asked again this round: a dead one costs one timeout, not five.
+    offer: for (const target of offerTargets) {
       for (const probe of probesFor(target)) {
         const result = await sendProbe(roundId, target, probe, day, budgetMicros, report);
         if (result) results.push(result);
+        if (result?.record.outcome === "unanswered") break offer;
       }
     }
   });
