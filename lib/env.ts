@@ -113,6 +113,26 @@ const EnvSchema = z.object({
   QUALITY_MIN_REQUESTS: z.coerce.number().int().min(1).max(1_000_000).default(10),
   /** How often the routing snapshot of measured figures (offer_quality) is refreshed, and old measurements pruned. */
   QUALITY_REFRESH_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+  /**
+   * Fidelity probes (lib/market/probes): how often a round runs (0: never; JOBS_INTERVAL_MS does not shorten it, since
+   * probes cost money), what a UTC day's probes may cost at most (micro-USDC, at the offers' prices), whether a flagged
+   * offer also leaves the book until a round passes (default true), and how many offers one round probes at most.
+   */
+  PROBE_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400_000)
+    .default(6 * 3_600_000),
+  PROBE_DAILY_BUDGET_MICROS: z.coerce.number().int().min(0).max(1e12).default(5_000_000),
+  PROBE_DELIST_FLAGGED: z
+    .enum(["true", "false", "1", "0", ""])
+    .optional()
+    .transform((v) => v !== "false" && v !== "0"),
+  PROBE_MAX_OFFERS_PER_ROUND: z.coerce.number().int().min(1).max(10_000).default(200),
+  /** An endpoint the operator trusts to serve each model under its marketplace id; probes compare offers with it. */
+  PROBE_REFERENCE_BASE_URL: z.string().url().optional(),
+  PROBE_REFERENCE_API_KEY: z.string().min(1).optional(),
   /** Largest block range of one eth_getLogs call (public RPCs cap it; Base's public endpoint allows a few thousand). */
   RPC_LOG_BLOCK_RANGE: z.coerce.number().int().min(1).max(1_000_000).default(2000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),

@@ -8,6 +8,7 @@ import { errorAnchor, ErrorTable } from "@/components/docs/error-table";
 import type { DocsSearchEntry } from "@/components/docs/docs-search";
 import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/components/docs/guides";
 import { MarketQuality } from "@/components/docs/market-quality";
+import { ProbesGuide } from "@/components/docs/probes-guide";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
@@ -53,6 +54,12 @@ export const DOCS_PAGES: DocsPage[] = [
     title: "Measured quality and declarations",
     lead: () => "What real traffic measured of each offer, and what its supplier declares about it (the supplier's word).",
     render: () => <MarketQuality minRequests={env.QUALITY_MIN_REQUESTS} refreshMs={env.QUALITY_REFRESH_MS} />,
+  },
+  {
+    id: "probes",
+    title: "Fidelity probes",
+    lead: () => "The platform buys a few deterministic requests from every offer and flags those that do not serve what they claim.",
+    render: () => <ProbesGuide />,
   },
   {
     id: "errors",

@@ -8,7 +8,8 @@ export type LedgerReport = { ok: boolean; violations: string[] };
  * every journal entry sums to zero; every materialized balance equals the sum of its lines;
  * no balance but the external contra account is negative; held money is within [0, balance] and
  * equals the active holds; an offer-day's held capacity equals its active holds' burn; every clear moved exactly
- * its charge, supplier share and fee; a settled payment is
+ * its charge, supplier share and fee; every probe moved exactly its supplier share (and a platform account holds exactly
+ * its reserved probes); a settled payment is
  * credited by exactly its amount and no other payment at all; a pending or sent withdrawal has debited exactly
  * its amount and a failed one nothing.
  * Pass a transaction client to check uncommitted state (tests do); otherwise it opens a REPEATABLE READ one.
@@ -85,6 +86,41 @@ export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
   for (const c of misclears) {
     violations.push(`clear ${c.id} of ${c.charge} moved buyer ${c.buyer}, supplier ${c.supplier}, platform ${c.fee}`);
   }
+
+  // Probes: a settled probe run is paid by at most one `probe` entry moving exactly its supplier share from a platform
+  // account to the supplier (share + fee = charge); a reserved or released one moved nothing; every probe entry has
+  // its run; a platform account holds exactly its reserved probes' most expensive answers.
+  const misprobed = await tx.$queryRaw<{ id: string; status: string; share: string; platform: string; supplier: string; other: string }[]>`
+    SELECT r.id::text, r.status::text, r.supplier_micros::text AS share,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'platform'), 0)::text AS platform,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'supplier'), 0)::text AS supplier,
+           COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind NOT IN ('platform', 'supplier')), 0)::text AS other
+    FROM probe_runs r
+    LEFT JOIN journal_entries je ON je.probe_run_id = r.id
+    LEFT JOIN journal_lines jl ON jl.entry_id = je.id
+    LEFT JOIN ledger_accounts la ON la.id = jl.ledger_account_id
+    GROUP BY r.id
+    HAVING r.supplier_micros + r.fee_micros <> r.charge_micros
+        OR (r.status <> 'settled' AND r.charge_micros <> 0)
+        OR COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'platform'), 0) <> -r.supplier_micros
+        OR COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind = 'supplier'), 0) <> r.supplier_micros
+        OR COALESCE(SUM(jl.amount_micros) FILTER (WHERE la.kind NOT IN ('platform', 'supplier')), 0) <> 0`;
+  for (const r of misprobed) {
+    violations.push(
+      `probe run ${r.id} (${r.status}, share ${r.share}) moved platform ${r.platform}, supplier ${r.supplier}, others ${r.other}`,
+    );
+  }
+  const orphanProbes = await tx.$queryRaw<{ id: string }[]>`
+    SELECT id::text FROM journal_entries WHERE (kind = 'probe') <> (probe_run_id IS NOT NULL)`;
+  for (const e of orphanProbes) violations.push(`journal entry ${e.id} is a probe entry without its probe run, or the reverse`);
+  const platformHeld = await tx.$queryRaw<{ id: string; held: string; reserved: string }[]>`
+    SELECT la.id::text, la.held_micros::text AS held, COALESCE(r.total, 0)::text AS reserved
+    FROM ledger_accounts la
+    LEFT JOIN (SELECT platform_account_id, SUM(max_charge_micros) AS total FROM probe_runs WHERE status = 'reserved'
+               GROUP BY platform_account_id) r ON r.platform_account_id = la.id
+    WHERE la.kind = 'platform' AND la.held_micros <> COALESCE(r.total, 0)`;
+  for (const a of platformHeld)
+    violations.push(`platform ledger account ${a.id} holds ${a.held} but its reserved probes total ${a.reserved}`);
 
   // Money out: a pending or sent withdrawal has left the ledger by exactly its amount, a failed one not at all.
   const misdebited = await tx.$queryRaw<{ id: string; status: string; amount: string; paid_out: string }[]>`

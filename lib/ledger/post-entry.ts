@@ -2,7 +2,7 @@ import "server-only";
 import { Prisma, type Tx } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 
-export type JournalEntryKind = "topup" | "clear" | "withdrawal" | "withdrawal_reversal";
+export type JournalEntryKind = "topup" | "clear" | "withdrawal" | "withdrawal_reversal" | "probe";
 
 /** A signed amount on one ledger account: positive raises its balance. */
 export type LedgerLine = { ledgerAccountId: string; amountMicros: bigint };
@@ -12,6 +12,7 @@ export type PostEntryInput = {
   paymentId?: string;
   withdrawalId?: string;
   clearId?: string;
+  probeRunId?: string;
   txHash?: string;
   lines: LedgerLine[];
 };
@@ -50,9 +51,9 @@ export async function postEntry(tx: Tx, input: PostEntryInput): Promise<{ entryI
 
   const rows = await tx.$queryRaw<{ entry_id: string }[]>`
     WITH entry AS (
-      INSERT INTO journal_entries (kind, payment_id, withdrawal_id, clear_id, tx_hash)
+      INSERT INTO journal_entries (kind, payment_id, withdrawal_id, clear_id, probe_run_id, tx_hash)
       VALUES (${input.kind}::journal_entry_kind, ${input.paymentId ?? null}::uuid, ${input.withdrawalId ?? null}::uuid,
-              ${input.clearId ?? null}::uuid, ${input.txHash ?? null})
+              ${input.clearId ?? null}::uuid, ${input.probeRunId ?? null}::uuid, ${input.txHash ?? null})
       RETURNING id
     )
     INSERT INTO journal_lines (entry_id, ledger_account_id, amount_micros)

@@ -1,6 +1,7 @@
 import "server-only";
 import { env } from "@/lib/env";
 import { refreshOfferQuality } from "@/lib/market/quality/refresh";
+import { runProbeRound } from "@/lib/market/probes";
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";
@@ -16,5 +17,7 @@ export function startServerJobs(): void {
   registerJob("withdrawal-reconcile", every(60_000), () => reconcileWithdrawals(), { leased: true });
   registerJob("hold-sweeper", every(15_000), () => sweepExpiredHolds(), { leased: true });
   registerJob("offer-quality", every(env.QUALITY_REFRESH_MS), () => refreshOfferQuality(), { leased: true });
+  // Probes cost money: their own interval only (JOBS_INTERVAL_MS would make a test fleet buy a round every tick).
+  if (env.PROBE_INTERVAL_MS > 0) registerJob("probe-round", env.PROBE_INTERVAL_MS, () => runProbeRound(), { leased: true });
   startBackgroundJobs();
 }

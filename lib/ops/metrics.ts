@@ -92,6 +92,23 @@ function createMetrics() {
       labelNames: ["job"],
       ...metric,
     }),
+    probes: new Counter({
+      name: "svc_probes_total",
+      help: "Fidelity probes sent, by verdict (unanswered: an outage, left to the offer's health)",
+      labelNames: ["outcome"],
+      ...metric,
+    }),
+    probesSkipped: new Counter({
+      name: "svc_probes_skipped_total",
+      help: "Fidelity probes not sent: the day's budget or the platform's balance could not pay, or the offer had no capacity left",
+      labelNames: ["reason"],
+      ...metric,
+    }),
+    probeChargedMicros: new Counter({
+      name: "svc_probe_charged_usdc_micros_total",
+      help: "Micro-USDC the platform was charged for fidelity probes (the suppliers' share left its fee accounts)",
+      ...metric,
+    }),
     ledgerOk: new Gauge({
       name: "svc_ledger_invariants_ok",
       help: "1 when the last ledger invariant check passed, 0 when it found violations or could not run",

@@ -18,15 +18,22 @@ import { exampleOf } from "./json-instance";
  * Models advertise Venice's `capabilities`; a request using a feature its model lacks is a 400.
  */
 
-export type UpstreamMode =
-  "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | `latency:${number}` | `error:${number}` | `flaky:${number}`;
+export type UpstreamMode = SimpleMode | `latency:${number}` | `error:${number}` | `flaky:${number}` | `substitute:${string}`;
+
+/**
+ * Beyond the faults: "truncate" cuts every text answer to a few tokens with finish_reason "length"; "break-schema"
+ * answers structured outputs and tool calls with JSON that breaks the requested schema. (Fidelity probes' fixtures.)
+ */
+type SimpleMode = "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | "truncate" | "break-schema";
 
 type ResolvedMode =
-  | { kind: "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" }
+  | { kind: SimpleMode }
   | { kind: "latency"; ms: number }
   | { kind: "error"; status: number }
   /** Every n-th chat request (counted per server) fails with HTTP 500; the others are answered: a flaky provider. */
-  | { kind: "flaky"; every: number };
+  | { kind: "flaky"; every: number }
+  /** Serves another model under the requested name: the reply is the other model's, and so is the answer's `model`. */
+  | { kind: "substitute"; model: string };
 
 export type ReferenceUpstreamOptions = {
   port?: number;
@@ -61,7 +68,11 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LATENCY_MS = 600_000;
 const QUOTE_MAX_CHARS = 80;
 
-const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape", "inflate"]);
+const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape", "inflate", "truncate", "break-schema"]);
+/** What mode "truncate" leaves of a text answer, in tokens. */
+export const TRUNCATED_TOKENS = 3;
+/** What mode "break-schema" answers a json_schema or a tool call with: no schema a probe asks for allows it. */
+export const BROKEN_SCHEMA_JSON = { __broken__: "schema" };
 /** What mode "inflate" claims to have used for its one-word reply (an overbilling supplier). */
 export const INFLATED_USAGE_TOKENS = 1_000_000;
 
@@ -74,6 +85,8 @@ export function parseUpstreamMode(raw: string): UpstreamMode | null {
   if (error && Number(error[1]) >= 400 && Number(error[1]) <= 599) return `error:${Number(error[1])}`;
   const flaky = /^flaky:(\d{1,4})$/.exec(s);
   if (flaky && Number(flaky[1]) >= 1) return `flaky:${Number(flaky[1])}`;
+  const substitute = /^substitute:([a-z0-9][a-z0-9._:/-]{0,99})$/.exec(s);
+  if (substitute) return `substitute:${substitute[1]}`;
   return null;
 }
 
@@ -82,7 +95,8 @@ function resolveMode(mode: UpstreamMode): ResolvedMode {
   if (kind === "latency") return { kind, ms: Number(arg) };
   if (kind === "error") return { kind, status: Number(arg) };
   if (kind === "flaky") return { kind, every: Number(arg) };
-  return { kind: kind as "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" };
+  if (kind === "substitute") return { kind, model: mode.slice("substitute:".length) };
+  return { kind: kind as SimpleMode };
 }
 
 const contentPartSchema = z.union([
@@ -277,10 +291,11 @@ type Answer = {
   finish: string;
 };
 
-function composeAnswer(request: ChatRequest, maxTokens: number): Answer {
+function composeAnswer(request: ChatRequest, maxTokens: number, mode: ResolvedMode): Answer {
   const tool = toolToCall(request);
+  const broken = mode.kind === "break-schema";
   if (tool) {
-    const args = JSON.stringify(exampleOf(tool.function.parameters ?? { type: "object", properties: {} }));
+    const args = JSON.stringify(broken ? BROKEN_SCHEMA_JSON : exampleOf(tool.function.parameters ?? { type: "object", properties: {} }));
     const call = {
       id: `call_${fingerprintOf(request)}`,
       type: "function" as const,
@@ -291,10 +306,13 @@ function composeAnswer(request: ChatRequest, maxTokens: number): Answer {
   const format = request.response_format;
   const full =
     format?.type === "json_schema"
-      ? JSON.stringify(exampleOf(format.json_schema.schema ?? { type: "object", properties: {} }))
+      ? JSON.stringify(broken ? BROKEN_SCHEMA_JSON : exampleOf(format.json_schema.schema ?? { type: "object", properties: {} }))
       : format?.type === "json_object"
         ? JSON.stringify({ reply: composeReply(request) })
         : composeReply(request);
+  if (mode.kind === "truncate") {
+    return { message: { role: "assistant", content: truncateTextToTokens(full, Math.min(maxTokens, TRUNCATED_TOKENS)) }, finish: "length" };
+  }
   const content = truncateTextToTokens(full, maxTokens);
   return { message: { role: "assistant", content }, finish: content === full ? "stop" : "length" };
 }
@@ -328,16 +346,18 @@ async function buildCompletion(request: ChatRequest, model: ReferenceModel, mode
       `This model's maximum context length is ${model.contextTokens} tokens; the messages use ${promptTokens}.`,
     );
   }
+  // A substituting upstream answers as the other model would: its reply, composed for that model, under its name.
+  const answered = mode.kind === "substitute" ? { ...request, model: mode.model } : request;
   const answer: Answer =
     mode.kind === "inflate"
       ? { message: { role: "assistant", content: "Yes." }, finish: "stop" }
-      : composeAnswer(request, effectiveMaxTokens(request, model));
+      : composeAnswer(answered, effectiveMaxTokens(request, model), mode);
   const completionTokens = await countReplyTokens(answer.message);
   const base = {
     id: `chatcmpl-${randomBytes(12).toString("hex")}`,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
-    model: model.id,
+    model: answered.model,
     system_fingerprint: "fp_reference",
   };
   const choices = [{ index: 0, message: answer.message, logprobs: null, finish_reason: answer.finish }];

@@ -68,3 +68,19 @@ export async function seedDebitedWithdrawal(
   });
   return withdrawal;
 }
+
+/**
+ * Funds the platform's fee account (shard 0) as a real journal entry would (external → platform), e.g. for the
+ * fidelity probes it pays for. Returns its balance after.
+ */
+export async function seedPlatformBalance(micros: bigint) {
+  return db.$transaction(async (tx) => {
+    await postEntry(tx, {
+      kind: "topup",
+      lines: [
+        { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -micros },
+        { ledgerAccountId: PLATFORM_LEDGER_ACCOUNT_ID, amountMicros: micros },
+      ],
+    });
+  });
+}

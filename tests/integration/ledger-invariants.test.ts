@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { db, type Tx } from "@/lib/db";
 import { checkLedgerInvariants } from "@/lib/ledger/invariants";
-import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
+import { EXTERNAL_LEDGER_ACCOUNT_ID, PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount } from "../helpers/factories";
 import { seedClear, seedOffer, seedPrivateModel } from "../helpers/market-factories";
 
@@ -81,6 +81,40 @@ describe("the ledger invariant check", () => {
     });
     expect(report.ok).toBe(false);
     expect(report.violations.join("\n")).toContain(`clear ${clear.id} of ${clear.chargeMicros + 1n} moved buyer -${clear.chargeMicros}`);
+  });
+
+  it("catches a probe its entry did not pay exactly, and platform money held for no reserved probe", async () => {
+    const model = await seedPrivateModel();
+    const offer = await seedOffer({ models: [model.id], priceCents: 100, dailyCapacityMicroDiem: 10_000_000n });
+    const report = await reportOnBrokenLedger(async (tx) => {
+      const run = await tx.probeRun.create({
+        data: {
+          roundId: offer.id,
+          offerId: offer.id,
+          modelId: model.id,
+          probe: "capital",
+          day: new Date(),
+          status: "settled",
+          outcome: "passed",
+          priceCents: 100,
+          inputMicroDiemPerMTok: 1n,
+          outputMicroDiemPerMTok: 1n,
+          maxBurnMicroDiem: 100n,
+          maxChargeMicros: 100n,
+          platformAccountId: PLATFORM_LEDGER_ACCOUNT_ID,
+          burnMicroDiem: 100n,
+          chargeMicros: 100n,
+          supplierMicros: 90n,
+          feeMicros: 10n,
+        },
+      });
+      await tx.ledgerAccount.update({ where: { id: PLATFORM_LEDGER_ACCOUNT_ID }, data: { heldMicros: { increment: 1n } } });
+      expect(run.id).toBeTruthy();
+    });
+    expect(report.ok).toBe(false);
+    const text = report.violations.join("\n");
+    expect(text).toMatch(/probe run [0-9a-f-]+ \(settled, share 90\) moved platform 0, supplier 0, others 0/);
+    expect(text).toMatch(new RegExp(`platform ledger account ${PLATFORM_LEDGER_ACCOUNT_ID} holds \\d+ but its reserved probes total 0`));
   });
 
   it("is backed by the database: a negative balance or an unbalanced entry cannot be committed", async () => {

@@ -207,6 +207,62 @@ describe("reference upstream: failure injection", () => {
     expect(parseUpstreamMode("error:200")).toBeNull();
     expect(parseUpstreamMode("latency:-1")).toBeNull();
     expect(parseUpstreamMode("sometimes")).toBeNull();
+    expect(parseUpstreamMode("substitute:qwen3-235b")).toBe("substitute:qwen3-235b");
+    expect(parseUpstreamMode("substitute:")).toBeNull();
+    expect(parseUpstreamMode("substitute:a b")).toBeNull();
+    expect(parseUpstreamMode("truncate")).toBe("truncate");
+    expect(parseUpstreamMode("break-schema")).toBe("break-schema");
+  });
+
+  it("substitute:<model> answers as that other model would, under its name", async () => {
+    const honest = await ask();
+    const substituted = await ask("substitute:qwen3-235b");
+    expect(honest.model).toBe("llama-3.3-70b");
+    expect(substituted.model).toBe("qwen3-235b");
+    expect(substituted.choices[0].message.content).toContain("standing in for qwen3-235b");
+    expect(substituted.choices[0].message.content).not.toBe(honest.choices[0].message.content);
+    // The same reply the other model's own upstream gives to the same messages.
+    const other = await client.chat.completions.create({ model: "qwen3-235b", messages: MESSAGES });
+    expect(substituted.choices[0].message.content).toBe(other.choices[0].message.content);
+  });
+
+  it("truncate cuts every text answer to a few tokens with finish_reason length", async () => {
+    const completion = await ask("truncate");
+    expect(completion.choices[0].finish_reason).toBe("length");
+    expect(countTextTokens(completion.choices[0].message.content ?? "")).toBeLessThanOrEqual(3);
+    expect(completion.usage?.completion_tokens).toBeLessThanOrEqual(3);
+  });
+
+  it("break-schema answers structured outputs and tool calls with JSON that breaks the requested schema", async () => {
+    const schema = { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"], additionalProperties: false };
+    const structured = await client.chat.completions.create(
+      {
+        model: "llama-3.3-70b",
+        messages: MESSAGES,
+        response_format: { type: "json_schema", json_schema: { name: "a", schema, strict: true } },
+      },
+      { headers: { "X-Upstream-Mode": "break-schema" } },
+    );
+    expect(JSON.parse(structured.choices[0].message.content ?? "null")).toEqual({ __broken__: "schema" });
+    const called = await client.chat.completions.create(
+      {
+        model: "llama-3.3-70b",
+        messages: MESSAGES,
+        tools: [{ type: "function", function: { name: "lookup", parameters: schema } }],
+        tool_choice: "required",
+      },
+      { headers: { "X-Upstream-Mode": "break-schema" } },
+    );
+    const call = called.choices[0].message.tool_calls?.[0];
+    expect(call?.type === "function" && call.function.name).toBe("lookup");
+    expect(call?.type === "function" && JSON.parse(call.function.arguments)).toEqual({ __broken__: "schema" });
+    // Without the mode the same requests satisfy the schema.
+    const honest = await client.chat.completions.create({
+      model: "llama-3.3-70b",
+      messages: MESSAGES,
+      response_format: { type: "json_schema", json_schema: { name: "a", schema, strict: true } },
+    });
+    expect(Number.isInteger(JSON.parse(honest.choices[0].message.content ?? "null").answer)).toBe(true);
   });
 
   it("rejects an unknown mode header with 400", async () => {

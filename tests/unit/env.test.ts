@@ -11,6 +11,15 @@ describe("configuration", () => {
     expect(env.ALLOW_PRIVATE_UPSTREAMS).toBe(false);
   });
 
+  it("probes every 6 h within 5 USDC a day and delists what they flag, unless told otherwise", () => {
+    const env = parseEnv({});
+    expect([env.PROBE_INTERVAL_MS, env.PROBE_DAILY_BUDGET_MICROS, env.PROBE_DELIST_FLAGGED]).toEqual([21_600_000, 5_000_000, true]);
+    expect(parseEnv({ PROBE_DELIST_FLAGGED: "false" }).PROBE_DELIST_FLAGGED).toBe(false);
+    expect(parseEnv({ PROBE_DELIST_FLAGGED: "0" }).PROBE_DELIST_FLAGGED).toBe(false);
+    expect(parseEnv({ PROBE_INTERVAL_MS: "0" }).PROBE_INTERVAL_MS).toBe(0);
+    expect(() => parseEnv({ PROBE_DELIST_FLAGGED: "no" })).toThrow(/PROBE_DELIST_FLAGGED/);
+  });
+
   it("lists every bad variable in one error", () => {
     const bad = { PLATFORM_FEE_BPS: "ten", TREASURY_ADDRESS: "0x12", SVC_ORIGIN: "nope" };
     expect(() => parseEnv(bad)).toThrow(/^Invalid environment configuration/);

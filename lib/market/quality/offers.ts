@@ -5,6 +5,7 @@ import { AppError } from "@/lib/errors";
 import { getActiveModels, onBookCondition, REMAINING, type CatalogEntry } from "@/lib/market/book";
 import { cached } from "@/lib/market/cache";
 import { MODEL_ID_PATTERN } from "@/lib/market/catalog";
+import { probeEvidence } from "@/lib/market/probes";
 import { emptySums, windowFigures } from "@/lib/market/quality/figures";
 import { readWindowSums } from "@/lib/market/quality/measurements";
 import type { ModelOfferList, ModelOfferView, ProbeView } from "@/lib/market/schemas";
@@ -123,13 +124,4 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
       };
     }),
   };
-}
-
-/**
- * The probes' evidence per offer (the failed checks of the round that flagged it). A stand-in returning no evidence:
- * the integrator replaces it with the fidelity probes' reader (lib/market/probes).
- */
-async function probeEvidence(offerIds: string[]): Promise<Map<string, ProbeView["evidence"]>> {
-  void offerIds;
-  return new Map();
 }

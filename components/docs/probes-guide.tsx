@@ -1,0 +1,105 @@
+/** The docs on fidelity probes: what the platform sends each offer, who pays, what a flag means and what it cannot catch. */
+import { C } from "@/components/docs/code-block";
+import { SubHeading } from "@/components/docs/doc-section";
+import { env } from "@/lib/env";
+import { PROBE_MAX_TOKENS, PROBE_SEED, PROBES } from "@/lib/market/probes/catalog";
+import { EVIDENCE_MAX_CHARS } from "@/lib/market/probes/judge";
+import { PROBE_KEEP_ROUNDS } from "@/lib/market/probes/round";
+import { formatMicros } from "@/lib/money";
+
+function every(ms: number): string {
+  if (ms === 0) return "never (probes are off on this deployment)";
+  return ms % 3_600_000 === 0 ? `every ${ms / 3_600_000} h` : `every ${Math.round(ms / 60_000)} min`;
+}
+
+export function ProbesGuide() {
+  const text = PROBES.filter((p) => p.kind === "text").map((p) => p.name);
+  return (
+    <>
+      <p>
+        Price is not the only thing an offer sells: an upstream can serve a cheaper model under the name, a quantization that breaks
+        structured outputs, or answers cut short. So the platform checks. On this deployment a probe round runs{" "}
+        {every(env.PROBE_INTERVAL_MS)} (one instance of the fleet runs it) over every live offer: active, healthy, with capacity left today,
+        whether on the book or delisted by an earlier round. A round covers whole models (the least recently probed first), at most{" "}
+        {env.PROBE_MAX_OFFERS_PER_ROUND} offers.
+      </p>
+
+      <SubHeading id="probes-what">What is sent</SubHeading>
+      <p>
+        A small fixed set of deterministic requests, the same for every offer of a model: <C>temperature</C> 0, <C>seed</C> {PROBE_SEED},{" "}
+        <C>max_tokens</C> {PROBE_MAX_TOKENS}. Three short questions with one-word answers ({text.join(", ")}); to offers that serve
+        structured outputs for the model, one <C>json_schema</C> request; to those that serve tools, one request naming a tool. They go from
+        the platform straight to the offer&apos;s upstream, under the offer&apos;s upstream model name, with the router&apos;s timeout,
+        response-size limit and address rules, never through any buyer&apos;s account.
+      </p>
+
+      <SubHeading id="probes-pay">Who pays, and the budget</SubHeading>
+      <p>
+        The platform buys each probe like a buyer: at the offer&apos;s price, billed by the same rules (svc&apos;s own token count against
+        the upstream&apos;s claim), its burn counted on the offer&apos;s day. The supplier earns exactly what a buyer&apos;s request of that
+        size would have earned it; the platform&apos;s fee accounts pay that share (a <C>probe</C> entry in the platform&apos;s ledger). A
+        probe is paid for before it is sent: its most expensive answer is held on a platform account and counted against the day&apos;s
+        budget (<C>{formatMicros(BigInt(env.PROBE_DAILY_BUDGET_MICROS))}</C> USDC of charges per UTC day here). When the budget or the
+        platform&apos;s balance cannot cover a probe, or the offer has no capacity left for it, the probe is not sent (and counted in{" "}
+        <C>svc_probes_skipped_total</C>). An answer that is not a chat completion is not paid, as for a buyer.
+      </p>
+
+      <SubHeading id="probes-checks">What a probe checks</SubHeading>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <C>model</C>: the answer&apos;s <C>model</C> is the upstream model the offer maps to, or a dated snapshot of it (<C>gpt-4o</C>{" "}
+          answered as <C>gpt-4o-2024-08-06</C>, <C>mistral-large-2407</C> or <C>claude-3-5-sonnet-20240620</C> for their names; case is
+          ignored). An answer without a <C>model</C> fails.
+        </li>
+        <li>
+          <C>json_schema</C> and <C>tool_schema</C>: the answer parses and satisfies the requested schema; the named tool is called with
+          arguments that satisfy its parameters.
+        </li>
+        <li>
+          <C>truncated</C>: <C>finish_reason</C> <C>length</C>, or an empty answer, to a question whose answer fits easily.
+        </li>
+        <li>
+          <C>consensus</C>: the normalized answer (case, spacing and surrounding punctuation ignored; JSON compared by value) differs from
+          the one a strict majority of the <em>other</em> offers of the model gave in the same round, at least two of them. Offers that gave
+          no comparable answer do not count; with fewer than two agreeing, the consensus says nothing.
+        </li>
+        <li>
+          <C>reference</C>: when the operator configures a reference endpoint (<C>PROBE_REFERENCE_BASE_URL</C>, asked under the
+          marketplace&apos;s model ids), the answer differs from the reference&apos;s.
+        </li>
+        <li>
+          <C>error</C>: the upstream refused a request the offer declares it serves (HTTP 400, 404, 422), or answered something that is not
+          a chat completion. No answer at all (a timeout, a refused connection, 5xx, 429, 401, 403) is an outage, not a fidelity failure:
+          the offer&apos;s health already takes it off the book, and the probe says nothing about it.
+        </li>
+      </ul>
+      <p>
+        An offer that fails any check is <strong>flagged</strong>: its <C>probe.status</C> is <C>flagged</C> with the reason and the
+        evidence (each failed check with what was expected and what came back, at most {EVIDENCE_MAX_CHARS} characters each) on{" "}
+        <C>GET /v1/market/models/{"{id}"}/offers</C>.{" "}
+        {env.PROBE_DELIST_FLAGGED
+          ? "On this deployment a flagged offer also leaves the book (no request is routed to it, the book and depth leave it out) until a later round passes it."
+          : "On this deployment a flagged offer stays on the book (the operator turned delisting off); buyers see the flag."}{" "}
+        An offer whose answers all pass is <C>passing</C> and back on the book. A round in which an offer answered nothing changes nothing.
+        The evidence of each offer&apos;s last {PROBE_KEEP_ROUNDS} rounds is kept.
+      </p>
+
+      <SubHeading id="probes-limits">What probes cannot detect</SubHeading>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          A supplier that recognises the probes (a fixed set, sent by the platform) and serves them honestly while serving buyers something
+          else. Probes raise the cost of cheating; they do not prove every answer.
+        </li>
+        <li>Quality differences too small to change a short deterministic answer (a mild quantization, a slightly different snapshot).</li>
+        <li>A model most of whose offers cheat the same way: the consensus is then theirs.</li>
+        <li>
+          Anything, by disagreement, where there is neither a consensus (fewer than three offers, or no two agreeing) nor a reference: then
+          only the <C>model</C>, schema and truncation checks speak.
+        </li>
+        <li>
+          Upstreams that are honest but not deterministic at temperature 0 can disagree on long answers; the probes ask for short ones.
+        </li>
+      </ul>
+    </>
+  );
+}

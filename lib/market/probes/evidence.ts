@@ -1,0 +1,36 @@
+import "server-only";
+import { db, Prisma } from "@/lib/db";
+import type { ProbeView } from "@/lib/market/schemas";
+import type { ProbeFailure } from "@/lib/market/probes/judge";
+
+/** Evidence entries published per offer (an offer serving several models can fail more). */
+export const MAX_EVIDENCE = 20;
+
+/**
+ * The public evidence of each flagged offer: the failed checks of the round that flagged it (its latest round with a
+ * failure: a round that passes makes it passing, and one it answered nothing in changes nothing). Every offer asked
+ * for is in the map; passing and unprobed ones have an empty list.
+ */
+export async function probeEvidence(offerIds: string[]): Promise<Map<string, ProbeView["evidence"]>> {
+  const evidence = new Map<string, ProbeView["evidence"]>(offerIds.map((id) => [id, []]));
+  if (offerIds.length === 0) return evidence;
+  const rows = await db.$queryRaw<{ offer_id: string; probe: string; failures: ProbeFailure[] | null; at: Date }[]>`
+    WITH flagging AS (
+      SELECT DISTINCT ON (r.offer_id) r.offer_id, r.round_id
+      FROM probe_runs r JOIN offers o ON o.id = r.offer_id AND o.probe_status = 'flagged'
+      WHERE r.offer_id IN (${Prisma.join(offerIds.map((id) => Prisma.sql`${id}::uuid`))}) AND r.outcome = 'failed'
+      ORDER BY r.offer_id, r.created_at DESC
+    )
+    SELECT r.offer_id::text, r.probe, r.failures, COALESCE(r.settled_at, r.created_at) AS at
+    FROM probe_runs r JOIN flagging f ON f.offer_id = r.offer_id AND f.round_id = r.round_id
+    WHERE r.outcome = 'failed'
+    ORDER BY r.offer_id, r.created_at, r.probe`;
+  for (const row of rows) {
+    const list = evidence.get(row.offer_id)!;
+    for (const f of row.failures ?? []) {
+      if (list.length >= MAX_EVIDENCE) break;
+      list.push({ probe: row.probe, check: f.check, expected: f.expected, got: f.got, at: row.at.toISOString() });
+    }
+  }
+  return evidence;
+}

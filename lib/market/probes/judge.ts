@@ -1,0 +1,174 @@
+import "server-only";
+import type { ProbeDefinition } from "@/lib/market/probes/catalog";
+import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
+
+/**
+ * Judging one probe's answer on its own (model, json_schema, tool_schema, truncated, error); the checks that compare
+ * offers (consensus, reference) are the round's (lib/market/probes/round.ts). Every expected/got is bounded
+ * (EVIDENCE_MAX_CHARS) before it is stored or published: an upstream's answer is the supplier's text.
+ *
+ * An outage is not a fidelity failure: no answer at all (a timeout, a refused connection), or an HTTP status that
+ * says the upstream is down, overloaded or misconfigured (5xx, 429, 401, 403, 408), is left to the offer's health,
+ * which already takes failing offers off the book. An upstream that answers a probe it declares it serves with a
+ * refusal of the request (400, 404, 422), or with something that is not a chat completion, fails `error`.
+ */
+
+export type ProbeCheck = "model" | "json_schema" | "tool_schema" | "truncated" | "consensus" | "reference" | "error";
+export type ProbeFailure = { check: ProbeCheck; expected: string | null; got: string | null };
+
+export const EVIDENCE_MAX_CHARS = 320;
+const REFUSED_STATUSES = new Set([400, 404, 422]);
+
+export function bounded(text: string | null | undefined, max = EVIDENCE_MAX_CHARS): string | null {
+  if (text === null || text === undefined) return null;
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+export function failure(check: ProbeCheck, expected: string | null, got: string | null): ProbeFailure {
+  return { check, expected: bounded(expected), got: bounded(got) };
+}
+
+/** An HTTP answer that is not a chat completion: an outage (null) or the upstream's fault (a failure). */
+export function judgeHttpFailure(status: number, rawText: string): ProbeFailure | null {
+  if (status === 200 || REFUSED_STATUSES.has(status)) {
+    return failure("error", "a chat completion", `HTTP ${status}: ${rawText.replace(/\s+/g, " ").trim()}`);
+  }
+  return null;
+}
+
+/**
+ * The answer's `model` names what the offer maps the model to, or a dated snapshot of it (`gpt-4o` answered as
+ * `gpt-4o-2024-08-06`, `mistral-large` as `mistral-large-2407`, `claude-3-5-sonnet` as `claude-3-5-sonnet-20240620`);
+ * case is ignored. An answer without a `model` fails: the field is part of the chat completion.
+ */
+export function modelMatches(expected: string, got: string | null): boolean {
+  if (got === null) return false;
+  const e = expected.toLowerCase();
+  const g = got.trim().toLowerCase();
+  if (g === e) return true;
+  return g.startsWith(`${e}-`) && /^(\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/.test(g.slice(e.length + 1));
+}
+
+/** A one-word answer's comparable form: lower case, inner whitespace collapsed, surrounding quotes and punctuation gone. */
+export function normalizeText(text: string): string {
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/^["'`*_\s]+|["'`*_.,;:!?\s]+$/g, "");
+}
+
+/** JSON with its object keys sorted, so equal values compare equal as text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/**
+ * Whether a value satisfies one of the probes' own schemas (objects, required and additionalProperties, enums,
+ * strings, integers, numbers, booleans, arrays): the probes are fixed in code, so this is all they need.
+ */
+export function schemaViolation(schema: Record<string, unknown>, value: unknown, path = "$"): string | null {
+  if (Array.isArray(schema.enum) && !schema.enum.some((v) => canonicalJson(v) === canonicalJson(value))) {
+    return `${path} is not one of ${JSON.stringify(schema.enum)}`;
+  }
+  switch (schema.type) {
+    case "object": {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) return `${path} is not an object`;
+      const record = value as Record<string, unknown>;
+      const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+      for (const key of (schema.required ?? []) as string[]) if (!(key in record)) return `${path}.${key} is missing`;
+      for (const [key, v] of Object.entries(record)) {
+        if (key in properties) {
+          const inner = schemaViolation(properties[key], v, `${path}.${key}`);
+          if (inner) return inner;
+        } else if (schema.additionalProperties === false) return `${path}.${key} is not allowed`;
+      }
+      return null;
+    }
+    case "array":
+      if (!Array.isArray(value)) return `${path} is not an array`;
+      for (const [i, v] of value.entries()) {
+        const inner = schema.items ? schemaViolation(schema.items as Record<string, unknown>, v, `${path}[${i}]`) : null;
+        if (inner) return inner;
+      }
+      return null;
+    case "string":
+      return typeof value === "string" ? null : `${path} is not a string`;
+    case "integer":
+      return Number.isInteger(value) ? null : `${path} is not an integer`;
+    case "number":
+      return typeof value === "number" && Number.isFinite(value) ? null : `${path} is not a number`;
+    case "boolean":
+      return typeof value === "boolean" ? null : `${path} is not a boolean`;
+    default:
+      return null;
+  }
+}
+
+export type AnswerVerdict = {
+  /** The comparable form of the answer (bounded), for the consensus and the reference; null when it has none. */
+  answer: string | null;
+  failures: ProbeFailure[];
+};
+
+/** The checks one answer passes or fails by itself. */
+export function judgeAnswer(
+  probe: ProbeDefinition,
+  upstreamModel: string,
+  returnedModel: string | null,
+  answer: UpstreamAnswer,
+): AnswerVerdict {
+  const failures: ProbeFailure[] = [];
+  if (!modelMatches(upstreamModel, returnedModel)) failures.push(failure("model", upstreamModel, returnedModel));
+  const content = answer.message.content ?? "";
+
+  if (probe.kind === "tool") {
+    const call = answer.message.tool_calls?.find((c) => c.function.name === probe.toolName);
+    if (!call) {
+      const got = answer.message.tool_calls?.map((c) => c.function.name).join(", ") || `no tool call: ${content}`;
+      failures.push(failure("tool_schema", `a call of ${probe.toolName}`, got));
+      return { answer: null, failures };
+    }
+    const args = parseJson(call.function.arguments);
+    const violation = args.ok ? schemaViolation(probe.schema!, args.value) : "the arguments are not JSON";
+    if (violation) {
+      failures.push(
+        failure("tool_schema", `arguments satisfying ${canonicalJson(probe.schema)}`, `${violation}: ${call.function.arguments}`),
+      );
+      return { answer: null, failures };
+    }
+    return { answer: bounded(canonicalJson({ name: call.function.name, arguments: args.ok ? args.value : null }), 500), failures };
+  }
+
+  if (answer.finishReason === "length" || content.trim() === "") {
+    failures.push(
+      failure("truncated", "a complete answer", answer.finishReason === "length" ? `finish_reason length: ${content}` : "an empty answer"),
+    );
+    return { answer: null, failures };
+  }
+
+  if (probe.kind === "json_schema") {
+    const parsed = parseJson(content);
+    const violation = parsed.ok ? schemaViolation(probe.schema!, parsed.value) : "the answer is not JSON";
+    if (violation) {
+      failures.push(failure("json_schema", `JSON satisfying ${canonicalJson(probe.schema)}`, `${violation}: ${content}`));
+      return { answer: null, failures };
+    }
+    return { answer: bounded(canonicalJson(parsed.ok ? parsed.value : null), 500), failures };
+  }
+  return { answer: bounded(normalizeText(content), 500), failures };
+}

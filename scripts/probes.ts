@@ -1,0 +1,42 @@
+/**
+ * The operator's probe command: `npm run probes -- [--model <id>]...` runs one fidelity probe round now (as the
+ * background job does every PROBE_INTERVAL_MS), within today's PROBE_DAILY_BUDGET_MICROS, and prints what it found.
+ */
+import { parseArgs } from "node:util";
+import { db } from "../lib/db";
+import { runProbeRound } from "../lib/market/probes";
+import { formatMicros } from "../lib/money";
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { model: { type: "string", multiple: true }, help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    console.log("usage: npm run probes -- [--model <id>]...   (default: every model with live offers)");
+    return 0;
+  }
+  const report = await runProbeRound({ modelIds: values.model });
+  console.log(
+    `round ${report.roundId}: ${report.offers} offers, ${report.sent} probes sent, ${formatMicros(report.chargedMicros)} USDC charged`,
+  );
+  const { budget, balance, capacity } = report.skipped;
+  if (budget + balance + capacity > 0)
+    console.log(
+      `not sent: ${budget} over the day's budget, ${balance} beyond the platform's balance, ${capacity} beyond an offer's capacity`,
+    );
+  for (const id of report.flagged) {
+    const offer = await db.offer.findUniqueOrThrow({ where: { id }, select: { probeFlagReason: true, probeDelisted: true } });
+    console.log(`flagged ${id}${offer.probeDelisted ? " (delisted)" : ""}: ${offer.probeFlagReason}`);
+  }
+  console.log(`passing: ${report.passing.length}`);
+  return report.flagged.length > 0 ? 3 : 0;
+}
+
+main()
+  .then(async (code) => {
+    await db.$disconnect();
+    process.exit(code);
+  })
+  .catch(async (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    await db.$disconnect().catch(() => undefined);
+    process.exit(1);
+  });

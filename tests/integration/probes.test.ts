@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { getBook } from "@/lib/market/book";
+import { probeEvidence, runProbeRound } from "@/lib/market/probes";
+import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
+import { metrics } from "@/lib/ops/metrics";
+import { utcDay } from "@/lib/supply/capacity";
+import { startReferenceUpstream, type ReferenceUpstream, type UpstreamMode } from "@/scripts/reference-upstream/server";
+import { seedPlatformBalance } from "../helpers/ledger-factories";
+import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { callCompletions, seedBuyer } from "../helpers/router-factories";
+
+/**
+ * Fidelity probes against real HTTP upstreams (the reference upstream) that differ as providers do: honest ones, one
+ * serving another model under the name, one breaking schemas, one truncating. Every test probes its own private
+ * model only (other files share the database), and gives the round a budget relative to what today has spent.
+ */
+
+const UPSTREAM_MODEL = "llama-3.3-70b";
+const upstreams: ReferenceUpstream[] = [];
+
+async function upstream(mode: UpstreamMode = "ok") {
+  const u = await startReferenceUpstream({ defaultMode: mode });
+  upstreams.push(u);
+  return u;
+}
+
+async function offerOn(modelId: string, u: ReferenceUpstream, priceCents: number, capacity = 1_000_000_000n) {
+  return seedOffer({
+    models: [{ id: modelId, upstreamModel: UPSTREAM_MODEL }],
+    priceCents,
+    dailyCapacityMicroDiem: capacity,
+    upstreamBaseUrl: u.url,
+    upstreamApiKey: u.apiKey,
+    features: { tools: true, json_schema: true },
+  });
+}
+
+async function probeModel() {
+  return seedPrivateModel({ supportsTools: true, supportsJsonSchema: true });
+}
+
+/** Today's committed probe spend plus `more`: a budget that lets this round spend `more` at most. */
+async function budgetLeaving(more: bigint) {
+  const day = await db.probeDay.findUnique({ where: { day: utcDay() } });
+  return (day?.committedMicros ?? 0n) + more;
+}
+
+async function skippedFor(reason: string) {
+  const metric = await metrics.probesSkipped.get();
+  return metric.values.find((v) => v.labels.reason === reason)?.value ?? 0;
+}
+
+beforeAll(async () => {
+  await seedPlatformBalance(1_000_000_000n);
+});
+
+afterAll(async () => {
+  await Promise.all(upstreams.map((u) => u.stop()));
+});
+
+describe("fidelity probes", () => {
+  it("flag a substituting offer with the evidence, take it off the book and out of routing, pay every probe, and relist it once fixed", async () => {
+    const model = await probeModel();
+    const honest = await Promise.all([upstream(), upstream(), upstream()]);
+    const substituting = await upstream("substitute:qwen3-235b");
+    const [h1, h2, h3] = [
+      await offerOn(model.id, honest[0], 80),
+      await offerOn(model.id, honest[1], 90),
+      await offerOn(model.id, honest[2], 100),
+    ];
+    // The cheapest offer serves another model: without the probes every buyer's request would go to it.
+    const sub = await offerOn(model.id, substituting, 50);
+    expect((await getBook(model.id, new Date())).best_price_cents).toBe(50);
+
+    const report = await runProbeRound({ modelIds: [model.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
+    expect(report.offers).toBe(4);
+    expect(report.flagged).toEqual([sub.id]);
+    expect(report.passing.sort()).toEqual([h1.id, h2.id, h3.id].sort());
+    expect(report.sent).toBe(4 * 5);
+    expect(substituting.requestCount()).toBe(5);
+
+    const flagged = await db.offer.findUniqueOrThrow({ where: { id: sub.id } });
+    expect(flagged).toMatchObject({ probeStatus: "flagged", probeDelisted: true });
+    expect(flagged.probeFlaggedAt).not.toBeNull();
+    expect(flagged.probeFlagReason).toMatch(/model/);
+    expect(flagged.probeFlagReason).toMatch(/consensus/);
+    for (const id of [h1.id, h2.id, h3.id]) {
+      expect(await db.offer.findUniqueOrThrow({ where: { id } })).toMatchObject({ probeStatus: "passing", probeDelisted: false });
+    }
+
+    const evidence = await probeEvidence([sub.id, h1.id, h2.id]);
+    expect(evidence.get(h1.id)).toEqual([]);
+    const subEvidence = evidence.get(sub.id)!;
+    expect(subEvidence).toContainEqual(
+      expect.objectContaining({ probe: "capital", check: "model", expected: UPSTREAM_MODEL, got: "qwen3-235b" }),
+    );
+    const consensus = subEvidence.find((e) => e.check === "consensus" && e.probe === "capital")!;
+    expect(consensus.expected).toMatch(/^3 of 3 other offers: .*standing in for llama-3\.3-70b/);
+    expect(consensus.got).toMatch(/standing in for qwen3-235b/);
+    for (const e of subEvidence) expect((e.got ?? "").length).toBeLessThanOrEqual(320);
+
+    // Paid like a buyer: each run's charge is the offer's price of its billed tokens; the supplier earned its share,
+    // the platform's fee accounts paid exactly that; the burn counts on the offer's day.
+    const runs = await db.probeRun.findMany({
+      where: { roundId: report.roundId },
+      include: { journalEntry: { include: { lines: true } } },
+    });
+    expect(runs).toHaveLength(20);
+    let platformLines = 0n;
+    let shares = 0n;
+    for (const run of runs) {
+      expect(run.status).toBe("settled");
+      const burn = burnMicroDiem(run.promptTokens!, run.completionTokens!, {
+        inputMicroDiemPerMTok: model.inputMicroDiemPerMTok,
+        outputMicroDiemPerMTok: model.outputMicroDiemPerMTok,
+      });
+      expect(run.burnMicroDiem).toBe(burn);
+      expect(run.chargeMicros).toBe(chargeMicros(burn, run.priceCents));
+      expect(run.chargeMicros).toBeGreaterThan(0n);
+      const split = splitCharge(run.chargeMicros, env.PLATFORM_FEE_BPS);
+      expect([run.supplierMicros, run.feeMicros]).toEqual([split.supplierMicros, split.feeMicros]);
+      expect(run.journalEntry?.kind).toBe("probe");
+      shares += run.supplierMicros;
+      platformLines += run.journalEntry!.lines.filter((l) => l.amountMicros < 0n).reduce((s, l) => s + l.amountMicros, 0n);
+    }
+    expect(platformLines).toBe(-shares);
+    expect(report.chargedMicros).toBe(runs.reduce((s, r) => s + r.chargeMicros, 0n));
+    for (const offer of [h1, h2, h3, sub]) {
+      const own = runs.filter((r) => r.offerId === offer.id);
+      const earnings = await db.ledgerAccount.findUniqueOrThrow({
+        where: { kind_ownerId: { kind: "supplier", ownerId: offer.supplierId } },
+      });
+      expect(earnings.balanceMicros).toBe(own.reduce((s, r) => s + r.supplierMicros, 0n));
+      const day = await db.offerDay.findUniqueOrThrow({ where: { offerId_day: { offerId: offer.id, day: utcDay() } } });
+      expect(day.burnedMicroDiem).toBe(own.reduce((s, r) => s + r.burnMicroDiem, 0n));
+    }
+
+    // Off the book and out of routing, although it is the cheapest.
+    const book = await getBook(model.id, new Date());
+    expect(book.best_price_cents).toBe(80);
+    expect(book.offers).toBe(3);
+    const buyer = await seedBuyer(10_000_000n);
+    const before = substituting.requestCount();
+    const res = await callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content: "hello" }] });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-svc-price-cents")).toBe("80");
+    expect(substituting.requestCount()).toBe(before);
+
+    // The supplier fixes its upstream: the next round passes it and puts it back on the book.
+    const fixed = await upstream();
+    await db.offer.update({ where: { id: sub.id }, data: { upstreamBaseUrl: fixed.url } });
+    const next = await runProbeRound({ modelIds: [model.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
+    expect(next.flagged).toEqual([]);
+    expect(next.passing).toContain(sub.id);
+    expect(await db.offer.findUniqueOrThrow({ where: { id: sub.id } })).toMatchObject({
+      probeStatus: "passing",
+      probeDelisted: false,
+      probeFlagReason: null,
+    });
+    expect((await probeEvidence([sub.id])).get(sub.id)).toEqual([]);
+    expect((await getBook(model.id, new Date())).best_price_cents).toBe(50);
+  });
+
+  it("flag broken schemas, broken tool calls and truncation; with PROBE_DELIST_FLAGGED off they stay on the book", async () => {
+    const model = await probeModel();
+    const honest = await offerOn(model.id, await upstream(), 100);
+    const breaking = await offerOn(model.id, await upstream("break-schema"), 100);
+    const truncating = await offerOn(model.id, await upstream("truncate"), 100);
+    const saved = env.PROBE_DELIST_FLAGGED;
+    env.PROBE_DELIST_FLAGGED = false;
+    try {
+      const report = await runProbeRound({ modelIds: [model.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
+      expect(report.flagged.sort()).toEqual([breaking.id, truncating.id].sort());
+      expect(report.passing).toEqual([honest.id]);
+    } finally {
+      env.PROBE_DELIST_FLAGGED = saved;
+    }
+    const evidence = await probeEvidence([breaking.id, truncating.id]);
+    const broken = evidence.get(breaking.id)!;
+    expect(broken.map((e) => `${e.probe}:${e.check}`).sort()).toEqual(["json:json_schema", "tool:tool_schema"]);
+    expect(broken.find((e) => e.check === "json_schema")?.got).toMatch(/__broken__/);
+    const truncated = evidence.get(truncating.id)!;
+    expect(new Set(truncated.map((e) => e.check))).toEqual(new Set(["truncated"]));
+    expect(truncated.map((e) => e.probe).sort()).toEqual(["arithmetic", "capital", "json", "opposite"]);
+
+    for (const id of [breaking.id, truncating.id]) {
+      expect(await db.offer.findUniqueOrThrow({ where: { id } })).toMatchObject({ probeStatus: "flagged", probeDelisted: false });
+    }
+    expect((await getBook(model.id, new Date())).offers).toBe(3);
+  });
+
+  it("leave an outage to the offer's health: not flagged, not charged, asked once", async () => {
+    const model = await probeModel();
+    const down = await upstream("error:503");
+    const refusing = await upstream("error:404");
+    const [outage, refusal] = [await offerOn(model.id, down, 100), await offerOn(model.id, refusing, 100)];
+    const report = await runProbeRound({ modelIds: [model.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
+    expect(down.requestCount()).toBe(1);
+    expect(await db.offer.findUniqueOrThrow({ where: { id: outage.id } })).toMatchObject({ probeStatus: "unprobed", probeDelisted: false });
+    const runs = await db.probeRun.findMany({ where: { offerId: outage.id } });
+    expect(runs.map((r) => [r.status, r.outcome, r.httpStatus, r.chargeMicros])).toEqual([["released", "unanswered", 503, 0n]]);
+    // An upstream refusing the requests its offer declares it serves is the supplier's fault.
+    expect(report.flagged).toEqual([refusal.id]);
+    expect((await probeEvidence([refusal.id])).get(refusal.id)![0]).toMatchObject({
+      check: "error",
+      got: expect.stringMatching(/^HTTP 404/),
+    });
+  });
+
+  it("send nothing beyond the day's budget, and nothing unpaid", async () => {
+    const model = await probeModel();
+    const u = await upstream();
+    const offers = [await offerOn(model.id, u, 100), await offerOn(model.id, u, 100)];
+    const skippedBefore = await skippedFor("budget");
+    // Room for about one probe's most expensive answer.
+    const budget = await budgetLeaving(1_000n);
+    const report = await runProbeRound({ modelIds: [model.id], budgetMicros: budget, reference: null });
+    expect(report.sent).toBeGreaterThanOrEqual(1);
+    expect(report.sent).toBeLessThan(10);
+    expect(report.skipped.budget).toBe(10 - report.sent);
+    expect(await skippedFor("budget")).toBe(skippedBefore + report.skipped.budget);
+    expect(u.requestCount()).toBe(report.sent);
+    const runs = await db.probeRun.findMany({ where: { roundId: report.roundId } });
+    expect(runs).toHaveLength(report.sent);
+    expect(runs.every((r) => r.status === "settled" && r.chargeMicros > 0n)).toBe(true);
+    expect((await db.probeDay.findUniqueOrThrow({ where: { day: utcDay() } })).committedMicros).toBeLessThanOrEqual(budget);
+    // An offer none of whose probes was sent keeps its verdict.
+    const statuses = await db.offer.findMany({ where: { id: { in: offers.map((o) => o.id) } } });
+    expect(statuses.filter((o) => o.probeStatus === "unprobed").length + report.passing.length).toBe(2);
+  });
+
+  it("send nothing the platform's balance cannot pay, and nothing to an offer without the capacity", async () => {
+    // A list price so high that one probe's most expensive answer is beyond any platform fee account.
+    const model = await seedPrivateModel({ supportsTools: true, supportsJsonSchema: true, outputMicroDiemPerMTok: 10n ** 16n });
+    const u = await upstream();
+    const offer = await offerOn(model.id, u, 100, 10n ** 14n);
+    const report = await runProbeRound({ modelIds: [model.id], budgetMicros: 10n ** 15n, reference: null });
+    expect(report.sent).toBe(0);
+    expect(report.skipped.balance).toBe(5);
+    expect(u.requestCount()).toBe(0);
+    expect(await db.probeRun.count({ where: { offerId: offer.id } })).toBe(0);
+    expect(await db.offer.findUniqueOrThrow({ where: { id: offer.id } })).toMatchObject({ probeStatus: "unprobed", probeDelisted: false });
+
+    const cheap = await probeModel();
+    const tiny = await offerOn(cheap.id, u, 100, 10n);
+    const none = await runProbeRound({ modelIds: [cheap.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
+    expect(none.skipped.capacity).toBe(5);
+    expect(u.requestCount()).toBe(0);
+    expect(await db.probeRun.count({ where: { offerId: tiny.id } })).toBe(0);
+  });
+
+  it("compare every offer with the operator's reference endpoint when one is configured", async () => {
+    const model = await probeModel();
+    const u = await upstream();
+    const offer = await offerOn(model.id, u, 100);
+    // The reference serves the marketplace's id, as another model would answer it.
+    const reference = await startReferenceUpstream({
+      defaultMode: "substitute:qwen3-235b",
+      models: [
+        {
+          id: model.id,
+          name: "reference",
+          contextTokens: 32_768,
+          maxOutputTokens: 4096,
+          inputUsdPerMTok: "0.70",
+          outputUsdPerMTok: "2.80",
+          supportsFunctionCalling: true,
+          supportsResponseSchema: true,
+          supportsVision: false,
+        },
+      ],
+    });
+    upstreams.push(reference);
+    const report = await runProbeRound({
+      modelIds: [model.id],
+      budgetMicros: await budgetLeaving(100_000_000n),
+      reference: { baseUrl: reference.url, apiKey: reference.apiKey },
+    });
+    expect(report.flagged).toEqual([offer.id]);
+    const evidence = (await probeEvidence([offer.id])).get(offer.id)!;
+    expect(evidence.map((e) => e.check)).toEqual(["reference", "reference", "reference"]);
+    expect(evidence[0].expected).toMatch(/standing in for qwen3-235b/);
+    expect(reference.requestCount()).toBe(5);
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { PROBES } from "@/lib/market/probes/catalog";
+import { judgeAnswer, judgeHttpFailure, modelMatches, normalizeText, schemaViolation } from "@/lib/market/probes/judge";
+import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
+
+const probe = (name: string) => PROBES.find((p) => p.name === name)!;
+const answer = (content: string | null, extra: Partial<UpstreamAnswer> = {}): UpstreamAnswer => ({
+  message: { role: "assistant", content },
+  finishReason: "stop",
+  logprobs: null,
+  systemFingerprint: null,
+  usage: null,
+  ...extra,
+});
+
+describe("judging a probe's answer", () => {
+  it("accepts the mapped model or a dated snapshot of it, and nothing else", () => {
+    expect(modelMatches("gpt-4o", "gpt-4o")).toBe(true);
+    expect(modelMatches("gpt-4o", "GPT-4o-2024-08-06")).toBe(true);
+    expect(modelMatches("mistral-large", "mistral-large-2407")).toBe(true);
+    expect(modelMatches("claude-3-5-sonnet", "claude-3-5-sonnet-20240620")).toBe(true);
+    expect(modelMatches("gpt-4o", "gpt-4o-mini")).toBe(false);
+    expect(modelMatches("gpt-4o", "gpt-4o-mini-2024-07-18")).toBe(false);
+    expect(modelMatches("llama-3.3-70b", "qwen3-235b")).toBe(false);
+    expect(modelMatches("gpt-4o", null)).toBe(false);
+  });
+
+  it("compares one-word answers by what they say, not their case or punctuation", () => {
+    expect(normalizeText(" **Paris.** ")).toBe("paris");
+    expect(normalizeText('"Cold"\n')).toBe("cold");
+    expect(normalizeText("42")).not.toBe(normalizeText("41"));
+  });
+
+  it("finds truncation, broken schemas and tool calls, and a wrong model, with bounded evidence", () => {
+    expect(judgeAnswer(probe("capital"), "m", "m", answer("Paris")).failures).toEqual([]);
+    expect(judgeAnswer(probe("capital"), "m", "m", answer("Par", { finishReason: "length" })).failures.map((f) => f.check)).toEqual([
+      "truncated",
+    ]);
+    expect(judgeAnswer(probe("capital"), "m", "m", answer("")).failures.map((f) => f.check)).toEqual(["truncated"]);
+    expect(judgeAnswer(probe("json"), "m", "m", answer('{"answer":42}')).failures).toEqual([]);
+    expect(judgeAnswer(probe("json"), "m", "m", answer('{"answer":"42"}')).failures.map((f) => f.check)).toEqual(["json_schema"]);
+    expect(judgeAnswer(probe("json"), "m", "m", answer("forty-two")).failures.map((f) => f.check)).toEqual(["json_schema"]);
+    const call = (args: string) => ({ id: "c", type: "function" as const, function: { name: "get_weather", arguments: args } });
+    const tool = (args: string) =>
+      answer(null, { message: { role: "assistant", content: null, tool_calls: [call(args)] }, finishReason: "tool_calls" });
+    expect(judgeAnswer(probe("tool"), "m", "m", tool('{"city":"Paris","unit":"celsius"}')).failures).toEqual([]);
+    expect(judgeAnswer(probe("tool"), "m", "m", tool('{"city":"Paris","unit":"kelvin"}')).failures.map((f) => f.check)).toEqual([
+      "tool_schema",
+    ]);
+    expect(judgeAnswer(probe("tool"), "m", "m", answer("It is sunny")).failures.map((f) => f.check)).toEqual(["tool_schema"]);
+    const wrong = judgeAnswer(probe("capital"), "m", "other", answer("x".repeat(10_000)));
+    expect(wrong.failures).toEqual([{ check: "model", expected: "m", got: "other" }]);
+    expect(wrong.answer!.length).toBeLessThanOrEqual(500);
+    expect(judgeAnswer(probe("json"), "m", "m", answer("y".repeat(10_000))).failures[0].got!.length).toBeLessThanOrEqual(320);
+  });
+
+  it("leaves outages to health and fails refusals and unusable answers", () => {
+    for (const status of [500, 502, 503, 429, 401, 403, 408]) expect(judgeHttpFailure(status, "down")).toBeNull();
+    for (const status of [200, 400, 404, 422]) expect(judgeHttpFailure(status, "nope")?.check).toBe("error");
+  });
+
+  it("checks the probes' own schemas", () => {
+    const schema = probe("tool").schema!;
+    expect(schemaViolation(schema, { city: "Paris", unit: "celsius" })).toBeNull();
+    expect(schemaViolation(schema, { city: "Paris" })).toMatch(/unit is missing/);
+    expect(schemaViolation(schema, { city: "Paris", unit: "celsius", extra: 1 })).toMatch(/extra is not allowed/);
+    expect(schemaViolation(schema, [])).toMatch(/not an object/);
+  });
+});
