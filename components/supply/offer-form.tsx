@@ -3,6 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { useModels } from "@/components/buyer/queries";
+import { declaredBody, DeclaredFields, tokensProblem, UNDECLARED } from "@/components/supply/declared-fields";
 import { offersKey, type CheckedOfferView, type UpstreamPricingView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
@@ -40,6 +41,7 @@ export function OfferForm() {
   const [selected, setSelected] = useState<string[]>([]);
   const [price, setPrice] = useState(DEFAULT_PRICE);
   const [capacity, setCapacity] = useState(DEFAULT_CAPACITY);
+  const [declared, setDeclared] = useState(UNDECLARED);
   const [errors, setErrors] = useState<Errors>({});
   /** Editing a field revalidates it: its old error (and a failed check of the old values) goes away. */
   const edit =
@@ -60,6 +62,7 @@ export function OfferForm() {
           models: selected,
           price_cents: Number(price),
           daily_capacity: capacity,
+          ...declaredBody(declared),
         },
       }),
     onSuccess: () => {
@@ -69,6 +72,7 @@ export function OfferForm() {
       setSelected([]);
       setPrice(DEFAULT_PRICE);
       setCapacity(DEFAULT_CAPACITY);
+      setDeclared(UNDECLARED);
       setErrors({});
       void queryClient.invalidateQueries({ queryKey: offersKey });
     },
@@ -87,7 +91,8 @@ export function OfferForm() {
     next.price_cents = priceCentsProblem(price) ?? undefined;
     next.daily_capacity = dailyCapacityProblem(capacity) ?? undefined;
     setErrors(next);
-    if (Object.values(next).every((problem) => problem === undefined)) post.mutate();
+    const declaredValid = tokensProblem(declared.contextTokens) === null && tokensProblem(declared.maxOutputTokens) === null;
+    if (declaredValid && Object.values(next).every((problem) => problem === undefined)) post.mutate();
   }
 
   const priceValid = priceCentsProblem(price) === null;
@@ -182,6 +187,7 @@ export function OfferForm() {
             hint="Resets at 00:00 UTC. 1 diem = $1 of list-price inference."
           />
         </div>
+        <DeclaredFields draft={declared} onChange={setDeclared} />
         {post.isError && (
           <Alert tone="error" title="The offer was not posted">
             {describeError(post.error)}

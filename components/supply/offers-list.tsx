@@ -2,6 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import type { z } from "zod";
+import { declaredBody, DeclaredFields, draftOf, tokensProblem } from "@/components/supply/declared-fields";
 import { offersKey, useOffers, type OfferView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
@@ -58,6 +59,7 @@ function offerStatus(offer: OfferView): { label: string; tone: "green" | "amber"
   if (offer.status === "withdrawn") return { label: "Delisted", tone: "neutral" };
   if (offer.status === "paused") return { label: "Paused", tone: "neutral" };
   if (offer.health.status === "cooling_down") return { label: "Cooling down", tone: "red" };
+  if (offer.probe.delisted) return { label: "Off the book: probes", tone: "red" };
   if (microsOf(offer.today.remaining_diem) <= 0n) return { label: "Sold out today", tone: "amber" };
   return { label: "On the book", tone: "green" };
 }
@@ -179,12 +181,76 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
           </span>
         )}
       </p>
+      <OfferQualityLine offer={offer} />
       {toggle.isError && (
         <Alert tone="error" className="mt-3">
           {describeError(toggle.error)}
         </Alert>
       )}
     </Card>
+  );
+}
+
+/** What the supplier declared, and what the platform's fidelity probes found (with the evidence when flagged). */
+function OfferQualityLine({ offer }: { offer: OfferView }) {
+  const { declared, probe } = offer;
+  const policy = declared.data_policy;
+  return (
+    <div className="mt-2 flex flex-col gap-1.5 text-xs text-zinc-600 dark:text-zinc-400">
+      <p className="flex flex-wrap items-center gap-1.5">
+        <span>Declared:</span>
+        <Badge tone="neutral">{declared.quantization === "unknown" ? "quantization unknown" : declared.quantization}</Badge>
+        <Badge tone={policy.retains_prompts || policy.trains_on_prompts ? "amber" : "green"}>
+          {!policy.retains_prompts && !policy.trains_on_prompts
+            ? "keeps no prompts"
+            : policy.trains_on_prompts
+              ? "keeps and trains on prompts"
+              : "keeps prompts"}
+        </Badge>
+        <span className="tabular-nums">
+          {declared.context_tokens.toLocaleString("en-US")} context · {declared.max_output_tokens.toLocaleString("en-US")} output tokens
+        </span>
+      </p>
+      {probe.status === "flagged" ? (
+        <div className="text-red-700 dark:text-red-300">
+          <p>
+            Flagged by the platform&apos;s fidelity probes{probe.flagged_at && <> on {formatDateTime(probe.flagged_at)}</>}
+            {probe.reason && <>: {probe.reason}</>}
+            {probe.delisted ? ". Off the book until a probe round passes again." : "."}
+          </p>
+          {probe.evidence.length > 0 && (
+            <details>
+              <summary className="cursor-pointer underline underline-offset-2">Evidence ({probe.evidence.length})</summary>
+              <ul className="mt-1 flex flex-col gap-1">
+                {probe.evidence.map((e, i) => (
+                  <li key={i} className="break-words">
+                    {e.probe} · {e.check}
+                    {e.expected !== null && (
+                      <>
+                        {" "}
+                        · expected <code className="font-mono">{e.expected}</code>
+                      </>
+                    )}
+                    {e.got !== null && (
+                      <>
+                        {" "}
+                        · got <code className="font-mono">{e.got}</code>
+                      </>
+                    )}
+                  </li>
+                ))}
+              </ul>
+            </details>
+          )}
+        </div>
+      ) : (
+        <p>
+          {probe.status === "passing"
+            ? `Fidelity probes pass${probe.probed_at ? ` (last round ${formatDateTime(probe.probed_at)})` : ""}.`
+            : "Not probed yet: the platform's fidelity probes run a few times a day."}
+        </p>
+      )}
+    </div>
   );
 }
 
@@ -204,6 +270,8 @@ function EditOfferDialog({ offer, onClose }: { offer: OfferView | null; onClose:
 function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => void }) {
   const [price, setPrice] = useState(String(offer.price_cents));
   const [capacity, setCapacity] = useState(formatDiem(offer.daily_capacity, { unit: false }).replace(/,/g, ""));
+  const before = draftOf(offer.declared);
+  const [declared, setDeclared] = useState(before);
   const { mutation: save, close } = useListMutation({
     mutationFn: (body: OfferPatch) => api<OfferView>(`/v1/supply/offers/${offer.id}`, { method: "PATCH", body }),
     invalidates: [offersKey],
@@ -214,8 +282,8 @@ function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => vo
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (priceError || capacityError) return;
-    const body: OfferPatch = {};
+    if (priceError || capacityError || tokensProblem(declared.contextTokens) || tokensProblem(declared.maxOutputTokens)) return;
+    const body: OfferPatch = { ...declaredBody(declared, before) };
     if (Number(price) !== offer.price_cents) body.price_cents = Number(price);
     if (microsOf(capacity) !== microsOf(offer.daily_capacity)) body.daily_capacity = capacity;
     if (Object.keys(body).length === 0) return close();
@@ -244,6 +312,7 @@ function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => vo
           error={capacityError}
         />
       </div>
+      <DeclaredFields draft={declared} onChange={setDeclared} />
       <DialogActions error={save.error} onCancel={close}>
         <Button type="submit" loading={save.isPending}>
           Save changes

@@ -1,6 +1,6 @@
 /** A supplier's shapes on the wire: offers in and out, and earnings. Client-safe: the offer forms use these rules. */
 import { z } from "zod";
-import { DeclaredSchema, Quantization } from "@/lib/market/schemas";
+import { DeclaredSchema, ProbeViewSchema, Quantization } from "@/lib/market/schemas";
 import { parseMicros } from "@/lib/money";
 import { Cents, component, Day, Diem, DisputeRate, Feature, ListPrice, listOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
 
@@ -146,7 +146,10 @@ const OfferFields = {
   declared: DeclaredSchema.describe(
     "What you declare about the upstream; a limit you did not declare is the smallest of your models' own (the public offers list shows each model's)",
   ),
-  on_book: z.boolean().describe("Routable right now: active, healthy and with capacity left today"),
+  probe: ProbeViewSchema.describe(
+    "What the platform's fidelity probes last found (GET /docs/probes); a flagged offer shows the evidence, and while delisted it is off the book",
+  ),
+  on_book: z.boolean().describe("Routable right now: active, healthy, not delisted by a probe, and with capacity left today"),
   created_at: Timestamp,
   updated_at: Timestamp,
 };

@@ -2,11 +2,13 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { OrderBook } from "@/components/market/order-book";
+import { ProviderTable } from "@/components/market/provider-table";
 import { UseThisModel } from "@/components/market/use-this-model";
 import { LocalStackNotice } from "@/components/site/local-stack-notice";
 import { deployment } from "@/lib/env";
 import { formatDiem } from "@/components/ui/format";
 import { getActiveModels, getBook } from "@/lib/market/book";
+import { listModelOffers } from "@/lib/market/quality/offers";
 import { getMarketStats } from "@/lib/market/stats";
 import { listTrades } from "@/lib/market/trades";
 import { formatListPrice } from "@/lib/wire";
@@ -20,7 +22,7 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
   return { title: `${decodeURIComponent(model)} order book` };
 }
 
-// GET /market/{model} – one model's order book: depth, price levels, 24 h stats and recent trades
+// GET /market/{model} – one model's order book: depth, price levels, 24 h stats, recent trades and its providers
 export default async function ModelBookPage({ params }: Params) {
   const model = decodeURIComponent((await params).model);
   const catalog = await getActiveModels().catch(() => null);
@@ -28,10 +30,11 @@ export default async function ModelBookPage({ params }: Params) {
   if (catalog && !entry) notFound();
   const listPrice = entry && formatListPrice(entry);
 
-  const [book, trades, stats] = await Promise.all([
+  const [book, trades, stats, offers] = await Promise.all([
     getBook(model).catch(() => null),
     listTrades({ model, limit: 20 }).catch(() => null),
     getMarketStats().catch(() => null),
+    entry ? listModelOffers(model).catch(() => null) : null,
   ]);
 
   return (
@@ -56,6 +59,7 @@ export default async function ModelBookPage({ params }: Params) {
       </header>
       <LocalStackNotice />
       <OrderBook model={model} initial={{ book, trades, stats }} />
+      {entry && <ProviderTable model={model} initial={offers} />}
       {entry && <UseThisModel model={model} origin={deployment.origin} />}
     </main>
   );
