@@ -42,9 +42,9 @@ export const ProviderId = z
   .transform((id) => id.toLowerCase())
   .describe("An offer id (UUID) or a supplier's public id (sup_…, as GET /v1/market/models/{id}/offers and GET /v1/generations/{id} show it)");
 
-const IdList = (min: number) =>
+const IdList = (min: number, id: z.ZodType<string> = ProviderId) =>
   z
-    .array(ProviderId)
+    .array(id)
     .min(min, "must list at least one offer or supplier id")
     .max(MAX_PROVIDER_IDS, `must list at most ${MAX_PROVIDER_IDS} ids`);
 
@@ -53,13 +53,13 @@ const UsdPerMTok = z
   .min(0, "must be at least 0")
   .max(MAX_PRICE_USD_PER_MTOK, `must be at most ${MAX_PRICE_USD_PER_MTOK}`);
 
-const ProviderFields = z.strictObject({
+const providerFields = (id: z.ZodType<string>) => ({
   sort: z
     .enum(PROVIDER_SORTS, { error: 'must be "price", "latency" or "throughput"' })
     .nullish()
     .describe("price (the default): cheapest first; latency: lowest measured median upstream latency first; throughput: highest measured output tokens per second first. Offers without figures come after those with; ties keep price-time priority"),
-  only: IdList(1).nullish().describe("Route only to these offers, or to offers of these suppliers"),
-  ignore: IdList(0).nullish().describe("Never route to these offers, nor to offers of these suppliers"),
+  only: IdList(1, id).nullish().describe("Route only to these offers, or to offers of these suppliers"),
+  ignore: IdList(0, id).nullish().describe("Never route to these offers, nor to offers of these suppliers"),
   quantizations: z
     .array(z.enum(QUANTIZATIONS, { error: `must be one of ${QUANTIZATIONS.join(", ")}` }))
     .min(1, "must list at least one quantization")
@@ -100,6 +100,7 @@ const ProviderFields = z.strictObject({
     .nullish()
     .describe("Accepted with no effect: svc forwards once and never falls back to another offer after an upstream failure"),
 });
+const ProviderFields = z.strictObject(providerFields(ProviderId));
 
 export type ProviderPreferences = {
   sort?: (typeof PROVIDER_SORTS)[number];
@@ -133,6 +134,11 @@ export const ProviderPreferencesSchema = ProviderFields.transform((p): ProviderP
 }).describe(
   "How to choose among the offers of the model beyond price (OpenRouter's names). Merged field by field over the key's and the account's provider_preferences: the request's fields win, then the key's, then the account's",
 );
+
+/** Stored defaults as the views show them (what was set, nulls dropped). */
+export const ProviderPreferencesView = z
+  .object(providerFields(z.string()))
+  .describe("Default provider preferences (the provider object of a chat request): under the request's own fields, field by field");
 
 /** The preferences as the reservation takes them: null when there are none. */
 export function preferencesOrNull(p: ProviderPreferences | null | undefined): ProviderPreferences | null {

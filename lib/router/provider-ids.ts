@@ -1,0 +1,31 @@
+import "server-only";
+import { db } from "@/lib/db";
+import { AppError } from "@/lib/errors";
+import type { ProviderPreferences } from "@/lib/router/provider";
+
+/**
+ * The offer and supplier ids of stored default preferences (a key's or an account's provider_preferences) must each
+ * name an offer or a supplier with offers, as a request's own must (svc_reserve_batch checks those in its own round
+ * trip): checked once here, when they are set, by the same rule (svc_supplier_public_id). `where` names the field in
+ * the 400 (e.g. "provider_preferences").
+ */
+export async function assertProviderIdsExist(prefs: ProviderPreferences | null | undefined, where: string): Promise<void> {
+  if (!prefs) return;
+  for (const field of ["only", "ignore"] as const) {
+    const ids = prefs[field] ?? [];
+    if (ids.length === 0) continue;
+    const [row] = await db.$queryRaw<{ id: string | null }[]>`
+      SELECT (SELECT x.id FROM unnest(${ids}::text[]) WITH ORDINALITY AS x(id, n)
+              WHERE CASE WHEN left(x.id, 4) = 'sup_' THEN NOT EXISTS (SELECT 1 FROM offers o WHERE svc_supplier_public_id(o.supplier_id) = x.id)
+                         ELSE NOT EXISTS (SELECT 1 FROM offers o WHERE o.id::text = x.id) END
+              ORDER BY x.n LIMIT 1) AS id`;
+    if (row.id !== null) {
+      const param = `${where}.${field}`;
+      throw new AppError(
+        "invalid_request",
+        `${param}: ${row.id} is neither an offer nor a supplier on svc (offer ids and supplier ids are listed by GET /v1/market/models/{id}/offers).`,
+        { details: { param } },
+      );
+    }
+  }
+}
