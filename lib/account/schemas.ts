@@ -12,7 +12,10 @@ export const UpdateAccountBody = z.strictObject({
     .describe(
       "Default provider preferences for every key of the account (the chat request's provider object, same fields and bounds): under the key's and the request's, field by field; null = none",
     ),
-});
+})
+  .refine((body) => body.default_max_price_cents !== undefined || body.provider_preferences !== undefined, {
+    message: "must set default_max_price_cents or provider_preferences",
+  });
 
 export type UpdateAccountInput = z.infer<typeof UpdateAccountBody>;
 
