@@ -6,7 +6,7 @@ import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
-import { preferencesOrNull, type ProviderPreferences } from "@/lib/router/provider";
+import { preferencesOrNull, type ProviderPreferences } from "@/lib/router/provider-schemas";
 import { assertProviderIdsExist } from "@/lib/router/provider-ids";
 import type { ApiKeyList, ApiKeyView, CreateApiKeyInput, CreatedApiKey, LimitReset, UpdateApiKeyInput } from "@/lib/auth/schemas";
 import { UUID_PATTERN } from "@/lib/wire";

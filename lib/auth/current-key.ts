@@ -6,7 +6,7 @@ import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
-import type { ProviderPreferences } from "@/lib/router/provider";
+import type { ProviderPreferences } from "@/lib/router/provider-schemas";
 
 /**
  * GET /v1/key: the calling key described through its own credential, with OpenRouter's field names for its key endpoint

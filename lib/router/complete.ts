@@ -35,7 +35,7 @@ import {
   unknownProviderId,
   upstreamFailed,
 } from "@/lib/router/refusals";
-import { preferencesOrNull } from "@/lib/router/provider";
+import { preferencesOrNull } from "@/lib/router/provider-schemas";
 import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
 import { parseUpstreamAnswer, type UpstreamAnswer } from "@/lib/router/upstream-answer";
 import {

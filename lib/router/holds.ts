@@ -7,7 +7,7 @@ import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
 import { processState } from "@/lib/process-state";
 import type { Features } from "@/lib/router/features";
 import { GroupCommit } from "@/lib/router/group-commit";
-import type { ProviderPreferences } from "@/lib/router/provider";
+import type { ProviderPreferences } from "@/lib/router/provider-schemas";
 import type { FinishReason } from "@/lib/router/upstream-answer";
 
 /**

@@ -3,7 +3,7 @@ import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import { FEATURES, type Feature, type Features } from "@/lib/router/features";
-import { PREFERENCE_FILTERS, type PreferenceFilter, type ProviderPreferences } from "@/lib/router/provider";
+import { PREFERENCE_FILTERS, type PreferenceFilter, type ProviderPreferences } from "@/lib/router/provider-schemas";
 
 /** A max price above every offer's (prices are integer cents): routable "at any price". */
 const ANY_PRICE = 2_147_483_647;

@@ -1,7 +1,7 @@
 import "server-only";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
-import type { ProviderPreferences } from "@/lib/router/provider";
+import type { ProviderPreferences } from "@/lib/router/provider-schemas";
 
 /**
  * The offer and supplier ids of stored default preferences (a key's or an account's provider_preferences) must each

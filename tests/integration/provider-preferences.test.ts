@@ -180,7 +180,11 @@ describe("soft preferences reorder and never exclude", () => {
   });
 
   it("preferred_min_throughput likewise; an offer without figures does not meet it", async () => {
-    const { model, offers } = await market([{ price: 60 }, { price: 80, quality: { latencyMs: 900, tps: 20 } }, { price: 150, quality: { latencyMs: 200, tps: 120 } }]);
+    const { model, offers } = await market([
+      { price: 60 },
+      { price: 80, quality: { latencyMs: 900, tps: 20 } },
+      { price: 150, quality: { latencyMs: 200, tps: 120 } },
+    ]);
     const buyer = await seedBuyer(5n * ONE_USDC);
     expect(await servedBy(await chat(buyer.key, model.id, { preferred_min_throughput: 100 }))).toBe(offers[2].id);
     expect(await servedBy(await chat(buyer.key, model.id, { preferred_min_throughput: 10 }))).toBe(offers[1].id);
@@ -230,7 +234,12 @@ describe("filters exclude as declared", () => {
   it("require_parameters and allow_fallbacks are accepted and change nothing", async () => {
     const { model, cheap } = await cheapSlowPriceyFast();
     const buyer = await seedBuyer(5n * ONE_USDC);
-    for (const provider of [{ require_parameters: true }, { require_parameters: false }, { allow_fallbacks: false }, { allow_fallbacks: true }]) {
+    for (const provider of [
+      { require_parameters: true },
+      { require_parameters: false },
+      { allow_fallbacks: false },
+      { allow_fallbacks: true },
+    ]) {
       expect(await servedBy(await chat(buyer.key, model.id, provider))).toBe(cheap.id);
     }
   });
@@ -277,7 +286,10 @@ describe("a 503 names the preference that left no offer and keeps the X-Svc-* he
 
   it("offers declaring a smaller output cap than the request's worst case: no_offer_fits_request; a request within it routes", async () => {
     // The model's output cap is 4,096: a request without max_tokens reserves that worst case.
-    const { model, offers } = await market([{ price: 80, maxOutputTokens: 1_000 }, { price: 90, contextTokens: 2_000 }]);
+    const { model, offers } = await market([
+      { price: 80, maxOutputTokens: 1_000 },
+      { price: 90, contextTokens: 2_000 },
+    ]);
     const buyer = await seedBuyer(5n * ONE_USDC);
     const error = await expect503(
       await callCompletions(buyer.key, { model: model.id, messages: [hello] }, { "x-svc-max-cents": MAX_CENTS }),
@@ -395,7 +407,9 @@ describe("bad input: 400 naming the field, nothing held or charged", () => {
       [{ colour: "blue" }, "provider_preferences.colour"],
     ];
     for (const [prefs, param] of cases) {
-      const created = await createKeyRoute(jsonRequest("POST", "/v1/account/api-keys", { provider_preferences: prefs }, { cookie: owner.cookie }));
+      const created = await createKeyRoute(
+        jsonRequest("POST", "/v1/account/api-keys", { provider_preferences: prefs }, { cookie: owner.cookie }),
+      );
       expect(created.status).toBe(400);
       expect((await errorOf(created)).param).toBe(param);
       const account = await patchAccount(jsonRequest("PATCH", "/v1/account", { provider_preferences: prefs }, { cookie: owner.cookie }));

@@ -40,13 +40,12 @@ export const ProviderId = z
   .max(64)
   .refine((id) => OFFER_ID.test(id) || SUPPLIER_ID.test(id), "must be an offer id (a UUID) or a supplier id (sup_ and 24 hex digits)")
   .transform((id) => id.toLowerCase())
-  .describe("An offer id (UUID) or a supplier's public id (sup_…, as GET /v1/market/models/{id}/offers and GET /v1/generations/{id} show it)");
+  .describe(
+    "An offer id (UUID) or a supplier's public id (sup_…, as GET /v1/market/models/{id}/offers and GET /v1/generations/{id} show it)",
+  );
 
 const IdList = (min: number, id: z.ZodType<string> = ProviderId) =>
-  z
-    .array(id)
-    .min(min, "must list at least one offer or supplier id")
-    .max(MAX_PROVIDER_IDS, `must list at most ${MAX_PROVIDER_IDS} ids`);
+  z.array(id).min(min, "must list at least one offer or supplier id").max(MAX_PROVIDER_IDS, `must list at most ${MAX_PROVIDER_IDS} ids`);
 
 const UsdPerMTok = z
   .number({ error: "must be a number of USD per 1M tokens" })
@@ -57,7 +56,9 @@ const providerFields = (id: z.ZodType<string>) => ({
   sort: z
     .enum(PROVIDER_SORTS, { error: 'must be "price", "latency" or "throughput"' })
     .nullish()
-    .describe("price (the default): cheapest first; latency: lowest measured median upstream latency first; throughput: highest measured output tokens per second first. Offers without figures come after those with; ties keep price-time priority"),
+    .describe(
+      "price (the default): cheapest first; latency: lowest measured median upstream latency first; throughput: highest measured output tokens per second first. Offers without figures come after those with; ties keep price-time priority",
+    ),
   only: IdList(1, id).nullish().describe("Route only to these offers, or to offers of these suppliers"),
   ignore: IdList(0, id).nullish().describe("Never route to these offers, nor to offers of these suppliers"),
   quantizations: z
