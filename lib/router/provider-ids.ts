@@ -14,10 +14,15 @@ export async function assertProviderIdsExist(prefs: ProviderPreferences | null |
   for (const field of ["only", "ignore"] as const) {
     const ids = prefs[field] ?? [];
     if (ids.length === 0) continue;
+    // Each supplier's public id is computed once (not once per id listed).
     const [row] = await db.$queryRaw<{ id: string | null }[]>`
+      WITH suppliers AS MATERIALIZED (
+        SELECT svc_supplier_public_id(s.supplier_id) AS id FROM (SELECT DISTINCT supplier_id FROM offers) s
+        WHERE EXISTS (SELECT 1 FROM unnest(${ids}::text[]) x(id) WHERE left(x.id, 4) = 'sup_')
+      )
       SELECT (SELECT x.id FROM unnest(${ids}::text[]) WITH ORDINALITY AS x(id, n)
-              WHERE CASE WHEN left(x.id, 4) = 'sup_' THEN NOT EXISTS (SELECT 1 FROM offers o WHERE svc_supplier_public_id(o.supplier_id) = x.id)
-                         ELSE NOT EXISTS (SELECT 1 FROM offers o WHERE o.id::text = x.id) END
+              WHERE CASE WHEN left(x.id, 4) = 'sup_' THEN NOT EXISTS (SELECT 1 FROM suppliers s WHERE s.id = x.id)
+                         ELSE NOT EXISTS (SELECT 1 FROM offers o WHERE o.id = x.id::uuid) END
               ORDER BY x.n LIMIT 1) AS id`;
     if (row.id !== null) {
       const param = `${where}.${field}`;

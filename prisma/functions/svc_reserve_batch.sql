@@ -75,6 +75,7 @@ DECLARE
   v_max_latency_ms numeric;
   v_min_tps numeric;
   v_bad record;
+  v_suppliers text[];
   v_offers refcursor;
   i integer;
 BEGIN
@@ -114,15 +115,20 @@ BEGIN
     END IF;
     v_max := COALESCE(p_requested_max_cents[i], v_key."max_price_cents", v_key."default_max_price_cents", p_default_max_cents);
 
-    -- The request's own offer and supplier ids (the key's and account's were checked when they were set).
+    -- The request's own offer and supplier ids (the key's and account's were checked when they were set): an offer id
+    -- by its primary key, supplier ids against the public ids of the suppliers with offers, each computed once.
     IF p_prefs[i] ? 'only' OR p_prefs[i] ? 'ignore' THEN
+      v_suppliers := NULL;
+      IF EXISTS (SELECT 1 FROM jsonb_array_elements_text(COALESCE(p_prefs[i] -> 'only', '[]'::jsonb) || COALESCE(p_prefs[i] -> 'ignore', '[]'::jsonb)) x(id)
+                 WHERE left(x.id, 4) = 'sup_') THEN
+        v_suppliers := ARRAY(SELECT svc_supplier_public_id(s."supplier_id") FROM (SELECT DISTINCT o."supplier_id" FROM "offers" o) s);
+      END IF;
       SELECT f.field, x.id INTO v_bad
       FROM (VALUES (1, 'only'), (2, 'ignore')) AS f(n, field)
       CROSS JOIN LATERAL jsonb_array_elements_text(COALESCE(p_prefs[i] -> f.field, '[]'::jsonb)) WITH ORDINALITY AS x(id, n)
       WHERE CASE WHEN x.id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
                    THEN NOT EXISTS (SELECT 1 FROM "offers" o WHERE o."id" = x.id::uuid)
-                 WHEN x.id ~ '^sup_[0-9a-f]{24}$'
-                   THEN NOT EXISTS (SELECT 1 FROM "offers" o WHERE svc_supplier_public_id(o."supplier_id") = x.id)
+                 WHEN x.id ~ '^sup_[0-9a-f]{24}$' THEN NOT (x.id = ANY (v_suppliers))
                  ELSE true END
       ORDER BY f.n, x.n
       LIMIT 1;
@@ -133,11 +139,14 @@ BEGIN
         CONTINUE;
       END IF;
     END IF;
-    v_prefs := COALESCE(v_key.account_prefs, '{}'::jsonb) || COALESCE(v_key.key_prefs, '{}'::jsonb) || COALESCE(p_prefs[i], '{}'::jsonb);
-    v_sort := COALESCE(v_prefs ->> 'sort', 'price');
-    -- Preferences that route as the default does leave the default statement to run.
-    IF v_sort = 'price' AND v_prefs - ARRAY['sort', 'require_parameters', 'allow_fallbacks'] = '{}'::jsonb THEN
-      v_prefs := NULL;
+    v_prefs := NULL;
+    IF p_prefs[i] IS NOT NULL OR v_key.key_prefs IS NOT NULL OR v_key.account_prefs IS NOT NULL THEN
+      v_prefs := COALESCE(v_key.account_prefs, '{}'::jsonb) || COALESCE(v_key.key_prefs, '{}'::jsonb) || COALESCE(p_prefs[i], '{}'::jsonb);
+      v_sort := COALESCE(v_prefs ->> 'sort', 'price');
+      -- Preferences that route as the default does leave the default statement to run.
+      IF v_sort = 'price' AND v_prefs - ARRAY['sort', 'require_parameters', 'allow_fallbacks'] = '{}'::jsonb THEN
+        v_prefs := NULL;
+      END IF;
     END IF;
     v_max_latency_ms := (v_prefs ->> 'preferred_max_latency')::numeric * 1000;
     v_min_tps := (v_prefs ->> 'preferred_min_throughput')::numeric;
