@@ -60,8 +60,10 @@ export function ProviderPreferencesGuide({ facts }: { facts: DeploymentFacts }) 
         By default svc sends a request to the cheapest offer that can take it. The optional <C>provider</C> object of{" "}
         <C>POST /v1/chat/completions</C> and <C>POST /v1/responses</C> chooses by more than price, with OpenRouter&apos;s field names where
         they mean the same. Filters exclude offers, soft preferences only reorder them, and offers that tie are ordered by price-time
-        priority. The request is still forwarded once, to the first offer in that order that has capacity, within your max price and your
-        balance.
+        priority. The request is still reserved on the first offer in that order that is within your max price and has capacity today for
+        its worst case, and forwarded once. Your balance and the key&apos;s spend limit must cover the worst case at that offer&apos;s
+        price: if they do not, the answer is 402 as usual, even if a cheaper offer later in the order would fit (set <C>max_price</C> or
+        lower <C>max_tokens</C> to keep a sort within budget).
       </p>
       <Table caption="Fields of provider">
         <thead>
