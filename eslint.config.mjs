@@ -26,6 +26,7 @@ const CLIENT_SAFE = [
   "lib/browser/**",
   "lib/*/schemas.ts",
   "lib/router/responses-schemas.ts",
+  "lib/router/provider-schemas.ts",
   "lib/api-error.ts",
   "lib/errors.ts",
   "lib/money.ts",

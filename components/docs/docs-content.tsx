@@ -9,6 +9,7 @@ import type { DocsSearchEntry } from "@/components/docs/docs-search";
 import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/components/docs/guides";
 import { MarketQuality } from "@/components/docs/market-quality";
 import { ProbesGuide } from "@/components/docs/probes-guide";
+import { ProviderPreferencesGuide } from "@/components/docs/provider-preferences";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
@@ -43,6 +44,12 @@ export const DOCS_PAGES: DocsPage[] = [
     render: ({ facts }) => <ToolsAndStructuredOutputs facts={facts} />,
   },
   { id: "pricing", title: "Router and pricing", render: ({ facts }) => <PricingGuide facts={facts} /> },
+  {
+    id: "provider",
+    title: "Provider preferences",
+    lead: () => "Choose among the offers of a model by latency, throughput, supplier, quantization, data policy and price per token.",
+    render: ({ facts }) => <ProviderPreferencesGuide facts={facts} />,
+  },
   {
     id: "billing",
     title: "Billing and offer health",

@@ -354,7 +354,7 @@ curl "${facts.origin}/v1/key" -H "Authorization: Bearer $SVC_API_KEY"`}
           {[
             [
               "X-Svc-Error-Code",
-              "no_offer_at_or_below_max (nothing posted at or below your max), no_capacity (not enough left today for this request's worst case), no_healthy_supplier (those offers are cooling down after failures), no_offer_supports_tools / _json_schema / _vision (no offer serves a feature the request uses)",
+              "no_offer_at_or_below_max (nothing posted at or below your max), no_capacity (not enough left today for this request's worst case), no_healthy_supplier (those offers are cooling down after failures), no_offer_supports_tools / _json_schema / _vision (no offer serves a feature the request uses), no_offer_passing_probes (those offers are off the book after a failed fidelity probe), no_offer_fits_request (the offers declare a smaller context or output cap than the request's worst case), no_offer_matches_provider_only / _ignore / _quantizations / _data_collection / _max_price (your provider preferences leave no offer; see Provider preferences)",
             ],
             ["X-Svc-Buyer-Max-Cents", "the max price this request had"],
             ["X-Svc-Cheapest-Posted-Cents", "the cheapest active offer for the model (empty: nobody offers it)"],

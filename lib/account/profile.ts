@@ -1,9 +1,12 @@
 import "server-only";
+import type { Prisma } from "@prisma/client";
+import { preferencesView, storedPreferences } from "@/lib/auth/api-keys";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import type { AccountProfile, BalanceView, UpdateAccountInput } from "@/lib/account/schemas";
 import { getBalance } from "@/lib/ledger/accounts";
 import { formatMicros } from "@/lib/money";
+import { assertProviderIdsExist } from "@/lib/router/provider-ids";
 
 /** The signed-in account: wallet, buyer balance (held = reserved by in-flight completions) and price defaults. */
 export async function getAccountProfile(accountId: string): Promise<AccountProfile> {
@@ -18,11 +21,17 @@ export async function getAccountProfile(accountId: string): Promise<AccountProfi
     available: formatMicros(balance.availableMicros),
     default_max_price_cents: account.defaultMaxPriceCents,
     platform_default_max_price_cents: env.DEFAULT_MAX_PRICE_CENTS,
+    provider_preferences: preferencesView(account.providerPreferences),
   };
 }
 
+/** Only the fields sent change; null clears one. */
 export async function updateAccountSettings(accountId: string, input: UpdateAccountInput): Promise<AccountProfile> {
-  await db.account.update({ where: { id: accountId }, data: { defaultMaxPriceCents: input.default_max_price_cents } });
+  await assertProviderIdsExist(input.provider_preferences, "provider_preferences");
+  const data: Prisma.AccountUpdateInput = {};
+  if (input.default_max_price_cents !== undefined) data.defaultMaxPriceCents = input.default_max_price_cents;
+  if (input.provider_preferences !== undefined) data.providerPreferences = storedPreferences(input.provider_preferences);
+  await db.account.update({ where: { id: accountId }, data });
   return getAccountProfile(accountId);
 }
 

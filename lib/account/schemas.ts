@@ -1,12 +1,22 @@
 /** The signed-in account's shapes on the wire: profile, balance, usage. */
 import { z } from "zod";
+import { ProviderPreferencesSchema, ProviderPreferencesView } from "@/lib/router/provider-schemas";
 import { Address, Cents, component, Day, Diem, listOf, pageOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
 
-export const UpdateAccountBody = z.strictObject({
-  default_max_price_cents: PriceCents.nullable().describe(
-    "Cents per diem the account pays at most when neither the request nor the key says; null = the platform default",
-  ),
-});
+export const UpdateAccountBody = z
+  .strictObject({
+    default_max_price_cents: PriceCents.nullable()
+      .optional()
+      .describe("Cents per diem the account pays at most when neither the request nor the key says; null = the platform default"),
+    provider_preferences: ProviderPreferencesSchema.nullable()
+      .optional()
+      .describe(
+        "Default provider preferences for every key of the account (the chat request's provider object, same fields and bounds): under the key's and the request's, field by field; null = none",
+      ),
+  })
+  .refine((body) => body.default_max_price_cents !== undefined || body.provider_preferences !== undefined, {
+    message: "must set default_max_price_cents or provider_preferences",
+  });
 
 export type UpdateAccountInput = z.infer<typeof UpdateAccountBody>;
 
@@ -19,6 +29,9 @@ export const AccountSchema = component(
     available: Usdc,
     default_max_price_cents: Cents.nullable().describe("The account's default max price; null = the platform default"),
     platform_default_max_price_cents: Cents,
+    provider_preferences: ProviderPreferencesView.nullable().describe(
+      "The account's default provider preferences (under each key's and each request's, field by field); null = none",
+    ),
   }),
 );
 export type AccountProfile = z.output<typeof AccountSchema>;

@@ -1,11 +1,13 @@
 import "server-only";
-import type { ApiKey, Prisma } from "@prisma/client";
+import { Prisma, type ApiKey } from "@prisma/client";
 import { API_KEY_PREFIX } from "@/lib/auth/api-key-auth";
 import { keyPeriodEnd, keyPeriodSpentMicros, keyPeriodStart } from "@/lib/auth/key-periods";
 import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
+import { preferencesOrNull, type ProviderPreferences } from "@/lib/router/provider-schemas";
+import { assertProviderIdsExist } from "@/lib/router/provider-ids";
 import type { ApiKeyList, ApiKeyView, CreateApiKeyInput, CreatedApiKey, LimitReset, UpdateApiKeyInput } from "@/lib/auth/schemas";
 import { UUID_PATTERN } from "@/lib/wire";
 
@@ -16,6 +18,7 @@ const DISPLAY_PREFIX_LENGTH = API_KEY_PREFIX.length + 8;
 const DEFAULT_KEY_NAME = "default";
 /** Creates a Bearer key for an account. The secret is returned here once and stored only as its SHA-256. */
 export async function createApiKey(accountId: string, input: CreateApiKeyInput): Promise<CreatedApiKey> {
+  await assertProviderIdsExist(input.provider_preferences, "provider_preferences");
   const key = `${API_KEY_PREFIX}${randomBase62(API_KEY_ENTROPY_BYTES)}`;
   const record = await db.apiKey.create({
     data: {
@@ -28,6 +31,7 @@ export async function createApiKey(accountId: string, input: CreateApiKeyInput):
       // The period's counter starts at 0; the first reservation sets its period (svc_reserve_batch).
       limitReset: input.limit_reset ?? null,
       expiresAt: input.expires_at ?? null,
+      providerPreferences: storedPreferences(input.provider_preferences),
     },
   });
   return { ...toApiKeyView(record, new Date()), key };
@@ -49,6 +53,7 @@ export async function listApiKeys(accountId: string, now = new Date()): Promise<
  */
 export async function updateApiKey(accountId: string, id: string, patch: UpdateApiKeyInput, now = new Date()): Promise<ApiKeyView> {
   if (!UUID_PATTERN.test(id)) throw apiKeyNotFound();
+  await assertProviderIdsExist(patch.provider_preferences, "provider_preferences");
   const updated = await db.$transaction(async (tx) => {
     const locked = await tx.$queryRaw<unknown[]>`
       SELECT 1 AS one FROM "api_keys" WHERE "id" = ${id}::uuid AND "account_id" = ${accountId}::uuid FOR UPDATE`;
@@ -60,6 +65,7 @@ export async function updateApiKey(accountId: string, id: string, patch: UpdateA
     if (patch.max_price_cents !== undefined) data.maxPriceCents = patch.max_price_cents;
     if (patch.spend_limit !== undefined) data.spendLimitMicros = patch.spend_limit;
     if (patch.expires_at !== undefined) data.expiresAt = patch.expires_at;
+    if (patch.provider_preferences !== undefined) data.providerPreferences = storedPreferences(patch.provider_preferences);
     if (patch.limit_reset !== undefined && patch.limit_reset !== key.limitReset) {
       const periodStart = keyPeriodStart(patch.limit_reset, now);
       data.limitReset = patch.limit_reset;
@@ -112,7 +118,19 @@ function toApiKeyView(key: ApiKey, now: Date): ApiKeyView {
     limit_resets_at: keyPeriodEnd(reset, now)?.toISOString() ?? null,
     expires_at: key.expiresAt?.toISOString() ?? null,
     revoked_at: key.revokedAt?.toISOString() ?? null,
+    provider_preferences: preferencesView(key.providerPreferences),
   };
+}
+
+/** Default preferences as a key or an account stores them: SQL NULL for none (an empty object included). */
+export function storedPreferences(prefs: ProviderPreferences | null | undefined): Prisma.InputJsonValue | typeof Prisma.DbNull {
+  const kept = preferencesOrNull(prefs);
+  return kept === null ? Prisma.DbNull : (kept as Prisma.InputJsonValue);
+}
+
+/** Stored default preferences as the views show them. */
+export function preferencesView(stored: Prisma.JsonValue | null): ProviderPreferences | null {
+  return stored === null ? null : (stored as ProviderPreferences);
 }
 
 function apiKeyNotFound() {

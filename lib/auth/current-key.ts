@@ -6,6 +6,7 @@ import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
+import type { ProviderPreferences } from "@/lib/router/provider-schemas";
 
 /**
  * GET /v1/key: the calling key described through its own credential, with OpenRouter's field names for its key endpoint
@@ -26,7 +27,7 @@ export async function getCurrentKey(apiKeyId: string, now = new Date()): Promise
   const [row] = await db.$queryRaw<KeyRow[]>`
     SELECT k."id"::text AS id, k."name", k."prefix", k."key_hash", k."spend_limit_micros", k."limit_reset"::text AS limit_reset,
            k."period_start", k."period_spent_micros", k."spent_micros", k."max_price_cents", k."expires_at", k."created_at",
-           k."revoked_at",
+           k."revoked_at", k."provider_preferences",
            (SELECT COALESCE(SUM(h."amount_micros"), 0) FROM "holds" h WHERE h."api_key_id" = k."id" AND h."status" = 'active')::bigint AS held_micros,
            u.daily, u.weekly, u.monthly
     FROM "api_keys" k
@@ -62,6 +63,7 @@ export async function getCurrentKey(apiKeyId: string, now = new Date()): Promise
       usage_weekly: formatMicros(BigInt(row.weekly)),
       usage_monthly: formatMicros(BigInt(row.monthly)),
       max_price_cents: row.max_price_cents,
+      provider_preferences: row.provider_preferences,
       expires_at: row.expires_at?.toISOString() ?? null,
       created_at: row.created_at.toISOString(),
       rate_limit: { requests: env.RATE_LIMIT_PER_KEY_PER_MINUTE, interval: "60s" },
@@ -80,6 +82,7 @@ type KeyRow = {
   period_spent_micros: bigint | string;
   spent_micros: bigint | string;
   max_price_cents: number | null;
+  provider_preferences: ProviderPreferences | null;
   expires_at: Date | null;
   created_at: Date;
   revoked_at: Date | null;

@@ -1,6 +1,7 @@
 /** Sign-in and API-key shapes on the wire: request schemas the routes enforce, response schemas they answer with. */
 import { isAddress } from "viem";
 import { z } from "zod";
+import { ProviderPreferencesSchema, ProviderPreferencesView } from "@/lib/router/provider-schemas";
 import { Address, component, listOf, PriceCents, Timestamp, Usdc, UsdAmount } from "@/lib/wire";
 
 // ─── sign-in ─────────────────────────────────────────────────────────────────
@@ -74,6 +75,11 @@ const ApiKeyInputFields = {
     .refine((date) => date.getTime() > Date.now(), "must be in the future")
     .nullable()
     .optional(),
+  provider_preferences: ProviderPreferencesSchema.nullable()
+    .optional()
+    .describe(
+      "Default provider preferences for this key's requests (the chat request's provider object, same fields and bounds): over the account's, under the request's own, field by field; null or absent = none",
+    ),
 };
 
 export const CreateApiKeyBody = z.strictObject(ApiKeyInputFields);
@@ -107,6 +113,7 @@ const ApiKeyFields = {
   limit_resets_at: Timestamp.nullable().describe("The next reset of the spend limit (UTC); null for a lifetime limit"),
   expires_at: Timestamp.nullable(),
   revoked_at: Timestamp.nullable(),
+  provider_preferences: ProviderPreferencesView.nullable().describe("This key's default provider preferences; null = none"),
 };
 
 export const ApiKeySchema = component("ApiKey", z.object(ApiKeyFields));
@@ -151,6 +158,9 @@ export const CurrentKeySchema = component(
         usage_weekly: Usdc.describe("… in the current UTC week (Monday to Sunday)"),
         usage_monthly: Usdc.describe("… in the current UTC month"),
         max_price_cents: PriceCents.nullable().describe("This key's max price cap; null = the account's default"),
+        provider_preferences: ProviderPreferencesView.nullable().describe(
+          "This key's default provider preferences (over the account's, under the request's own provider object); null = none",
+        ),
         expires_at: Timestamp.nullable(),
         created_at: Timestamp,
         rate_limit: KeyRateLimitSchema,

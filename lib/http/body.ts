@@ -106,7 +106,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
   if (unknown && "keys" in unknown) {
     const keys = (unknown.keys as string[]).map((k) => `"${[...unknown.path, k].join(".")}"`).join(", ");
     throw new AppError("unknown_field", `Unknown field${unknown.keys.length > 1 ? "s" : ""} in ${where}: ${keys}.`, {
-      details: { param: unknown.keys[0] },
+      details: { param: [...unknown.path, unknown.keys[0]].join(".") },
     });
   }
   const first = issues[0];

@@ -75,6 +75,13 @@ export const ERROR_STATUS = {
   no_offer_supports_tools: 503,
   no_offer_supports_json_schema: 503,
   no_offer_supports_vision: 503,
+  no_offer_matches_provider_only: 503,
+  no_offer_matches_provider_ignore: 503,
+  no_offer_matches_provider_quantizations: 503,
+  no_offer_matches_provider_data_collection: 503,
+  no_offer_matches_provider_max_price: 503,
+  no_offer_fits_request: 503,
+  no_offer_passing_probes: 503,
   // A chat request carrying svc's own hop header: an offer whose upstream is svc itself.
   loop_detected: 508,
 } as const satisfies Record<AppErrorCode, number>;

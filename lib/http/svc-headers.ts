@@ -81,6 +81,13 @@ export const COMPLETION_PIPELINE_DOCS = {
     "no_offer_supports_tools",
     "no_offer_supports_json_schema",
     "no_offer_supports_vision",
+    "no_offer_matches_provider_only",
+    "no_offer_matches_provider_ignore",
+    "no_offer_matches_provider_quantizations",
+    "no_offer_matches_provider_data_collection",
+    "no_offer_matches_provider_max_price",
+    "no_offer_fits_request",
+    "no_offer_passing_probes",
   ] satisfies AppErrorCode[],
   errorHeaders: { 503: ["SvcErrorCode", "SvcBuyerMaxCents", "SvcCheapestPostedCents", "SvcRoutableDiemAboveMax"] },
 } satisfies Pick<OperationDocs, "requestHeaders" | "errors" | "errorHeaders">;

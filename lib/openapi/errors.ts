@@ -67,6 +67,19 @@ export const ERROR_DESCRIPTIONS = {
   no_offer_supports_tools: "No offer for the model serves function tools right now (see the X-Svc-* headers).",
   no_offer_supports_json_schema: "No offer for the model serves json_schema structured outputs right now (see the X-Svc-* headers).",
   no_offer_supports_vision: "No offer for the model serves image inputs right now (see the X-Svc-* headers).",
+  no_offer_matches_provider_only:
+    "Your provider preferences (the request's provider object over the key's and the account's) leave no offer: none serving the request is among the offers and suppliers provider.only lists (see the X-Svc-* headers).",
+  no_offer_matches_provider_ignore:
+    "Your provider preferences leave no offer: provider.ignore sets aside every offer the earlier preferences leave.",
+  no_offer_matches_provider_quantizations:
+    "Your provider preferences leave no offer: none left declares a quantization provider.quantizations allows.",
+  no_offer_matches_provider_data_collection:
+    "Your provider preferences leave no offer: every offer left retains prompts or trains on them (provider.data_collection: deny).",
+  no_offer_matches_provider_max_price:
+    "Your provider preferences leave no offer: every offer left charges more per 1M tokens than provider.max_price.",
+  no_offer_fits_request:
+    "The offers left declare a smaller context or output cap than this request's worst case (its prompt and max_tokens, or the model's output cap without max_tokens).",
+  no_offer_passing_probes: "Every offer at or below your max price is off the book after failing a fidelity probe.",
   loop_detected: "The request came from an svc router (X-Svc-Hop): an offer's upstream points back at svc.",
 } satisfies Record<AppErrorCode, string>;
 

@@ -32,8 +32,10 @@ import {
   requestRejected,
   spendLimitExceeded,
   streamNotSupported,
+  unknownProviderId,
   upstreamFailed,
 } from "@/lib/router/refusals";
+import { preferencesOrNull } from "@/lib/router/provider-schemas";
 import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
 import { parseUpstreamAnswer, type UpstreamAnswer } from "@/lib/router/upstream-answer";
 import {
@@ -223,6 +225,7 @@ async function reserve(input: {
 }): Promise<{ sizing: PromptSizing; reservation: ReservedOk }> {
   const { meter, body, model, apiKey, features, now } = input;
   const requestedOutput = body.max_completion_tokens ?? body.max_tokens;
+  const provider = preferencesOrNull(body.provider);
   const attempt = (sizing: PromptSizing) =>
     reserveWithKey({
       keyHash: apiKey.keyHash,
@@ -231,6 +234,7 @@ async function reserve(input: {
       promptTokens: sizing.reservedPromptTokens,
       outputTokens: sizing.maxOutputTokens,
       features,
+      provider,
     });
 
   // The least this request can cost: its smallest possible prompt and one output token at the cheapest price on the book.
@@ -266,12 +270,17 @@ async function reserve(input: {
       return refuseInactiveModel(model.id);
     case "max_price_above_key_cap":
       throw maxPriceAboveKeyCap(input.requestedMaxPriceCents, reservation.keyMaxPriceCents);
+    case "invalid_provider_id":
+      throw unknownProviderId(reservation.param, reservation.id);
     case "no_offer":
       throw await noOfferError({
         modelId: model.id,
         maxPriceCents: reservation.maxPriceCents,
         burnMicroDiem: reservation.burnMicroDiem,
+        promptTokens: sizing.reservedPromptTokens,
+        outputTokens: sizing.maxOutputTokens,
         features,
+        preferences: reservation.preferences,
         now,
       });
     case "insufficient_balance":

@@ -26,7 +26,7 @@ export function featuresOf(model: { supportsTools: boolean; supportsJsonSchema: 
   return { tools: model.supportsTools, json_schema: model.supportsJsonSchema, vision: model.supportsVision };
 }
 
-/** The request parameters every model accepts here (forwarded as sent). */
+/** The request parameters every model accepts here (forwarded as sent; `provider` is svc's own: it chooses the offer). */
 const BASE_PARAMETERS = [
   "max_tokens",
   "max_completion_tokens",
@@ -42,6 +42,7 @@ const BASE_PARAMETERS = [
   "reasoning_effort",
   "response_format",
   "user",
+  "provider",
 ];
 
 /** OpenRouter-style `supported_parameters` of a model serving `features`. */

@@ -7,6 +7,7 @@ import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
 import { processState } from "@/lib/process-state";
 import type { Features } from "@/lib/router/features";
 import { GroupCommit } from "@/lib/router/group-commit";
+import type { ProviderPreferences } from "@/lib/router/provider-schemas";
 import type { FinishReason } from "@/lib/router/upstream-answer";
 
 /**
@@ -169,6 +170,8 @@ export type KeyedReservationInput = {
   promptTokens: number;
   outputTokens: number;
   features: Features;
+  /** The request's own `provider` object (null: none); the statement merges it over the key's and the account's. */
+  provider: ProviderPreferences | null;
 };
 
 type KeyFacts = { apiKeyId: string; accountId: string; keyMaxPriceCents: number | null; spendLimitMicros: bigint | null };
@@ -176,7 +179,10 @@ type KeyFacts = { apiKeyId: string; accountId: string; keyMaxPriceCents: number 
 export type KeyedReservation =
   | { status: "invalid_api_key" | "model_not_found" }
   | ({ status: "max_price_above_key_cap" } & KeyFacts)
-  | ({ status: "no_offer"; maxPriceCents: number; burnMicroDiem: bigint } & KeyFacts)
+  /** An id the request's provider.only or provider.ignore lists names no offer and no supplier with offers. */
+  | ({ status: "invalid_provider_id"; param: string; id: string } & KeyFacts)
+  /** preferences: the merged provider preferences the offers were chosen by (null: none that filter or order). */
+  | ({ status: "no_offer"; maxPriceCents: number; burnMicroDiem: bigint; preferences: ProviderPreferences | null } & KeyFacts)
   | ({
       status: "insufficient_balance" | "spend_limit_exceeded";
       maxPriceCents: number;
@@ -212,6 +218,9 @@ type ReserveBatchRow = {
   upstream_base_url: string | null;
   upstream_key_ciphertext: string | null;
   upstream_model: string | null;
+  preferences: ProviderPreferences | null;
+  refused_param: string | null;
+  refused_value: string | null;
 };
 
 export async function reserveWithKey(input: KeyedReservationInput): Promise<KeyedReservation> {
@@ -228,8 +237,9 @@ export async function reserveWithKey(input: KeyedReservationInput): Promise<Keye
     spendLimitMicros: row.spend_limit_micros === null ? null : BigInt(row.spend_limit_micros),
   };
   if (row.status === "max_price_above_key_cap") return { status: row.status, ...key };
+  if (row.status === "invalid_provider_id") return { status: row.status, ...key, param: row.refused_param!, id: row.refused_value! };
   const priced = { ...key, maxPriceCents: row.max_price_cents!, burnMicroDiem: BigInt(row.burn_micro_diem!) };
-  if (row.status === "no_offer") return { status: "no_offer", ...priced };
+  if (row.status === "no_offer") return { status: "no_offer", ...priced, preferences: row.preferences };
   const offer = { offerId: row.offer_id!, priceCents: row.price_cents!, amountMicros: BigInt(row.amount_micros!) };
   if (row.status === "ok") {
     const upstream = { baseUrl: row.upstream_base_url!, keyCiphertext: row.upstream_key_ciphertext!, model: row.upstream_model! };
@@ -258,6 +268,7 @@ async function runReserveBatch(items: KeyedReservationInput[]): Promise<ReserveB
         col((i) => i.features.tools),
         col((i) => i.features.json_schema),
         col((i) => i.features.vision),
+        col((i) => (i.provider === null ? null : JSON.stringify(i.provider))),
         env.DEFAULT_MAX_PRICE_CENTS,
         now.toISOString(),
         new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS).toISOString(),
@@ -270,7 +281,7 @@ async function runReserveBatch(items: KeyedReservationInput[]): Promise<ReserveB
 // Both statements are named, so each pooled connection parses and plans them once (PostgreSQL caches the
 // functions' inner plans per connection too). Times go as ISO text: pg's own Date formatting cost more.
 const RESERVE_SQL = `SELECT * FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
-  $7::boolean[], $8::boolean[], $9::int, $10::timestamptz, $11::timestamptz)`;
+  $7::boolean[], $8::boolean[], $9::jsonb[], $10::int, $11::timestamptz, $12::timestamptz)`;
 
 /** A hold outlives the upstream deadline by this much before the sweeper may release it. */
 export const HOLD_GRACE_MS = 60_000;

@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { component } from "@/lib/wire";
+import { ProviderPreferencesSchema } from "@/lib/router/provider-schemas";
 import { CostFields, ImageUrl, JsonSchemaObject, MAX_IMAGES, MAX_TOOLS, Name, Stream, Text } from "@/lib/router/schemas";
 
 // ─── request ─────────────────────────────────────────────────────────────────
@@ -193,6 +194,7 @@ export const ResponsesRequest = z
     store: z.boolean().nullish().describe("svc stores no responses: true is accepted and the answer says store: false"),
     include: z.array(z.string().max(128)).max(32).nullish().describe("Accepted and ignored: nothing svc could include is stored"),
     truncation: z.enum(["disabled", "auto"]).nullish().describe("Accepted; svc never truncates (a prompt too long is a 400)"),
+    provider: ProviderPreferencesSchema.nullish(),
     previous_response_id: refused("is not supported: svc stores no responses; send the whole conversation in input"),
     conversation: refused("is not supported: svc stores no conversations; send the whole conversation in input"),
     background: refused("is not supported: svc answers every response in the request that asks for it"),

@@ -80,6 +80,7 @@ export function toChatRequest(req: ResponsesRequest): ChatCompletionRequest {
   if (req.reasoning?.effort != null) chat.reasoning_effort = req.reasoning.effort;
   if (req.metadata != null) chat.metadata = req.metadata;
   if (req.user != null) chat.user = req.user;
+  if (req.provider != null) chat.provider = req.provider;
   return chat;
 }
 

@@ -4,6 +4,7 @@
  * request's bounds, the agent CLI reads the cost.
  */
 import { z } from "zod";
+import { ProviderPreferencesSchema } from "@/lib/router/provider-schemas";
 import { Cents, component, Diem, Timestamp, Usdc } from "@/lib/wire";
 
 // ─── request ─────────────────────────────────────────────────────────────────
@@ -166,6 +167,7 @@ export const ChatCompletionRequest = z
       .refine((m) => Object.keys(m).length <= 16, "must have at most 16 keys")
       .nullish()
       .describe("Accepted for OpenAI compatibility; kept by nobody and not forwarded"),
+    provider: ProviderPreferencesSchema.nullish(),
   })
   .superRefine((body, ctx) => {
     const tools = body.tools ?? [];

@@ -6,8 +6,19 @@
 -- period's when its limit resets), with the prices and the key's period snapshotted onto the hold. Each item gets its
 -- own outcome and none raises: an item it cannot take (a missing value, a negative count, a burn whose charge would
 -- not fit a bigint) is 'rejected' alone.
--- status: 'ok' | 'invalid_api_key' | 'max_price_above_key_cap' | 'model_not_found' | 'insufficient_balance'
---       | 'spend_limit_exceeded' | 'no_offer' | 'rejected'. ord is the 1-based position in the arrays.
+-- Provider preferences (#23): p_prefs[i] is the request's own `provider` object (NULL when it sent none), merged
+-- field by field over the key's and then the account's provider_preferences (request over key over account); an item
+-- whose merged preferences route as the default does (none, or only sort 'price', require_parameters,
+-- allow_fallbacks) runs the default statement, unchanged. Otherwise offers must meet them
+-- (svc_offer_preference_miss) and are ordered by the soft preferences (offers meeting preferred_max_latency and
+-- preferred_min_throughput first; an offer without figures does not meet them), then by the sort (offer_quality:
+-- latency ascending, throughput descending, no figures last), then, as always, price-time priority. The request's
+-- own offer and supplier ids must name an offer or a supplier with offers: 'invalid_provider_id' (refused_param,
+-- refused_value) otherwise, before anything is held. Every offer must serve the request's size as it declares it
+-- (svc_offer_fits_request). A 'no_offer' row carries the merged preferences, for the 503's diagnosis.
+-- status: 'ok' | 'invalid_api_key' | 'max_price_above_key_cap' | 'invalid_provider_id' | 'model_not_found'
+--       | 'insufficient_balance' | 'spend_limit_exceeded' | 'no_offer' | 'rejected'. ord is the 1-based position in
+--       the arrays.
 -- SET enable_seqscan = off: every row is looked up by key, and a plan made while the tables were nearly empty must
 -- not scan them (20261126000000_hot_path_index_plans).
 CREATE OR REPLACE FUNCTION "svc_reserve_batch"(
@@ -19,6 +30,7 @@ CREATE OR REPLACE FUNCTION "svc_reserve_batch"(
   p_tools boolean[],
   p_json_schema boolean[],
   p_vision boolean[],
+  p_prefs jsonb[],
   p_default_max_cents integer,
   p_now timestamptz,
   p_expires_at timestamptz
@@ -37,7 +49,10 @@ CREATE OR REPLACE FUNCTION "svc_reserve_batch"(
   amount_micros bigint,
   upstream_base_url text,
   upstream_key_ciphertext text,
-  upstream_model text
+  upstream_model text,
+  preferences jsonb,
+  refused_param text,
+  refused_value text
 )
 LANGUAGE plpgsql
 SET enable_seqscan = off
@@ -55,6 +70,13 @@ DECLARE
   v_hold uuid;
   v_period timestamptz;
   v_done boolean;
+  v_prefs jsonb;
+  v_sort text;
+  v_max_latency_ms numeric;
+  v_min_tps numeric;
+  v_bad record;
+  v_suppliers text[];
+  v_offers refcursor;
   i integer;
 BEGIN
   -- The reservation's commit does not wait for its WAL flush (atomicity and isolation are unchanged: other
@@ -68,35 +90,73 @@ BEGIN
     -- An item the caller should never send (a missing value, a negative count) is refused on its own.
     IF p_key_hashes[i] IS NULL OR p_model_ids[i] IS NULL
        OR p_prompt_tokens[i] IS NULL OR p_prompt_tokens[i] < 0 OR p_output_tokens[i] IS NULL OR p_output_tokens[i] < 0
-       OR p_requested_max_cents[i] < 1 OR p_tools[i] IS NULL OR p_json_schema[i] IS NULL OR p_vision[i] IS NULL THEN
+       OR p_requested_max_cents[i] < 1 OR p_tools[i] IS NULL OR p_json_schema[i] IS NULL OR p_vision[i] IS NULL
+       OR jsonb_typeof(p_prefs[i]) <> 'object' THEN
       RETURN QUERY SELECT i, 'rejected'::text, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::integer,
-        NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::text, NULL::text, NULL::text;
+        NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text;
       CONTINUE;
     END IF;
-    SELECT k."id", k."account_id", k."max_price_cents", k."spend_limit_micros", a."default_max_price_cents"
+    SELECT k."id", k."account_id", k."max_price_cents", k."spend_limit_micros", a."default_max_price_cents",
+           k."provider_preferences" AS key_prefs, a."provider_preferences" AS account_prefs
     INTO v_key
     FROM "api_keys" k JOIN "accounts" a ON a."id" = k."account_id"
     WHERE k."key_hash" = p_key_hashes[i] AND k."revoked_at" IS NULL AND (k."expires_at" IS NULL OR k."expires_at" > p_now);
     IF NOT FOUND THEN
       RETURN QUERY SELECT i, 'invalid_api_key'::text, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::integer,
-        NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::text, NULL::text, NULL::text;
+        NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text;
       CONTINUE;
     END IF;
     IF p_requested_max_cents[i] IS NOT NULL AND v_key."max_price_cents" IS NOT NULL
        AND p_requested_max_cents[i] > v_key."max_price_cents" THEN
       RETURN QUERY SELECT i, 'max_price_above_key_cap'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
         v_key."spend_limit_micros", NULL::integer, NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
-        NULL::text, NULL::text, NULL::text;
+        NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text;
       CONTINUE;
     END IF;
     v_max := COALESCE(p_requested_max_cents[i], v_key."max_price_cents", v_key."default_max_price_cents", p_default_max_cents);
+
+    -- The request's own offer and supplier ids (the key's and account's were checked when they were set): an offer id
+    -- by its primary key, supplier ids against the public ids of the suppliers with offers, each computed once.
+    IF p_prefs[i] ? 'only' OR p_prefs[i] ? 'ignore' THEN
+      v_suppliers := NULL;
+      IF EXISTS (SELECT 1 FROM jsonb_array_elements_text(COALESCE(p_prefs[i] -> 'only', '[]'::jsonb) || COALESCE(p_prefs[i] -> 'ignore', '[]'::jsonb)) x(id)
+                 WHERE left(x.id, 4) = 'sup_') THEN
+        v_suppliers := ARRAY(SELECT svc_supplier_public_id(s."supplier_id") FROM (SELECT DISTINCT o."supplier_id" FROM "offers" o) s);
+      END IF;
+      SELECT f.field, x.id INTO v_bad
+      FROM (VALUES (1, 'only'), (2, 'ignore')) AS f(n, field)
+      CROSS JOIN LATERAL jsonb_array_elements_text(COALESCE(p_prefs[i] -> f.field, '[]'::jsonb)) WITH ORDINALITY AS x(id, n)
+      WHERE CASE WHEN x.id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                   THEN NOT EXISTS (SELECT 1 FROM "offers" o WHERE o."id" = x.id::uuid)
+                 WHEN x.id ~ '^sup_[0-9a-f]{24}$' THEN NOT (x.id = ANY (v_suppliers))
+                 ELSE true END
+      ORDER BY f.n, x.n
+      LIMIT 1;
+      IF FOUND THEN
+        RETURN QUERY SELECT i, 'invalid_provider_id'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
+          v_key."spend_limit_micros", v_max, NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
+          NULL::text, NULL::text, NULL::text, NULL::jsonb, 'provider.' || v_bad.field, v_bad.id;
+        CONTINUE;
+      END IF;
+    END IF;
+    v_prefs := NULL;
+    IF p_prefs[i] IS NOT NULL OR v_key.key_prefs IS NOT NULL OR v_key.account_prefs IS NOT NULL THEN
+      v_prefs := COALESCE(v_key.account_prefs, '{}'::jsonb) || COALESCE(v_key.key_prefs, '{}'::jsonb) || COALESCE(p_prefs[i], '{}'::jsonb);
+      v_sort := COALESCE(v_prefs ->> 'sort', 'price');
+      -- Preferences that route as the default does leave the default statement to run.
+      IF v_sort = 'price' AND v_prefs - ARRAY['sort', 'require_parameters', 'allow_fallbacks'] = '{}'::jsonb THEN
+        v_prefs := NULL;
+      END IF;
+    END IF;
+    v_max_latency_ms := (v_prefs ->> 'preferred_max_latency')::numeric * 1000;
+    v_min_tps := (v_prefs ->> 'preferred_min_throughput')::numeric;
 
     SELECT m."input_micro_diem_per_mtok" AS input, m."output_micro_diem_per_mtok" AS output INTO v_model
     FROM "models" m WHERE m."id" = p_model_ids[i] AND m."active";
     IF NOT FOUND THEN
       RETURN QUERY SELECT i, 'model_not_found'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
         v_key."spend_limit_micros", v_max, NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
-        NULL::text, NULL::text, NULL::text;
+        NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text;
       CONTINUE;
     END IF;
     -- The burn, exactly: one whose charge (at up to 10,000 cents per diem) would not fit a bigint refuses this item
@@ -105,24 +165,52 @@ BEGIN
     IF v_burn_exact > 922337203685477 THEN
       RETURN QUERY SELECT i, 'rejected'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
         v_key."spend_limit_micros", v_max, NULL::bigint, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
-        NULL::text, NULL::text, NULL::text;
+        NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text;
       CONTINUE;
     END IF;
     v_burn := v_burn_exact::bigint;
 
     v_done := false;
-    FOR v_offer IN
-      SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
-             o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model"
-      FROM "offers" o
-      JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
-        AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
-                                   p_tools[i], p_json_schema[i], p_vision[i])
-      LEFT JOIN "offer_days" d ON d."offer_id" = o."id" AND d."day" = v_day
-      WHERE svc_offer_routable(o."status", o."unhealthy_until", o."probe_delisted", o."price_cents", o."daily_capacity_micro_diem",
-                               d."burned_micro_diem", d."held_micro_diem", v_max, v_burn, p_now)
-      ORDER BY o."price_cents", o."created_at", o."id"
+    -- The offers in routing order, through one of two static statements (each planned once per connection): the
+    -- default one, or the one that applies preferences.
+    IF v_prefs IS NULL THEN
+      OPEN v_offers FOR
+        SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
+               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model"
+        FROM "offers" o
+        JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
+          AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
+                                     p_tools[i], p_json_schema[i], p_vision[i])
+        LEFT JOIN "offer_days" d ON d."offer_id" = o."id" AND d."day" = v_day
+        WHERE svc_offer_routable(o."status", o."unhealthy_until", o."probe_delisted", o."price_cents", o."daily_capacity_micro_diem",
+                                 d."burned_micro_diem", d."held_micro_diem", v_max, v_burn, p_now)
+          AND svc_offer_fits_request(o."context_tokens", o."max_output_tokens", p_prompt_tokens[i], p_output_tokens[i])
+        ORDER BY o."price_cents", o."created_at", o."id";
+    ELSE
+      OPEN v_offers FOR
+        SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
+               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model"
+        FROM "offers" o
+        JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
+          AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
+                                     p_tools[i], p_json_schema[i], p_vision[i])
+        LEFT JOIN "offer_days" d ON d."offer_id" = o."id" AND d."day" = v_day
+        LEFT JOIN "offer_quality" q ON q."offer_id" = o."id"
+        WHERE svc_offer_routable(o."status", o."unhealthy_until", o."probe_delisted", o."price_cents", o."daily_capacity_micro_diem",
+                                 d."burned_micro_diem", d."held_micro_diem", v_max, v_burn, p_now)
+          AND svc_offer_fits_request(o."context_tokens", o."max_output_tokens", p_prompt_tokens[i], p_output_tokens[i])
+          AND svc_offer_preference_miss(v_prefs, o."id", o."supplier_id", o."quantization"::text, o."retains_prompts",
+                                        o."trains_on_prompts", o."price_cents", v_model.input, v_model.output) IS NULL
+        ORDER BY
+          (CASE WHEN v_max_latency_ms IS NOT NULL AND NOT COALESCE(q."latency_p50_ms" <= v_max_latency_ms, false) THEN 1 ELSE 0 END
+           + CASE WHEN v_min_tps IS NOT NULL AND NOT COALESCE(q."throughput_tps" >= v_min_tps, false) THEN 1 ELSE 0 END),
+          CASE WHEN v_sort = 'latency' THEN q."latency_p50_ms" END ASC NULLS LAST,
+          CASE WHEN v_sort = 'throughput' THEN q."throughput_tps" END DESC NULLS LAST,
+          o."price_cents", o."created_at", o."id";
+    END IF;
     LOOP
+      FETCH v_offers INTO v_offer;
+      EXIT WHEN NOT FOUND;
       INSERT INTO "offer_days" ("offer_id", "day") VALUES (v_offer."id", v_day) ON CONFLICT DO NOTHING;
       UPDATE "offer_days" SET "held_micro_diem" = "held_micro_diem" + v_burn
       WHERE "offer_id" = v_offer."id" AND "day" = v_day
@@ -139,7 +227,7 @@ BEGIN
         UPDATE "offer_days" SET "held_micro_diem" = "held_micro_diem" - v_burn WHERE "offer_id" = v_offer."id" AND "day" = v_day;
         RETURN QUERY SELECT i, 'insufficient_balance'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
           v_key."spend_limit_micros", v_max, v_burn, NULL::uuid, v_offer."id", v_offer."price_cents", v_charge,
-          NULL::text, NULL::text, NULL::text;
+          NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text;
         EXIT;
       END IF;
 
@@ -164,7 +252,7 @@ BEGIN
         WHERE "kind" = 'buyer' AND "owner_id" = v_key."account_id";
         RETURN QUERY SELECT i, 'spend_limit_exceeded'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
           v_key."spend_limit_micros", v_max, v_burn, NULL::uuid, v_offer."id", v_offer."price_cents", v_charge,
-          NULL::text, NULL::text, NULL::text;
+          NULL::text, NULL::text, NULL::text, NULL::jsonb, NULL::text, NULL::text;
         EXIT;
       END IF;
 
@@ -177,14 +265,16 @@ BEGIN
 
       RETURN QUERY SELECT i, 'ok'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
         v_key."spend_limit_micros", v_max, v_burn, v_hold, v_offer."id", v_offer."price_cents", v_charge,
-        v_offer."upstream_base_url", v_offer."upstream_key_ciphertext", v_offer."upstream_model";
+        v_offer."upstream_base_url", v_offer."upstream_key_ciphertext", v_offer."upstream_model", NULL::jsonb, NULL::text,
+        NULL::text;
       EXIT;
     END LOOP;
+    CLOSE v_offers;
 
     IF NOT v_done THEN
       RETURN QUERY SELECT i, 'no_offer'::text, v_key."id", v_key."account_id", v_key."max_price_cents",
         v_key."spend_limit_micros", v_max, v_burn, NULL::uuid, NULL::uuid, NULL::integer, NULL::bigint,
-        NULL::text, NULL::text, NULL::text;
+        NULL::text, NULL::text, NULL::text, v_prefs, NULL::text, NULL::text;
     END IF;
   END LOOP;
 END;

@@ -18,6 +18,10 @@ export type ChatOptions = {
   apiKey?: string;
   /** Through POST /v1/responses rather than /v1/chat/completions. */
   responses?: boolean;
+  /** provider.sort: price, latency or throughput (the server checks it). */
+  sort?: string;
+  /** provider.only: offer ids or supplier ids (sup_…), comma-separated. */
+  only?: string;
 };
 
 export type ChatResult = {
@@ -45,6 +49,16 @@ export type ChatResult = {
   balance_remaining: string | null;
   request_id: string | null;
 };
+
+/** The request's provider object from --sort and --only; undefined when neither is given. */
+function providerOf(options: ChatOptions): { sort?: string; only?: string[] } | undefined {
+  const only = options.only
+    ?.split(",")
+    .map((id) => id.trim())
+    .filter((id) => id !== "");
+  if (options.sort === undefined && (only === undefined || only.length === 0)) return undefined;
+  return { ...(options.sort !== undefined && { sort: options.sort }), ...(only && only.length > 0 && { only }) };
+}
 
 type ModelListing = { id: string; best_price_cents: number | null };
 
@@ -89,6 +103,7 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
   }
   const apiKey = resolveApiKey(ctx, options.apiKey);
   const model = await pickModel(ctx, options.model);
+  const provider = providerOf(options);
 
   // One call is one request: a retry could route elsewhere at another price, so the SDK must not retry on its own.
   const client = new OpenAI({ baseURL: `${ctx.config.baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 180_000 });
@@ -96,7 +111,16 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
   try {
     if (options.responses) {
       const { data, response } = await client.responses
-        .create({ model, input: options.prompt, ...(maxTokens ? { max_output_tokens: maxTokens } : {}) }, headers)
+        .create(
+          {
+            model,
+            input: options.prompt,
+            ...(maxTokens ? { max_output_tokens: maxTokens } : {}),
+            // svc's provider object (OpenRouter's names): the SDK passes a field it does not know through as sent.
+            ...(provider && ({ provider } as object)),
+          } as OpenAI.Responses.ResponseCreateParamsNonStreaming,
+          headers,
+        )
         .withResponse();
       // svc's additions to the Responses usage object, as on chat completions.
       const usage = data.usage as (OpenAI.Responses.ResponseUsage & { cost_details?: CostDetails }) | undefined;
@@ -116,7 +140,15 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
       });
     }
     const { data, response } = await client.chat.completions
-      .create({ model, messages: [{ role: "user", content: options.prompt }], ...(maxTokens ? { max_tokens: maxTokens } : {}) }, headers)
+      .create(
+        {
+          model,
+          messages: [{ role: "user", content: options.prompt }],
+          ...(maxTokens ? { max_tokens: maxTokens } : {}),
+          ...(provider && ({ provider } as object)),
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming,
+        headers,
+      )
       .withResponse();
     const choice = data.choices[0];
     // svc's additions to OpenAI's usage object (OpenRouter's names): the SDK passes them through untyped.

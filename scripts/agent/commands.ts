@@ -31,6 +31,8 @@ export type Values = {
   "min-balance"?: string;
   "topup-amount"?: string;
   responses?: boolean;
+  sort?: string;
+  only?: string;
 };
 
 export const DEFAULT_RUN_PROMPT = "In one short sentence: what is an inference marketplace?";
@@ -75,6 +77,8 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
         maxTokens: v["max-tokens"],
         apiKey: v["api-key"],
         responses: v.responses,
+        sort: v.sort,
+        only: v.only,
       });
       return out.result(`${r.answer}\n\n${costLine(r)}`, r);
     }

@@ -31,10 +31,13 @@ Commands
   key [--api-key svc_…]         What the API key itself sees (GET /v1/key): its limit, what remains of it and
                                 when it resets, its usage today, this week, this month and in all, its rate limit.
   chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…] [--responses]
+       [--sort price|latency|throughput] [--only ID,ID…]
                                 One completion with the openai client at {base}/v1; prints the answer, then
                                 its cost (usage.cost_details; --json has them all), price, burn, balance and
                                 its generation id. --responses asks through POST /v1/responses (the Responses
                                 API) instead of /v1/chat/completions: the same answer and cost, id resp_….
+                                --sort and --only send the request's provider object: the order offers are
+                                tried in, and the offers (ids) or suppliers (sup_…) it may go to.
   generation <id> [--api-key svc_…]
                                 A completion's record (GET /v1/generations/{id}): who served it, tokens billed
                                 and claimed, charge, supplier share, fee, latency, key, journal entry. Uses the
@@ -92,6 +95,8 @@ async function main(argv: string[]): Promise<number> {
         "min-balance": { type: "string" },
         "topup-amount": { type: "string" },
         responses: { type: "boolean" },
+        sort: { type: "string" },
+        only: { type: "string" },
       },
     });
   } catch (error) {

@@ -209,6 +209,34 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(missing.code).not.toBe(0);
   }, 60_000);
 
+  it("chat --sort and --only send the provider object: the request goes to the offer it names; a bad sort is a 400 naming it", async () => {
+    const model = await seedPrivateModel();
+    const [, named] = await Promise.all(
+      [80, 90].map((priceCents) =>
+        seedOffer({
+          models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
+          priceCents,
+          dailyCapacityMicroDiem: 100n * USDC,
+          upstreamBaseUrl: upstream.url,
+          upstreamApiKey: upstream.apiKey,
+        }),
+      ),
+    );
+    const run = await cli(
+      ["chat", "Pick one", "--model", model.id, "--max-tokens", "16", "--sort", "latency", "--only", `${named.id}`, "--json"],
+      { sessionFile: sessionFile() },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const id = json<{ generation_id: string }>(run).generation_id;
+    expect((await db.completion.findUniqueOrThrow({ where: { id } })).offerId).toBe(named.id);
+
+    const bad = await cli(["chat", "Pick one", "--model", model.id, "--max-tokens", "16", "--sort", "fastest", "--json"], {
+      sessionFile: sessionFile(),
+    });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stdout).toContain("provider.sort");
+  }, 60_000);
+
   it("explains a 503 with the X-Svc figures and the max price that would route, exit code 5", async () => {
     const run = await cli(["chat", "Too cheap", "--model", modelId, "--max-cents", "50", "--max-tokens", "32", "--json"], {
       sessionFile: sessionFile(),

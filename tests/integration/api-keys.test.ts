@@ -161,6 +161,7 @@ describe("GET /v1/account/api-keys", () => {
       limit_resets_at: null,
       expires_at: null,
       revoked_at: null,
+      provider_preferences: null,
     });
   });
 });

@@ -85,6 +85,7 @@ describe("GET /v1/account", () => {
       available: "0.000000",
       default_max_price_cents: null,
       platform_default_max_price_cents: env.DEFAULT_MAX_PRICE_CENTS,
+      provider_preferences: null,
     });
   });
 

@@ -80,6 +80,7 @@ async function reserve(key: string, modelId: string) {
     promptTokens: 100,
     outputTokens: 200,
     features: NO_FEATURES,
+    provider: null,
   });
   if (r.status !== "ok") throw new Error(`reservation failed: ${r.status}`);
   return r;
@@ -363,7 +364,7 @@ describe("svc_clear_batch with many items in one statement", () => {
     ] as const;
     const { rows } = await pgPool().query<{ ord: number; status: string; hold_id: string | null }>(
       `SELECT ord, status, hold_id FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
-        $7::boolean[], $8::boolean[], $9::int, $10::timestamptz, $11::timestamptz)`,
+        $7::boolean[], $8::boolean[], $9::jsonb[], $10::int, $11::timestamptz, $12::timestamptz)`,
       [
         items.map((i) => i[0]),
         items.map((i) => i[1]),
@@ -373,6 +374,7 @@ describe("svc_clear_batch with many items in one statement", () => {
         items.map(() => false),
         items.map(() => false),
         items.map(() => false),
+        items.map(() => null),
         100,
         new Date(),
         new Date(Date.now() + 60_000),

@@ -296,6 +296,7 @@ describe("GET /v1/key", () => {
       usage_weekly: formatMicros(weekSpent),
       usage_monthly: formatMicros(sumFrom(lines, month)),
       max_price_cents: 150,
+      provider_preferences: null,
       expires_at: null,
       created_at: expect.any(String),
       rate_limit: { requests: env.RATE_LIMIT_PER_KEY_PER_MINUTE, interval: "60s" },

@@ -12,6 +12,7 @@ import { prng } from "../helpers/prng";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { remainingMicroDiem } from "@/lib/supply/capacity";
 import { isHealthy, isOnBook } from "@/lib/supply/offer-health";
+import { supplierPublicId } from "@/lib/supply/public-id";
 
 // eslint-disable-next-line no-restricted-properties -- test knobs, read once here
 const knobs = process.env;
@@ -219,5 +220,18 @@ describe("the routing rules in SQL and their TypeScript mirrors (lib/supply)", (
     expect(got).toEqual(want);
     // The random cases reach every outcome.
     for (const word of [0, 1, 2, 3]) expect(new Set(want.map((w) => w.split(" ")[word]))).toEqual(new Set(["t", "f"]));
+  });
+});
+
+describe("the supplier's public id in SQL and its TypeScript mirror (lib/supply/public-id.ts)", () => {
+  it("svc_supplier_public_id(account id) is supplierPublicId(account id), which provider.only and provider.ignore name", async () => {
+    const ids = [
+      "00000000-0000-0000-0000-000000000000",
+      "ffffffff-ffff-ffff-ffff-ffffffffffff",
+      ...Array.from({ length: 500 }, () => crypto.randomUUID()),
+    ];
+    const got = await evaluate("svc_supplier_public_id(c1)", ["uuid"], [ids]);
+    expect(got).toEqual(ids.map(supplierPublicId));
+    for (const id of got) expect(id).toMatch(/^sup_[0-9a-f]{24}$/);
   });
 });

@@ -184,6 +184,13 @@ describe("the description matches the routes", () => {
       "no_offer_supports_tools",
       "no_offer_supports_json_schema",
       "no_offer_supports_vision",
+      "no_offer_matches_provider_only",
+      "no_offer_matches_provider_ignore",
+      "no_offer_matches_provider_quantizations",
+      "no_offer_matches_provider_data_collection",
+      "no_offer_matches_provider_max_price",
+      "no_offer_fits_request",
+      "no_offer_passing_probes",
     ]);
     expect(Object.keys(op.responses["429"].headers ?? {})).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Reset"]));
     expect(op.parameters).toContainEqual({ $ref: "#/components/parameters/MaxCentsHeader" });

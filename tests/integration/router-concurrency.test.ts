@@ -119,6 +119,7 @@ describe("the hold sweeper", () => {
       promptTokens: 5_000,
       outputTokens: 0,
       features: NO_FEATURES,
+      provider: null,
     });
     expect(reservation.status).toBe("ok");
     expect(await buyerBalance(buyer.id)).toEqual({ balance: 1_000_000n, held: 5_000n });

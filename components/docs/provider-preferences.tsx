@@ -1,0 +1,126 @@
+/** The docs on the `provider` object: choosing among the offers of a model by more than price, and its defaults. */
+import { C, CodeBlock } from "@/components/docs/code-block";
+import { SubHeading } from "@/components/docs/doc-section";
+import type { DeploymentFacts } from "@/components/docs/guides";
+import { Table, Td, Th } from "@/components/ui/table";
+import { QUANTIZATIONS } from "@/lib/market/schemas";
+import {
+  MAX_PREFERRED_LATENCY_S,
+  MAX_PREFERRED_THROUGHPUT_TPS,
+  MAX_PRICE_USD_PER_MTOK,
+  MAX_PROVIDER_IDS,
+  PROVIDER_SORTS,
+} from "@/lib/router/provider-schemas";
+
+const FIELDS: [string, string][] = [
+  [
+    "sort",
+    `${PROVIDER_SORTS.join(" | ")}. price (the default): cheapest first. latency: lowest measured median upstream latency first. throughput: highest measured output tokens per second first. Offers without enough traffic to be measured come after those with figures. Offers that tie are ordered by price-time priority (price, then posting time).`,
+  ],
+  [
+    "only",
+    `Offer ids and supplier ids (sup_…), up to ${MAX_PROVIDER_IDS}: route only to these offers or to offers of these suppliers. GET /v1/market/models/{id}/offers lists both.`,
+  ],
+  ["ignore", `Offer ids and supplier ids, up to ${MAX_PROVIDER_IDS}: never route to these.`],
+  [
+    "quantizations",
+    `A subset of ${QUANTIZATIONS.join(", ")}: route only to offers declaring one of them (unknown: the supplier has not said).`,
+  ],
+  [
+    "data_collection",
+    "allow (the default) or deny: deny routes only to offers declaring that they neither retain prompts nor train on them. An offer that has not said counts as doing both.",
+  ],
+  [
+    "max_price",
+    `{prompt, completion}, USD per 1M tokens (0 to ${MAX_PRICE_USD_PER_MTOK}), either optional: an offer qualifies when 1M tokens at the model's list price and its price cost at most that. It applies beside your max price in cents per diem (X-Svc-Max-Cents), never instead of it.`,
+  ],
+  [
+    "preferred_max_latency",
+    `Seconds (up to ${MAX_PREFERRED_LATENCY_S}). Soft: offers whose measured median latency is at most this come first; it never excludes one.`,
+  ],
+  [
+    "preferred_min_throughput",
+    `Tokens per second (up to ${MAX_PREFERRED_THROUGHPUT_TPS}). Soft, likewise. An offer without figures does not meet either; one meeting both comes before one meeting one.`,
+  ],
+  [
+    "require_parameters",
+    "Accepted, true or false, with no effect: svc always routes only to offers that serve every parameter the request uses (tools, json_schema, images), so false cannot widen the choice.",
+  ],
+  [
+    "allow_fallbacks",
+    "Accepted, with no effect: svc forwards a request once. If the chosen offer's upstream fails you get the error, nothing is charged, and your retry may route elsewhere.",
+  ],
+];
+
+export function ProviderPreferencesGuide({ facts }: { facts: DeploymentFacts }) {
+  const { origin, exampleModel: model } = facts;
+  return (
+    <>
+      <p>
+        By default svc sends a request to the cheapest offer that can take it. The optional <C>provider</C> object of{" "}
+        <C>POST /v1/chat/completions</C> and <C>POST /v1/responses</C> chooses by more than price, with OpenRouter&apos;s field names where
+        they mean the same. Filters exclude offers, soft preferences only reorder them, and offers that tie are ordered by price-time
+        priority. The request is still reserved on the first offer in that order that is within your max price and has capacity today for
+        its worst case, and forwarded once. Your balance and the key&apos;s spend limit must cover the worst case at that offer&apos;s
+        price: if they do not, the answer is 402 as usual, even if a cheaper offer later in the order would fit (set <C>max_price</C> or
+        lower <C>max_tokens</C> to keep a sort within budget).
+      </p>
+      <Table caption="Fields of provider">
+        <thead>
+          <tr>
+            <Th>Field</Th>
+            <Th>Meaning</Th>
+          </tr>
+        </thead>
+        <tbody>
+          {FIELDS.map(([name, meaning]) => (
+            <tr key={name} className="align-top">
+              <Td className="font-mono text-xs">{name}</Td>
+              <Td className="text-xs">
+                <div className="min-w-[18rem] whitespace-normal">{meaning}</div>
+              </Td>
+            </tr>
+          ))}
+        </tbody>
+      </Table>
+      <p>
+        Any other field, a value outside these lists or bounds, and an id that names no offer and no supplier are a 400 whose <C>param</C>{" "}
+        names the field (e.g. <C>provider.sort</C>), before anything is reserved or charged. A <C>null</C> field is the same as a missing
+        one.
+      </p>
+      <CodeBlock
+        title="curl"
+        language="sh"
+        code={`curl ${origin}/v1/chat/completions -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
+  "model": "${model}",
+  "messages": [{"role": "user", "content": "Hello"}],
+  "max_tokens": 200,
+  "provider": {"sort": "latency", "data_collection": "deny", "quantizations": ["fp16", "bf16"], "max_price": {"completion": 5}}
+}'`}
+      />
+
+      <SubHeading id="provider-defaults">Defaults on a key and on the account</SubHeading>
+      <p>
+        A key and the account can each hold default preferences, <C>provider_preferences</C>, with the same fields and bounds: set them with{" "}
+        <C>POST</C> and <C>PATCH /v1/account/api-keys</C> and with <C>PATCH /v1/account</C>; key views, <C>GET /v1/key</C> and{" "}
+        <C>GET /v1/account</C> show them, and <C>null</C> clears them. They are merged field by field: the request&apos;s own fields win,
+        then the key&apos;s, then the account&apos;s. A key pinned to <C>{'{"data_collection":"deny"}'}</C> keeps that while the
+        request&apos;s own <C>sort</C> still applies; a request that sends <C>data_collection: &quot;allow&quot;</C> overrides it.
+      </p>
+
+      <SubHeading id="provider-limits">Declared limits and no-offer answers</SubHeading>
+      <p>
+        An offer is never sent a request larger than it declares it serves: the prompt and the worst-case output must fit its declared
+        context, and the worst-case output its declared output cap. Without <C>max_tokens</C> the worst case is the model&apos;s output cap,
+        so an offer that declares a smaller cap only takes requests that send a <C>max_tokens</C> within it.
+      </p>
+      <p>
+        When your preferences leave no offer, the 503 says which one did, with the usual <C>X-Svc-*</C> headers:{" "}
+        <C>no_offer_matches_provider_only</C>, <C>_ignore</C>, <C>_quantizations</C>, <C>_data_collection</C> or <C>_max_price</C> (the last
+        filter, in that order, that left nothing), and <C>param</C> names it. <C>no_offer_fits_request</C> means the offers left declare
+        smaller limits than the request&apos;s worst case, and <C>no_offer_passing_probes</C> that those within your max price are off the
+        book after failing a fidelity probe.
+      </p>
+    </>
+  );
+}
