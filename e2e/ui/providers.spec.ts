@@ -19,7 +19,10 @@ async function modelOffers(): Promise<ModelOfferList> {
   return (await res.json()) as ModelOfferList;
 }
 
-test("the model page lists its providers with measured, declared and probe figures, at desktop and phone width", async ({ page, agent }) => {
+test("the model page lists its providers with measured, declared and probe figures, at desktop and phone width", async ({
+  page,
+  agent,
+}) => {
   const before = await modelOffers();
   // The demo supplier's 80¢ offer: the traffic below is pinned to it (provider.only), whatever else is posted.
   const target = before.data.find((o) => o.price_cents === 80)!;
