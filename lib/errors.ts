@@ -8,6 +8,26 @@
  * Every error code, the one list of them, in the order the documents list them. A new code fails to compile until
  * it has a status (ERROR_STATUS, lib/http/errors.ts) and a meaning (ERROR_DESCRIPTIONS, lib/openapi/errors.ts).
  */
+/**
+ * Why no offer could take a completion (503, lib/router/no-offer.ts), each explained in the X-Svc-* headers: the
+ * order the diagnosis documents them in.
+ */
+export const NO_OFFER_CODES = [
+  "no_offer_at_or_below_max",
+  "no_capacity",
+  "no_healthy_supplier",
+  "no_offer_supports_tools",
+  "no_offer_supports_json_schema",
+  "no_offer_supports_vision",
+  "no_offer_matches_provider_only",
+  "no_offer_matches_provider_ignore",
+  "no_offer_matches_provider_quantizations",
+  "no_offer_matches_provider_data_collection",
+  "no_offer_matches_provider_max_price",
+  "no_offer_fits_request",
+  "no_offer_passing_probes",
+] as const;
+
 export const APP_ERROR_CODES = [
   "invalid_request",
   "invalid_json",
@@ -60,20 +80,8 @@ export const APP_ERROR_CODES = [
   "payment_pending",
   "withdrawal_pending",
   "withdrawal_failed",
-  "no_offer_at_or_below_max",
-  "no_capacity",
-  "no_healthy_supplier",
+  ...NO_OFFER_CODES,
   "service_unavailable",
-  "no_offer_supports_tools",
-  "no_offer_supports_json_schema",
-  "no_offer_supports_vision",
-  "no_offer_matches_provider_only",
-  "no_offer_matches_provider_ignore",
-  "no_offer_matches_provider_quantizations",
-  "no_offer_matches_provider_data_collection",
-  "no_offer_matches_provider_max_price",
-  "no_offer_fits_request",
-  "no_offer_passing_probes",
   "loop_detected",
 ] as const;
 

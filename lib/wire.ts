@@ -119,4 +119,7 @@ export function usdAmountProblem(
 }
 
 /** Path ids: a malformed one is the same 404 as an unknown one, so ids cannot be probed. */
+/** What a model id can be: letters, digits and . _ : / - (at most 128), starting with a letter or digit. */
+export const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -2,7 +2,7 @@
 import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import { formatBps } from "@/components/ui/format";
-import { Table, Td, Th } from "@/components/ui/table";
+import { NameTable } from "@/components/docs/name-table";
 
 export type DeploymentFacts = {
   origin: string;
@@ -343,32 +343,19 @@ curl "${facts.origin}/v1/key" -H "Authorization: Bearer $SVC_API_KEY"`}
       />
 
       <SubHeading id="no-offer">When nothing routes: 503</SubHeading>
-      <Table caption="Headers of a 503 from chat completions">
-        <thead>
-          <tr>
-            <Th>Header</Th>
-            <Th>Meaning</Th>
-          </tr>
-        </thead>
-        <tbody>
-          {[
-            [
-              "X-Svc-Error-Code",
-              "no_offer_at_or_below_max (nothing posted at or below your max), no_capacity (not enough left today for this request's worst case), no_healthy_supplier (those offers are cooling down after failures), no_offer_supports_tools / _json_schema / _vision (no offer serves a feature the request uses), no_offer_passing_probes (those offers are off the book after a failed fidelity probe), no_offer_fits_request (the offers declare a smaller context or output cap than the request's worst case), no_offer_matches_provider_only / _ignore / _quantizations / _data_collection / _max_price (your provider preferences leave no offer; see Provider preferences)",
-            ],
-            ["X-Svc-Buyer-Max-Cents", "the max price this request had"],
-            ["X-Svc-Cheapest-Posted-Cents", "the cheapest active offer for the model (empty: nobody offers it)"],
-            ["X-Svc-Routable-Diem-Above-Max", "capacity available today above your max, in diem"],
-          ].map(([name, meaning]) => (
-            <tr key={name} className="align-top">
-              <Td className="font-mono text-xs">{name}</Td>
-              <Td className="text-xs">
-                <div className="min-w-[18rem] whitespace-normal">{meaning}</div>
-              </Td>
-            </tr>
-          ))}
-        </tbody>
-      </Table>
+      <NameTable
+        caption="Headers of a 503 from chat completions"
+        name="Header"
+        rows={[
+          [
+            "X-Svc-Error-Code",
+            "no_offer_at_or_below_max (nothing posted at or below your max), no_capacity (not enough left today for this request's worst case), no_healthy_supplier (those offers are cooling down after failures), no_offer_supports_tools / _json_schema / _vision (no offer serves a feature the request uses), no_offer_passing_probes (those offers are off the book after a failed fidelity probe), no_offer_fits_request (the offers declare a smaller context or output cap than the request's worst case), no_offer_matches_provider_only / _ignore / _quantizations / _data_collection / _max_price (your provider preferences leave no offer; see Provider preferences)",
+          ],
+          ["X-Svc-Buyer-Max-Cents", "the max price this request had"],
+          ["X-Svc-Cheapest-Posted-Cents", "the cheapest active offer for the model (empty: nobody offers it)"],
+          ["X-Svc-Routable-Diem-Above-Max", "capacity available today above your max, in diem"],
+        ]}
+      />
       <p>
         The body adds <C>suggested_max_cents</C>: the lowest max price that would route the request now. On success the answer carries{" "}
         <C>X-Svc-Generation-Id</C>, <C>X-Svc-Cost</C>, <C>X-Svc-Price-Cents</C>, <C>X-Svc-Burn-Diem</C>, <C>X-Svc-Max-Cents</C> and{" "}

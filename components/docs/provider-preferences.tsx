@@ -2,7 +2,7 @@
 import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import type { DeploymentFacts } from "@/components/docs/guides";
-import { Table, Td, Th } from "@/components/ui/table";
+import { NameTable } from "@/components/docs/name-table";
 import { QUANTIZATIONS } from "@/lib/market/schemas";
 import {
   MAX_PREFERRED_LATENCY_S,
@@ -65,24 +65,7 @@ export function ProviderPreferencesGuide({ facts }: { facts: DeploymentFacts }) 
         price: if they do not, the answer is 402 as usual, even if a cheaper offer later in the order would fit (set <C>max_price</C> or
         lower <C>max_tokens</C> to keep a sort within budget).
       </p>
-      <Table caption="Fields of provider">
-        <thead>
-          <tr>
-            <Th>Field</Th>
-            <Th>Meaning</Th>
-          </tr>
-        </thead>
-        <tbody>
-          {FIELDS.map(([name, meaning]) => (
-            <tr key={name} className="align-top">
-              <Td className="font-mono text-xs">{name}</Td>
-              <Td className="text-xs">
-                <div className="min-w-[18rem] whitespace-normal">{meaning}</div>
-              </Td>
-            </tr>
-          ))}
-        </tbody>
-      </Table>
+      <NameTable caption="Fields of provider" name="Field" rows={FIELDS} />
       <p>
         Any other field, a value outside these lists or bounds, and an id that names no offer and no supplier are a 400 whose <C>param</C>{" "}
         names the field (e.g. <C>provider.sort</C>), before anything is reserved or charged. A <C>null</C> field is the same as a missing

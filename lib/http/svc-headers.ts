@@ -1,6 +1,6 @@
 /** The X-Svc-* request and response headers of the inference endpoint, read and written here, at the edge. */
 import "server-only";
-import { AppError, type AppErrorCode } from "@/lib/errors";
+import { AppError, NO_OFFER_CODES, type AppErrorCode } from "@/lib/errors";
 import type { OperationDocs } from "@/lib/http/route-types";
 import type { ResponseHeaderName } from "@/lib/openapi/headers";
 import { formatMicros } from "@/lib/money";
@@ -75,19 +75,7 @@ export const COMPLETION_PIPELINE_DOCS = {
     "upstream_error",
     "upstream_rejected_request",
     "loop_detected",
-    "no_offer_at_or_below_max",
-    "no_capacity",
-    "no_healthy_supplier",
-    "no_offer_supports_tools",
-    "no_offer_supports_json_schema",
-    "no_offer_supports_vision",
-    "no_offer_matches_provider_only",
-    "no_offer_matches_provider_ignore",
-    "no_offer_matches_provider_quantizations",
-    "no_offer_matches_provider_data_collection",
-    "no_offer_matches_provider_max_price",
-    "no_offer_fits_request",
-    "no_offer_passing_probes",
+    ...NO_OFFER_CODES,
   ] satisfies AppErrorCode[],
   errorHeaders: { 503: ["SvcErrorCode", "SvcBuyerMaxCents", "SvcCheapestPostedCents", "SvcRoutableDiemAboveMax"] },
 } satisfies Pick<OperationDocs, "requestHeaders" | "errors" | "errorHeaders">;

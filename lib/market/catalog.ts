@@ -8,6 +8,7 @@ import "server-only";
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { parseMicros } from "@/lib/money";
+import { MODEL_ID_PATTERN } from "@/lib/wire";
 
 export type CatalogModel = {
   id: string;
@@ -27,9 +28,6 @@ export type CatalogModel = {
 const ListPriceText = z
   .string()
   .refine((text) => parseMicros(text) !== null, 'must be a decimal string with at most 6 places, e.g. "0.70"');
-
-/** What a model id can be: letters, digits and . _ : / - (at most 128), starting with a letter or digit. */
-export const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 /** One model in a catalog file (snake_case, prices as decimal strings, like the wire). */
 export const CatalogFileModel = z.strictObject({

@@ -4,7 +4,6 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { getActiveModels, onBookCondition, REMAINING, type CatalogEntry } from "@/lib/market/book";
 import { cached } from "@/lib/market/cache";
-import { MODEL_ID_PATTERN } from "@/lib/market/catalog";
 import { probeEvidence } from "@/lib/market/probes";
 import { emptySums, windowFigures } from "@/lib/market/quality/figures";
 import { readWindowSums } from "@/lib/market/quality/measurements";
@@ -12,7 +11,7 @@ import type { ModelOfferList, ModelOfferView, ProbeView } from "@/lib/market/sch
 import { chargeMicros, formatMicros } from "@/lib/money";
 import { utcDayKey } from "@/lib/supply/capacity";
 import { supplierPublicId } from "@/lib/supply/public-id";
-import { formatListPrice } from "@/lib/wire";
+import { formatListPrice, MODEL_ID_PATTERN } from "@/lib/wire";
 
 /**
  * GET /v1/market/models/{id}/offers: each live offer of a model (active, on the book or not: flagged and delisted
