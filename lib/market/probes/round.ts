@@ -128,14 +128,18 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   await compareAnswers(results, referenceAnswers);
   await recordVerdicts(results, delist, now(), report);
   await pruneEvidence([...new Set(targets.map((t) => t.offerId))]);
-  log.info("probe round finished", {
-    roundId,
-    offers: report.offers,
-    sent: report.sent,
-    skipped: report.skipped,
-    flagged: report.flagged.length,
-    charged_micros: report.chargedMicros,
-  });
+  const unpaid = report.skipped.budget + report.skipped.balance;
+  (unpaid > 0 ? log.warn : log.info)(
+    unpaid > 0 ? "probe round finished, some probes not sent (budget or platform balance)" : "probe round finished",
+    {
+      roundId,
+      offers: report.offers,
+      sent: report.sent,
+      skipped: report.skipped,
+      flagged: report.flagged.length,
+      charged_micros: report.chargedMicros,
+    },
+  );
   return report;
 }
 
@@ -252,7 +256,8 @@ async function sendProbe(
   if (!reserved.ok) {
     report.skipped[reserved.reason]++;
     metrics.probesSkipped.inc({ reason: reserved.reason });
-    log.warn("probe not sent", { offer: target.offerId, model: target.modelId, probe: probe.name, reason: reserved.reason });
+    // Counted, and said once in the round's summary (a platform without fees would otherwise log every probe).
+    log.debug("probe not sent", { offer: target.offerId, model: target.modelId, probe: probe.name, reason: reserved.reason });
     return null;
   }
   report.sent++;
