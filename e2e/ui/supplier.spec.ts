@@ -25,6 +25,10 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   await form.getByRole("checkbox", { name: /llama-3\.3-70b/ }).check();
   await form.getByLabel("Price").fill(String(price));
   await form.getByLabel("Daily capacity").fill("50");
+  // What the supplier declares: shown to buyers with the offer (and routed by).
+  await form.getByLabel("Quantization").selectOption("int8");
+  await form.getByRole("checkbox", { name: "The upstream keeps prompts or answers" }).uncheck();
+  await form.getByRole("checkbox", { name: "It trains on them" }).uncheck();
   await form.getByRole("button", { name: "Post offer" }).click();
 
   const check = form.getByRole("status").filter({ hasText: "Upstream check passed" });
@@ -34,21 +38,36 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   const offer = page.getByRole("article", { name: `Offer ${price}¢ per diem, llama-3.3-70b` });
   await expect(offer).toContainText("On the book");
   await expect(offer).toContainText("50 diem left of 50 diem a day");
+  await expect(offer).toContainText("int8");
+  await expect(offer).toContainText("keeps no prompts");
 
   // The public order book, seen by a visitor without a wallet.
   const visitor = await browser.newPage();
   await visitor.goto("/market/llama-3.3-70b");
   const book = visitor.getByRole("table", { name: "Order book for llama-3.3-70b" });
   await expect(book.getByRole("row").filter({ hasText: `${price}¢` })).toContainText("50 diem");
+  const provider = visitor
+    .getByRole("table", { name: "Providers for llama-3.3-70b" })
+    .locator("tbody tr")
+    .filter({ hasText: `${price}¢` });
+  await expect(provider).toContainText("int8");
+  await expect(provider).toContainText("No retention");
 
   await offer.getByRole("button", { name: `Edit offer at ${price}¢` }).click();
   const edit = page.getByRole("dialog", { name: "Edit offer" });
   await edit.getByLabel("Price").fill(String(price - 1));
+  await edit.getByLabel("Quantization").selectOption("fp8");
   await edit.getByRole("button", { name: "Save changes" }).click();
   const edited = page.getByRole("article", { name: `Offer ${price - 1}¢ per diem, llama-3.3-70b` });
   await expect(edited).toBeVisible();
   await expect(book.getByRole("row").filter({ hasText: `${price - 1}¢` })).toBeVisible();
   await expect(book.getByRole("row").filter({ hasText: `${price}¢` })).toHaveCount(0);
+  await expect(edited).toContainText("fp8");
+  const editedProvider = visitor
+    .getByRole("table", { name: "Providers for llama-3.3-70b" })
+    .locator("tbody tr")
+    .filter({ hasText: `${price - 1}¢` });
+  await expect(editedProvider).toContainText("fp8");
 
   await edited.getByRole("button", { name: "Pause" }).click();
   await expect(edited).toContainText("Paused");
