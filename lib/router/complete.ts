@@ -35,6 +35,7 @@ import {
   unknownProviderId,
   upstreamFailed,
 } from "@/lib/router/refusals";
+import { assertRequestSupplierIds } from "@/lib/router/provider-ids";
 import { preferencesOrNull } from "@/lib/router/provider-schemas";
 import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
 import { parseUpstreamAnswer, type UpstreamAnswer } from "@/lib/router/upstream-answer";
@@ -226,6 +227,7 @@ async function reserve(input: {
   const { meter, body, model, apiKey, features, now } = input;
   const requestedOutput = body.max_completion_tokens ?? body.max_tokens;
   const provider = preferencesOrNull(body.provider);
+  await assertRequestSupplierIds(provider);
   const attempt = (sizing: PromptSizing) =>
     reserveWithKey({
       keyHash: apiKey.keyHash,

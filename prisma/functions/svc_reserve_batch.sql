@@ -13,8 +13,8 @@
 -- (svc_offer_preference_miss) and are ordered by the soft preferences (offers meeting preferred_max_latency and
 -- preferred_min_throughput first; an offer without figures does not meet them), then by the sort (offer_quality:
 -- latency ascending, throughput descending, no figures last), then, as always, price-time priority. The request's
--- own offer and supplier ids must name an offer or a supplier with offers: 'invalid_provider_id' (refused_param,
--- refused_value) otherwise, before anything is held. Every offer must serve the request's size as it declares it
+-- own offer ids must name offers: 'invalid_provider_id' (refused_param, refused_value) otherwise, before anything is
+-- held (its supplier ids were checked before the statement: lib/router/provider-ids.ts). Every offer must serve the request's size as it declares it
 -- (svc_offer_fits_request). A 'no_offer' row carries the merged preferences, for the 503's diagnosis.
 -- status: 'ok' | 'invalid_api_key' | 'max_price_above_key_cap' | 'invalid_provider_id' | 'model_not_found'
 --       | 'insufficient_balance' | 'spend_limit_exceeded' | 'no_offer' | 'rejected'. ord is the 1-based position in
@@ -75,7 +75,6 @@ DECLARE
   v_max_latency_ms numeric;
   v_min_tps numeric;
   v_bad record;
-  v_suppliers text[];
   v_offers refcursor;
   i integer;
 BEGIN
@@ -115,20 +114,16 @@ BEGIN
     END IF;
     v_max := COALESCE(p_requested_max_cents[i], v_key."max_price_cents", v_key."default_max_price_cents", p_default_max_cents);
 
-    -- The request's own offer and supplier ids (the key's and account's were checked when they were set): an offer id
-    -- by its primary key, supplier ids against the public ids of the suppliers with offers, each computed once.
+    -- The request's own offer ids, each by its primary key (its supplier ids were checked before this statement,
+    -- against the process's set of supplier public ids: lib/router/provider-ids.ts; the key's and account's ids when
+    -- they were set).
     IF p_prefs[i] ? 'only' OR p_prefs[i] ? 'ignore' THEN
-      v_suppliers := NULL;
-      IF EXISTS (SELECT 1 FROM jsonb_array_elements_text(COALESCE(p_prefs[i] -> 'only', '[]'::jsonb) || COALESCE(p_prefs[i] -> 'ignore', '[]'::jsonb)) x(id)
-                 WHERE left(x.id, 4) = 'sup_') THEN
-        v_suppliers := ARRAY(SELECT svc_supplier_public_id(s."supplier_id") FROM (SELECT DISTINCT o."supplier_id" FROM "offers" o) s);
-      END IF;
       SELECT f.field, x.id INTO v_bad
       FROM (VALUES (1, 'only'), (2, 'ignore')) AS f(n, field)
       CROSS JOIN LATERAL jsonb_array_elements_text(COALESCE(p_prefs[i] -> f.field, '[]'::jsonb)) WITH ORDINALITY AS x(id, n)
       WHERE CASE WHEN x.id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
                    THEN NOT EXISTS (SELECT 1 FROM "offers" o WHERE o."id" = x.id::uuid)
-                 WHEN x.id ~ '^sup_[0-9a-f]{24}$' THEN NOT (x.id = ANY (v_suppliers))
+                 WHEN x.id ~ '^sup_[0-9a-f]{24}$' THEN false
                  ELSE true END
       ORDER BY f.n, x.n
       LIMIT 1;
