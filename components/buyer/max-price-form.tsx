@@ -2,7 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
-import { accountKey, useAccount, type AccountProfile } from "@/components/buyer/queries";
+import { accountKey, useAccount, useModels, type AccountProfile } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
@@ -42,6 +42,8 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
       ? `${value}¢ is ${priceVsList(Number(value))}: requests may clear at up to ${(Number(value) / 100).toFixed(2)}× the list price.`
       : null;
   const effective = account.default_max_price_cents ?? account.platform_default_max_price_cents;
+  const models = useModels();
+  const reach = !error ? routingReach(value ? Number(value) : account.platform_default_max_price_cents, models.data?.data ?? []) : null;
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -87,8 +89,45 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
           {warning}
         </Alert>
       )}
+      {reach && <ReachNotice reach={reach} />}
       {save.isError && <Alert tone="error">{describeError(save.error)}</Alert>}
       {save.isSuccess && <Alert tone="success">Saved.</Alert>}
     </form>
+  );
+}
+
+type Reach = { max: number; offered: { id: string; best: number }[]; routable: number };
+
+/** Which offered models a max price routes to right now (best price on the book at or below it). */
+function routingReach(max: number, models: { id: string; best_price_cents: number | null }[]): Reach | null {
+  const offered = models.filter((m) => m.best_price_cents !== null).map((m) => ({ id: m.id, best: m.best_price_cents! }));
+  if (offered.length === 0) return null;
+  return { max, offered, routable: offered.filter((m) => m.best <= max).length };
+}
+
+/**
+ * Said before saving: a max price below every offer refuses every request (503), and one below some offers refuses
+ * those models. Names the price that would route (the book moves: it is what routes now).
+ */
+function ReachNotice({ reach }: { reach: Reach }) {
+  const { max, offered, routable } = reach;
+  if (routable === offered.length) return null;
+  const cheapest = offered.reduce((a, b) => (b.best < a.best ? b : a));
+  if (routable === 0)
+    return (
+      <Alert tone="warning" title="Nothing routes at this price">
+        At {max}¢ no model has an offer right now: requests would be refused (503) until you raise it. The cheapest offer is {cheapest.best}
+        ¢ ({cheapest.id}).
+      </Alert>
+    );
+  const priced = offered.filter((m) => m.best > max).sort((a, b) => a.best - b.best);
+  return (
+    <Alert tone="info" title={`${routable} of ${offered.length} offered models route at ${max}¢`}>
+      {priced
+        .slice(0, 3)
+        .map((m) => `${m.id} needs ${m.best}¢`)
+        .join(", ")}
+      {priced.length > 3 && `, and ${priced.length - 3} more`}.
+    </Alert>
   );
 }

@@ -12,12 +12,14 @@ import {
   formatPercent,
   formatTime,
   formatUsd,
+  microsOf,
   plural,
   priceVsList,
 } from "@/components/ui/format";
 import { Term } from "@/components/ui/term";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
+import { chargeMicros } from "@/lib/money";
 
 export function PriceBadge({ cents }: { cents: number }) {
   return <Badge tone={cents < 100 ? "green" : cents > 100 ? "amber" : "neutral"}>{priceVsList(cents)}</Badge>;
@@ -88,6 +90,7 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
                 <span className="flex flex-col items-end gap-1">
                   <span className="font-semibold">{formatCents(m.best_price_cents)} / diem</span>
                   <PriceBadge cents={m.best_price_cents} />
+                  <span className="text-xs whitespace-nowrap text-zinc-600 dark:text-zinc-400">{perMTokAt(m, m.best_price_cents)}</span>
                 </span>
               )}
             </Td>
@@ -103,6 +106,15 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
       </tbody>
     </Table>
   );
+}
+
+/**
+ * What 1M input and 1M output tokens cost at a price: the charge rule (lib/money.ts chargeMicros) applied to the list
+ * price's burn of 1M tokens, so a buyer compares dollars, not cents per diem.
+ */
+export function perMTokAt(m: { list_price: { input_diem_per_mtok: string; output_diem_per_mtok: string } }, cents: number): string {
+  const at = (diem: string) => formatUsd(chargeMicros(microsOf(diem), cents));
+  return `${at(m.list_price.input_diem_per_mtok)} in · ${at(m.list_price.output_diem_per_mtok)} out / 1M`;
 }
 
 export function TradesTable({ trades, showModel = true }: { trades: TradeView[]; showModel?: boolean }) {

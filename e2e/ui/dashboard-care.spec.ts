@@ -301,6 +301,11 @@ for (const viewport of VIEWPORTS) {
       const maxPrice = page.getByRole("textbox", { name: "Max price" });
       await maxPrice.fill("5000");
       await expect(page.getByRole("status").filter({ hasText: "Above the list price" })).toContainText("4900% above list");
+      // Below every offer on the market: said before saving, with the price that would route.
+      await maxPrice.fill("1");
+      await expect(page.getByRole("status").filter({ hasText: "Nothing routes at this price" })).toContainText(
+        /The cheapest offer is \d+¢/,
+      );
       await maxPrice.fill("");
 
       // Escape on the shown-once key asks first.

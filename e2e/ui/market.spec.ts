@@ -6,6 +6,8 @@ test("the public market shows models with list and best price, and each model's 
   const llama = models.getByRole("row").filter({ hasText: "llama-3.3-70b" });
   await expect(llama).toContainText("in $0.70");
   await expect(llama).toContainText("¢ / diem");
+  // The best price in dollars per 1M tokens: the demo's 80¢ offer on a list price of $0.70 in.
+  await expect(llama).toContainText("$0.56 in ·");
   await expect(page.getByRole("note")).toContainText("reference upstream");
   // Wallet buttons wait for hydration, then work.
   await expect(page.getByRole("banner").getByRole("button", { name: "Connect wallet" })).toBeEnabled();
