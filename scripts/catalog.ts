@@ -35,6 +35,7 @@ import {
   setModel,
 } from "../lib/market/catalog-store";
 import { formatMicros, parseMicros } from "../lib/money";
+import { runDbCommand } from "./db-command";
 
 const USAGE =
   "usage: npm run catalog -- list [--all] | history <id> | add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision] [--bills-reasoning yes|no] | set <id> [...] | retire <id> | import <file> | sync <url> [--yes] | seed-if-empty";
@@ -204,13 +205,4 @@ async function main(): Promise<number> {
   }
 }
 
-main()
-  .then(async (code) => {
-    await db.$disconnect();
-    process.exit(code);
-  })
-  .catch(async (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    await db.$disconnect().catch(() => undefined);
-    process.exit(1);
-  });
+runDbCommand(main);

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { db } from "../lib/db";
 import { runProbeRound } from "../lib/market/probes";
 import { formatMicros } from "../lib/money";
+import { runDbCommand } from "./db-command";
 
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { model: { type: "string", multiple: true }, help: { type: "boolean", short: "h" } } });
@@ -30,13 +31,4 @@ async function main(): Promise<number> {
   return report.flagged.length > 0 ? 3 : 0;
 }
 
-main()
-  .then(async (code) => {
-    await db.$disconnect();
-    process.exit(code);
-  })
-  .catch(async (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    await db.$disconnect().catch(() => undefined);
-    process.exit(1);
-  });
+runDbCommand(main);

@@ -1,0 +1,19 @@
+import { db } from "../lib/db";
+
+/**
+ * Runs an operator command that uses the database (`npm run catalog`, `npm run probes`): its exit code is what `main`
+ * returns, 1 with the message when it throws; the database pool is closed either way, so the process can exit.
+ */
+export function runDbCommand(main: () => Promise<number>): void {
+  main()
+    .then(async (code) => {
+      await db.$disconnect();
+      process.exit(code);
+    })
+    .catch(async (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      // The command's own error is the one reported; a pool that also fails to close changes nothing about the exit.
+      await db.$disconnect().catch((closing: unknown) => console.error("also failed to close the database pool:", closing));
+      process.exit(1);
+    });
+}
