@@ -1,6 +1,6 @@
 import "server-only";
 import { db } from "@/lib/db";
-import { probeEvidence } from "@/lib/market/probes";
+import { probeViews } from "@/lib/market/probes";
 import { formatMicros } from "@/lib/money";
 import { FEATURES, featuresOf } from "@/lib/router/features";
 import { nextUtcMidnight, remainingMicroDiem, utcDayKey } from "@/lib/supply/capacity";
@@ -48,8 +48,7 @@ export async function loadOfferViews(
     _count: { _all: true },
   });
   const earned = new Map(earnings.map((e) => [e.offerId, e]));
-  const flagged = offers.filter((o) => o.probeStatus === "flagged").map((o) => o.id);
-  const evidence = await probeEvidence(flagged);
+  const probes = await probeViews(offers);
   const resetsAt = nextUtcMidnight(now).toISOString();
   return offers.map((o) => {
     const today = o.days.find((d) => utcDayKey(d.day) === utcDayKey(now));
@@ -81,14 +80,7 @@ export async function loadOfferViews(
       clears: earned.get(o.id)?._count._all ?? 0,
       health: healthView(o, now, o.days),
       declared: declaredView(o),
-      probe: {
-        status: o.probeStatus,
-        delisted: o.probeDelisted,
-        probed_at: o.probedAt?.toISOString() ?? null,
-        flagged_at: o.probeFlaggedAt?.toISOString() ?? null,
-        reason: o.probeFlagReason,
-        evidence: evidence.get(o.id) ?? [],
-      },
+      probe: probes.get(o.id)!,
       on_book: isOnBook(o, use, now),
       created_at: o.createdAt.toISOString(),
       updated_at: o.updatedAt.toISOString(),

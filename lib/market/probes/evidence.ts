@@ -34,3 +34,34 @@ export async function probeEvidence(offerIds: string[]): Promise<Map<string, Pro
   }
   return evidence;
 }
+
+/** What an offer's row says of the probes (offers.probe_*). */
+export type ProbeColumns = {
+  id: string;
+  probeStatus: ProbeView["status"];
+  probeDelisted: boolean;
+  probedAt: Date | null;
+  probeFlaggedAt: Date | null;
+  probeFlagReason: string | null;
+};
+
+/**
+ * Each offer's probe verdict as the wire shows it (the public offers list, the supplier's own view): its columns, and
+ * the evidence of the flagged ones (read for those only).
+ */
+export async function probeViews(offers: ProbeColumns[]): Promise<Map<string, ProbeView>> {
+  const evidence = await probeEvidence(offers.filter((o) => o.probeStatus === "flagged").map((o) => o.id));
+  return new Map(
+    offers.map((o) => [
+      o.id,
+      {
+        status: o.probeStatus,
+        delisted: o.probeDelisted,
+        probed_at: o.probedAt?.toISOString() ?? null,
+        flagged_at: o.probeFlaggedAt?.toISOString() ?? null,
+        reason: o.probeFlagReason,
+        evidence: evidence.get(o.id) ?? [],
+      },
+    ]),
+  );
+}

@@ -4,10 +4,10 @@ import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { getActiveModels, onBookCondition, REMAINING, type CatalogEntry } from "@/lib/market/book";
 import { cached } from "@/lib/market/cache";
-import { probeEvidence } from "@/lib/market/probes";
+import { probeViews, type ProbeColumns } from "@/lib/market/probes";
 import { emptySums, windowFigures } from "@/lib/market/quality/figures";
 import { readWindowSums } from "@/lib/market/quality/measurements";
-import type { ModelOfferList, ModelOfferView, ProbeView } from "@/lib/market/schemas";
+import type { ModelOfferList, ModelOfferView } from "@/lib/market/schemas";
 import { chargeMicros, formatMicros } from "@/lib/money";
 import { utcDayKey } from "@/lib/supply/capacity";
 import { supplierPublicId } from "@/lib/supply/public-id";
@@ -59,20 +59,15 @@ type OfferRow = {
   trains_on_prompts: boolean;
   context_tokens: number | null;
   max_output_tokens: number | null;
-  probe_status: ProbeView["status"];
-  probe_delisted: boolean;
-  probed_at: Date | null;
-  probe_flagged_at: Date | null;
-  probe_flag_reason: string | null;
-};
+} & ProbeColumns;
 
 async function computeModelOffers(model: CatalogEntry, now: Date): Promise<ModelOfferList> {
   const rows = await db.$queryRaw<OfferRow[]>`
     SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, o.price_cents, o.created_at,
            GREATEST(${REMAINING}, 0) AS remaining,
            ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
-           o.context_tokens, o.max_output_tokens, o.probe_status::text AS probe_status, o.probe_delisted, o.probed_at,
-           o.probe_flagged_at, o.probe_flag_reason
+           o.context_tokens, o.max_output_tokens, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
+           o.probed_at AS "probedAt", o.probe_flagged_at AS "probeFlaggedAt", o.probe_flag_reason AS "probeFlagReason"
     FROM offers o
     JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${model.id}
     LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${utcDayKey(now)}::date
@@ -80,7 +75,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
     ORDER BY o.price_cents, o.created_at, o.id
     LIMIT ${MAX_MODEL_OFFERS}`;
   const ids = rows.map((r) => r.id);
-  const [sums, evidence] = await Promise.all([readWindowSums(ids, now), probeEvidence(ids)]);
+  const [sums, probes] = await Promise.all([readWindowSums(ids, now), probeViews(rows)]);
   const min = env.QUALITY_MIN_REQUESTS;
   return {
     object: "list",
@@ -112,14 +107,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
           "1h": windowFigures(measured?.["1h"] ?? emptySums(), min),
           "24h": windowFigures(measured?.["24h"] ?? emptySums(), min),
         },
-        probe: {
-          status: o.probe_status,
-          delisted: o.probe_delisted,
-          probed_at: o.probed_at?.toISOString() ?? null,
-          flagged_at: o.probe_flagged_at?.toISOString() ?? null,
-          reason: o.probe_flag_reason,
-          evidence: evidence.get(o.id) ?? [],
-        },
+        probe: probes.get(o.id)!,
       };
     }),
   };
