@@ -1,7 +1,7 @@
 "use client";
 
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createContext, useContext, useState, type ReactNode } from "react";
+import { createContext, useContext, useEffect, useState, type ReactNode } from "react";
 import { WagmiProvider } from "wagmi";
 import { ApiError } from "@/lib/browser/api";
 import { createWagmiConfig } from "@/lib/browser/wagmi-config";
@@ -14,6 +14,17 @@ export function useSettings(): ClientSettings {
   const settings = useContext(SettingsContext);
   if (!settings) throw new Error("useSettings() outside <Providers>");
   return settings;
+}
+
+/**
+ * Marks the document once React has hydrated it (`<html data-hydrated>`): from then on every button has its handler.
+ * The browser tests wait for it after each navigation, so an interaction can never land on inert server markup.
+ */
+function HydrationMark() {
+  useEffect(() => {
+    document.documentElement.dataset.hydrated = "true";
+  }, []);
+  return null;
 }
 
 export function Providers({ settings, children }: { settings: ClientSettings; children: ReactNode }) {
@@ -33,7 +44,10 @@ export function Providers({ settings, children }: { settings: ClientSettings; ch
   return (
     <SettingsContext.Provider value={settings}>
       <WagmiProvider config={config}>
-        <QueryClientProvider client={queryClient}>{children}</QueryClientProvider>
+        <QueryClientProvider client={queryClient}>
+          <HydrationMark />
+          {children}
+        </QueryClientProvider>
       </WagmiProvider>
     </SettingsContext.Provider>
   );

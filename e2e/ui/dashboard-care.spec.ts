@@ -2,7 +2,7 @@ import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
 import { SvcSession } from "../fixtures/api";
-import { expect, test } from "../fixtures/index";
+import { expect, hydratingPage, test } from "../fixtures/index";
 import { INJECTED_WALLET_NAME, installInjectedWallet } from "../fixtures/injected-wallet";
 import { usdTextToMicros } from "../fixtures/money";
 import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
@@ -205,7 +205,7 @@ for (const viewport of VIEWPORTS) {
     }) => {
       test.setTimeout(240_000);
       const visitorContext = await browser.newContext({ viewport: { width: viewport.width, height: viewport.height } });
-      const visitor = await visitorContext.newPage();
+      const visitor = hydratingPage(await visitorContext.newPage());
       const violations: string[] = [];
       for (const path of PUBLIC_PAGES) {
         await visitor.goto(path);
@@ -280,7 +280,7 @@ for (const viewport of VIEWPORTS) {
       await expect(dialog).toBeHidden();
 
       // With a wallet announced (EIP-6963), it is offered first and the help is not shown.
-      const other = await page.context().newPage();
+      const other = hydratingPage(await page.context().newPage());
       await installInjectedWallet(other, E2E_WALLETS.buyer);
       await other.goto("/dashboard");
       await other.getByRole("main").getByRole("button", { name: "Connect wallet" }).click();

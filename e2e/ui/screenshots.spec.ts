@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
 import { bearerClient, SvcSession } from "../fixtures/api";
-import { expect, test } from "../fixtures/index";
+import { expect, hydratingPage, test } from "../fixtures/index";
 import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
 
 /**
@@ -42,7 +42,7 @@ test("main pages at desktop and phone widths", async ({ browser, page }) => {
   };
 
   // Public pages, signed out, in a fresh context.
-  const visitor = await browser.newPage();
+  const visitor = hydratingPage(await browser.newPage());
   for (const viewport of VIEWPORTS) {
     await visitor.setViewportSize({ width: viewport.width, height: viewport.height });
     await visitor.goto("/market");

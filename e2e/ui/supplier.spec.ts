@@ -4,7 +4,7 @@ import { parseMicros } from "../../lib/money";
 import type { Earnings } from "../../lib/supply/schemas";
 import { SvcSession } from "../fixtures/api";
 import { usdcBalance, usdcTransfers } from "../fixtures/chain";
-import { expect, test } from "../fixtures/index";
+import { expect, hydratingPage, test } from "../fixtures/index";
 import { usdTextToMicros } from "../fixtures/money";
 import { E2E_PLATFORM_FEE_BPS, E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
 
@@ -42,7 +42,7 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   await expect(offer).toContainText("keeps no prompts");
 
   // The public order book, seen by a visitor without a wallet.
-  const visitor = await browser.newPage();
+  const visitor = hydratingPage(await browser.newPage());
   await visitor.goto("/market/llama-3.3-70b");
   const book = visitor.getByRole("table", { name: "Order book for llama-3.3-70b" });
   await expect(book.getByRole("row").filter({ hasText: `${price}¢` })).toContainText("50 diem");
