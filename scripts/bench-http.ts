@@ -30,6 +30,8 @@ import { existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { benchBackends, cpuPerRequest, readCpu } from "./bench-cpu";
+import { runSoak } from "./bench-soak";
 import { seedBenchWorld } from "./bench-world";
 import { migrateDatabase } from "../server/migrate";
 import { resetTestDatabase } from "./migrate";
@@ -49,6 +51,11 @@ const { values: opts } = parseArgs({
     only: { type: "string" },
     /** Another checkout whose app runs as one more target (see the top of this file). */
     baseline: { type: "string" },
+    /** Soak mode: this many completions against svc alone, in steps (see runSoak). */
+    soak: { type: "string" },
+    "soak-step": { type: "string", default: "100000" },
+    /** Soak: history sizes (completions, comma-separated) to grow to by cloning settled rows, one after each step. */
+    "soak-grow": { type: "string", default: "" },
   },
 });
 const DURATION_S = Number(opts.duration);
@@ -60,8 +67,11 @@ const ROUNDS = Math.max(1, Number(opts.rounds));
 const env = process.env;
 const children: ChildProcess[] = [];
 
-type Target = { name: string; url: string; method: "GET" | "POST"; headers: Record<string, string>; body?: string };
+/** `pid`: the process (tree) serving the target, whose CPU per request is measured. */
+type Target = { name: string; url: string; method: "GET" | "POST"; headers: Record<string, string>; body?: string; pid?: number };
 type Figures = { rps: number; p50Ms: number; p99Ms: number; requests: number; non2xx: number; errors: number };
+/** A run's figures with the CPU its requests cost the server and PostgreSQL (µs each; null without /proc). */
+type RunFigures = Figures & { serverCpuUs: number | null; postgresCpuUs: number | null };
 
 const FORWARDER = `
 const http = require("node:http");
@@ -117,23 +127,47 @@ function hasWrk(): boolean {
 }
 
 /** wrk with a Lua script carrying the method, headers and body; --latency gives the percentiles. */
-function runWrk(target: Target, connections: number, seconds: number): Figures {
+function wrkArgs(target: Target, connections: number, seconds: number): string[] {
   const lua = join(workDir, `${target.name.replace(/\W+/g, "_")}.lua`);
   const lines = [`wrk.method = ${JSON.stringify(target.method)}`];
+  const threads = Math.min(2, connections);
   for (const [k, v] of Object.entries(target.headers)) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
   if (target.body !== undefined) lines.push(`wrk.body = ${JSON.stringify(target.body)}`);
   writeFileSync(lua, lines.join("\n") + "\n");
-  const threads = Math.min(2, connections);
   // A long timeout: a slow answer is a latency, not a socket error (and it is cleared either way).
-  const out = spawnSync(
-    "wrk",
-    ["-t", String(threads), "-c", String(connections), "-d", `${seconds}s`, "--timeout", "30s", "--latency", "-s", lua, target.url],
-    {
-      encoding: "utf8",
-    },
-  );
+  return ["-t", String(threads), "-c", String(connections), "-d", `${seconds}s`, "--timeout", "30s", "--latency", "-s", lua, target.url];
+}
+
+function runWrk(target: Target, connections: number, seconds: number): Figures {
+  const out = spawnSync("wrk", wrkArgs(target, connections, seconds), { encoding: "utf8" });
   if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr}`);
   return parseWrk(out.stdout);
+}
+
+/**
+ * wrk until `done()` says so (asked every half second), then SIGINT, on which wrk stops and prints its figures
+ * as at the end of a run; the rate is over the time it actually ran.
+ */
+async function runWrkUntil(target: Target, connections: number, done: () => Promise<boolean>): Promise<Figures> {
+  const child = spawn("wrk", wrkArgs(target, connections, 7 * 24 * 3600), { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const started = performance.now();
+  let stopped = false;
+  while (!stopped) {
+    const ended = await Promise.race([exited.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 500))]);
+    if (ended) throw new Error(`wrk ended on its own: ${stderr}${stdout}`);
+    if (await done()) {
+      child.kill("SIGINT");
+      stopped = true;
+    }
+  }
+  await exited;
+  const figures = parseWrk(stdout);
+  return { ...figures, rps: figures.requests / ((performance.now() - started) / 1000) };
 }
 
 function toMs(value: string): number {
@@ -198,7 +232,7 @@ const BASELINE = "svc POST (--baseline checkout)";
  * Starts `npm start`'s path (server/main.ts on the checkout's production build) in `dir`, against the wiped
  * database and without rate limits; answers its URL once it serves GET /v1/models.
  */
-async function startApp(name: string, dir: string, databaseUrl: string, profileDir?: string): Promise<string> {
+async function startApp(name: string, dir: string, databaseUrl: string, profileDir?: string): Promise<{ url: string; pid?: number }> {
   const port = await freePort();
   const tsx = [join(dir, "node_modules/tsx/dist/cli.mjs")];
   // With --profile the app runs in this node directly (tsx as a loader) so that --cpu-prof applies to it.
@@ -208,7 +242,7 @@ async function startApp(name: string, dir: string, databaseUrl: string, profileD
     ? ["./server/server-modules.mjs", "server/main.ts"]
     : ["./scripts/server-modules.mjs", "scripts/server.ts"];
   const args = [...launcher, "--import", entry[0], entry[1], "--port", String(port), "--hostname", "127.0.0.1"];
-  start(
+  const child = start(
     name,
     process.execPath,
     args,
@@ -231,7 +265,7 @@ async function startApp(name: string, dir: string, databaseUrl: string, profileD
     120_000,
     async () => (await fetch(`${url}/v1/models`).catch(() => null))?.status === 200,
   );
-  return url;
+  return { url, pid: child.pid };
 }
 
 /**
@@ -288,8 +322,25 @@ async function createFloorTable(url: string): Promise<void> {
   }
 }
 
-function figuresLine(name: string, c: number, f: Pick<Figures, "rps" | "p50Ms" | "p99Ms">): string {
-  return `${name.padEnd(34)} c=${String(c).padStart(2)}  ${f.rps.toFixed(0).padStart(6)} rps  p50 ${f.p50Ms.toFixed(2).padStart(7)} ms  p99 ${f.p99Ms.toFixed(2).padStart(7)} ms`;
+function figuresLine(name: string, c: number, f: Pick<RunFigures, "rps" | "p50Ms" | "p99Ms" | "serverCpuUs" | "postgresCpuUs">): string {
+  const us = (x: number | null) => (x === null ? "n/a" : x.toFixed(0)).padStart(5);
+  return (
+    `${name.padEnd(34)} c=${String(c).padStart(2)}  ${f.rps.toFixed(0).padStart(6)} rps  p50 ${f.p50Ms.toFixed(2).padStart(7)} ms  p99 ${f.p99Ms.toFixed(2).padStart(7)} ms` +
+    `  cpu/req: server ${us(f.serverCpuUs)} µs, postgres ${us(f.postgresCpuUs)} µs`
+  );
+}
+
+/** One measured run, with the CPU its requests cost the serving process tree and PostgreSQL. */
+async function measure(target: Target, connections: number, seconds: number): Promise<RunFigures> {
+  const { db } = await import("../lib/db");
+  const backends = () => benchBackends((sql) => db.$queryRawUnsafe<{ pid: number }[]>(sql));
+  const backendsBefore = await backends();
+  const before = readCpu();
+  const f = await load(target, connections, seconds);
+  const after = readCpu();
+  for (const pid of await backends()) backendsBefore.add(pid);
+  const cpu = cpuPerRequest(before, after, target.pid, f.requests, backendsBefore);
+  return { ...f, serverCpuUs: cpu?.serverUs ?? null, postgresCpuUs: cpu?.postgresUs ?? null };
 }
 
 function median(xs: number[]): number {
@@ -309,7 +360,7 @@ async function main() {
   const tsx = ["node_modules/tsx/dist/cli.mjs"];
   const upstreamPort = await freePort();
   const upstreamKey = "bench-upstream-key";
-  start(
+  const upstream = start(
     "reference upstream",
     process.execPath,
     [...tsx, "scripts/reference-upstream/main.ts", "--port", String(upstreamPort), "--api-key", upstreamKey],
@@ -319,10 +370,10 @@ async function main() {
   await waitFor("the reference upstream", 30_000, async () => (await fetch(`${upstreamUrl}/models`).catch(() => null)) !== null);
 
   const forwarderPort = await freePort();
-  start("bare forwarder", process.execPath, ["-e", FORWARDER, String(forwarderPort), upstreamUrl, upstreamKey], env);
+  const forwarder = start("bare forwarder", process.execPath, ["-e", FORWARDER, String(forwarderPort), upstreamUrl, upstreamKey], env);
   await createFloorTable(url);
   const floorPort = await freePort();
-  start("forwarder + 2 commits", process.execPath, ["-e", FORWARDER, String(floorPort), upstreamUrl, upstreamKey, url], env);
+  const floor = start("forwarder + 2 commits", process.execPath, ["-e", FORWARDER, String(floorPort), upstreamUrl, upstreamKey, url], env);
 
   Object.assign(env, { ALLOW_PRIVATE_UPSTREAMS: "true", LOG_LEVEL: "error" });
   const { db } = await import("../lib/db");
@@ -330,14 +381,15 @@ async function main() {
   const world = { url: upstreamUrl, apiKey: upstreamKey, dailyCapacityMicroDiem: 1_000_000_000_000_000n };
   const { key } = await seedBenchWorld(world);
 
-  const appUrl = await startApp("app (server/main.ts)", process.cwd(), url, opts.profile);
-  let baseline: { url: string; key: string } | undefined;
+  const app = await startApp("app (server/main.ts)", process.cwd(), url, opts.profile);
+  const appUrl = app.url;
+  let baseline: { url: string; key: string; pid?: number } | undefined;
   if (opts.baseline) {
     const dir = resolve(opts.baseline);
     const baselineDb = new URL(url);
     baselineDb.pathname = `${baselineDb.pathname}_baseline`;
     const baselineKey = await prepareBaselineDatabase(dir, baselineDb.toString(), world);
-    baseline = { url: await startApp("baseline app", dir, baselineDb.toString()), key: baselineKey };
+    baseline = { ...(await startApp("baseline app", dir, baselineDb.toString())), key: baselineKey };
   }
 
   const messages = [{ role: "user", content: "Say something short about benchmarks." }];
@@ -349,6 +401,7 @@ async function main() {
       method: "POST",
       headers: { ...json, authorization: `Bearer ${upstreamKey}` },
       body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+      pid: upstream.pid,
     },
     {
       name: "bare forwarder",
@@ -356,6 +409,7 @@ async function main() {
       method: "POST",
       headers: json,
       body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+      pid: forwarder.pid,
     },
     {
       name: FLOOR,
@@ -363,6 +417,7 @@ async function main() {
       method: "POST",
       headers: json,
       body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+      pid: floor.pid,
     },
     {
       name: SVC,
@@ -370,17 +425,38 @@ async function main() {
       method: "POST",
       headers: { ...json, authorization: `Bearer ${key}` },
       body: JSON.stringify({ model: "llama-3.3-70b", messages, max_tokens: 32 }),
+      pid: app.pid,
     },
-    { name: "svc GET /v1/models (for scale)", url: `${appUrl}/v1/models`, method: "GET", headers: {} },
+    { name: "svc GET /v1/models (for scale)", url: `${appUrl}/v1/models`, method: "GET", headers: {}, pid: app.pid },
   ];
   if (baseline) {
     const svc = targets.find((t) => t.name === SVC)!;
     const headers = { ...svc.headers, authorization: `Bearer ${baseline.key}` };
-    targets.splice(targets.indexOf(svc) + 1, 0, { ...svc, name: BASELINE, url: `${baseline.url}/v1/chat/completions`, headers });
+    targets.splice(targets.indexOf(svc) + 1, 0, { ...svc, name: BASELINE, url: `${baseline.url}/v1/chat/completions`, headers, pid: baseline.pid });
   }
   for (const t of targets.filter((t) => t.method === "POST")) {
     const res = await fetch(t.url, { method: t.method, headers: t.headers, body: t.body });
     if (res.status !== 200) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
+  }
+
+  if (opts.soak) {
+    if (!hasWrk()) throw new Error("--soak needs wrk (Debian's `wrk` package): it stops after a number of answers.");
+    const svc = targets.find((t) => t.name === SVC)!;
+    const connections = Math.max(...CONCURRENCIES);
+    await runSoak({
+      databaseUrl: url,
+      appPid: app.pid,
+      connections,
+      total: Number(opts.soak),
+      step: Number(opts["soak-step"]),
+      grow: opts["soak-grow"] ? opts["soak-grow"].split(",").map(Number) : [],
+      load: (done) => runWrkUntil(svc, connections, done),
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    const report = await checkLedgerInvariants();
+    console.log(report.ok ? "\nledger invariants: hold" : `\nledger invariants VIOLATED:\n- ${report.violations.join("\n- ")}`);
+    await db.$disconnect();
+    return;
   }
 
   const tool = hasWrk() ? "wrk" : "autocannon";
@@ -389,14 +465,14 @@ async function main() {
     `\nsvc bench:http — ${tool}, ${DURATION_S} s per run after ${WARMUP_S} s warm-up, ${ROUNDS} round(s), node ${process.version}, load average before: ${load1.toFixed(2)}\n`,
   );
   /** Per round, each target's figures by `${name}@${c}`. */
-  const rounds: Map<string, Figures>[] = [];
+  const rounds: Map<string, RunFigures>[] = [];
   let svc200 = 1; // the probe above
   /** Each wrk run may end with up to its concurrency of svc requests answered and cleared but not counted. */
   let uncountedAtMost = 0;
   const svcRuns: { c: number; from: Date; to: Date }[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     if (ROUNDS > 1) console.log(`round ${round}`);
-    const results = new Map<string, Figures>();
+    const results = new Map<string, RunFigures>();
     rounds.push(results);
     for (const target of targets) {
       if (opts.only && !target.name.includes(opts.only)) continue;
@@ -407,7 +483,7 @@ async function main() {
         if (isSvc) uncountedAtMost += WARMUP_S > 0 ? 2 * c : c;
         if (WARMUP_S > 0) await load(target, c, WARMUP_S).then((f) => isSvc && (svc200 += f.requests - f.non2xx));
         const runStart = new Date();
-        const f = await load(target, c, DURATION_S);
+        const f = await measure(target, c, DURATION_S);
         if (isSvc) {
           svc200 += f.requests - f.non2xx;
           svcRuns.push({ c, from: runStart, to: new Date() });
@@ -422,9 +498,16 @@ async function main() {
     console.log(`median of ${ROUNDS} rounds`);
     for (const target of targets) {
       for (const c of CONCURRENCIES) {
-        const runs = rounds.map((r) => r.get(`${target.name}@${c}`)).filter((f): f is Figures => f !== undefined);
+        const runs = rounds.map((r) => r.get(`${target.name}@${c}`)).filter((f): f is RunFigures => f !== undefined);
         if (runs.length === 0) continue;
-        const f = { rps: median(runs.map((r) => r.rps)), p50Ms: median(runs.map((r) => r.p50Ms)), p99Ms: median(runs.map((r) => r.p99Ms)) };
+        const orNull = (xs: (number | null)[]) => (xs.every((x) => x !== null) ? median(xs as number[]) : null);
+        const f = {
+          rps: median(runs.map((r) => r.rps)),
+          p50Ms: median(runs.map((r) => r.p50Ms)),
+          p99Ms: median(runs.map((r) => r.p99Ms)),
+          serverCpuUs: orNull(runs.map((r) => r.serverCpuUs)),
+          postgresCpuUs: orNull(runs.map((r) => r.postgresCpuUs)),
+        };
         console.log(figuresLine(target.name, c, f));
       }
     }
@@ -442,7 +525,7 @@ async function main() {
     }
     const pairs = rounds
       .map((r) => ({ svc: r.get(`${SVC}@${c}`), fwd: r.get(`bare forwarder@${c}`) }))
-      .filter((p): p is { svc: Figures; fwd: Figures } => p.svc !== undefined && p.fwd !== undefined);
+      .filter((p): p is { svc: RunFigures; fwd: RunFigures } => p.svc !== undefined && p.fwd !== undefined);
     if (pairs.length === 0) continue;
     const ratios = pairs.map((p) => p.svc.rps / p.fwd.rps);
     const diffs = pairs.map((p) => p.svc.p50Ms - p.fwd.p50Ms);
@@ -458,6 +541,21 @@ async function main() {
         `c=${c}: p50 (forwarder + 2 commits) - forwarder ${median(floorDiffs).toFixed(2)} ms${spread(floorDiffs, 2)}: the part of svc's difference any reserve-forward-clear design pays here`,
       );
     }
+    // CPU per request above the bare forwarder's: what a slow spell cannot move (median over rounds, µs).
+    const cpuAbove = (name: string) => {
+      const server: number[] = [];
+      const postgres: number[] = [];
+      for (const r of rounds) {
+        const t = r.get(`${name}@${c}`);
+        const fwd = r.get(`bare forwarder@${c}`);
+        if (t?.serverCpuUs == null || fwd?.serverCpuUs == null || t.postgresCpuUs == null || fwd.postgresCpuUs == null) continue;
+        server.push(t.serverCpuUs - fwd.serverCpuUs);
+        postgres.push(t.postgresCpuUs - fwd.postgresCpuUs);
+      }
+      return server.length ? `server +${median(server).toFixed(0)} µs, postgres +${median(postgres).toFixed(0)} µs` : null;
+    };
+    const cpuLines = [SVC, BASELINE, FLOOR].map((name) => [name, cpuAbove(name)] as const).filter(([, v]) => v !== null);
+    if (cpuLines.length > 0) console.log(`c=${c}: cpu/req above the forwarder's: ${cpuLines.map(([n, v]) => `${n}: ${v}`).join("; ")}`);
   }
 
   // Requests wrk abandoned at the end of a run may still be answered and cleared: let them finish first.
