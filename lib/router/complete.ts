@@ -1,7 +1,7 @@
 import "server-only";
 import { assertApiKeyLive, forgetApiKey, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { getKeyLimitPeriod } from "@/lib/auth/current-key";
-import { randomId } from "@/lib/auth/tokens";
+import { timeOrderedId } from "@/lib/auth/tokens";
 import { getBalance } from "@/lib/ledger/accounts";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
@@ -114,7 +114,8 @@ export async function completeChat(input: {
       now: clock,
     });
 
-    const completionId = `chatcmpl-${randomId(24)}`;
+    // 9 time characters, then 18 random bytes (25 base62 characters).
+    const completionId = `chatcmpl-${timeOrderedId(18)}`;
     const rules = billingRules(body, model);
     const { usage, clear } = await billAndClear({
       meter,

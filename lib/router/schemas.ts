@@ -212,7 +212,8 @@ const ToolCallSchema = z.object({
 });
 
 /**
- * A completion's id, as lib/router/complete.ts makes them (`chatcmpl-` and 33 base62 characters; the pattern also
+ * A completion's id, as lib/router/complete.ts makes them (`chatcmpl-`, 9 characters of time, 25 random base62
+ * ones: lib/auth/tokens.ts timeOrderedId; the pattern also
  * takes the shorter and longer alphanumeric ids of tests and benches). Anything else is not an id: a 400.
  */
 export const COMPLETION_ID_PATTERN = /^chatcmpl-[A-Za-z0-9]{1,64}$/;

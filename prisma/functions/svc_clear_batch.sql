@@ -212,10 +212,10 @@ BEGIN
 
     -- 6. The records, one set per clear: completion, clear, journal entry and its lines (all lines in ONE insert,
     --    which the balance trigger checks per entry). The ids are drawn up front, so the rows refer to each other
-    --    without joining on RETURNING.
+    --    without joining on RETURNING, and time-ordered (svc_uuid_v7: each lands at its index's right edge).
     WITH item AS MATERIALIZED (
       SELECT i.*, p_completion_ids[i.n] AS completion_id, b.account AS buyer,
-             gen_random_uuid() AS clear_id, gen_random_uuid() AS entry_id
+             svc_uuid_v7() AS clear_id, svc_uuid_v7() AS entry_id
       FROM unnest(c_n, c_hold, c_account, c_key, c_offer, c_model, c_price, c_burn, c_charge, c_share, c_fee, c_supplier)
         AS i(n, hold_id, account_id, api_key_id, offer_id, model_id, price, burn, charge, share, fee, supplier)
       LEFT JOIN unnest(b_owner, b_account) AS b(owner_id, account) ON b.owner_id = i.account_id

@@ -470,3 +470,46 @@ describe("the hot path's plans", () => {
     ]);
   });
 });
+
+describe("time-ordered ids (prisma/migrations/20261130000000_time_ordered_ids)", () => {
+  /** The Unix milliseconds a version 7 UUID leads with. */
+  const uuidMs = (id: string) => parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+
+  it("gives holds, clears and journal entries version 7 UUIDs that carry their creation time and increase with it", async () => {
+    const { modelA, x } = await seedMarket();
+    const before = Date.now();
+    const h1 = await reserve(x.key, modelA.id);
+    await new Promise((r) => setTimeout(r, 5));
+    const h2 = await reserve(x.key, modelA.id);
+    const rows = await clearBatch([
+      { holdId: h1.holdId, promptTokens: 10, completionTokens: 20 },
+      { holdId: h2.holdId, promptTokens: 10, completionTokens: 20 },
+    ]);
+    expect(rows.map((r) => r.status)).toEqual(["ok", "ok"]);
+    const after = Date.now();
+
+    for (const id of [h1.holdId, h2.holdId]) expect(id[14]).toBe("7"); // the version nibble
+    expect(h2.holdId > h1.holdId).toBe(true);
+    expect(uuidMs(h2.holdId) - uuidMs(h1.holdId)).toBeGreaterThanOrEqual(5);
+    const clears = await db.clear.findMany({ where: { completion: { holdId: { in: [h1.holdId, h2.holdId] } } }, include: { journalEntry: true } });
+    expect(clears).toHaveLength(2);
+    for (const clear of clears) {
+      for (const id of [clear.id, clear.journalEntry!.id]) {
+        expect(id[14]).toBe("7");
+        expect(uuidMs(id)).toBeGreaterThanOrEqual(before);
+        expect(uuidMs(id)).toBeLessThanOrEqual(after);
+      }
+    }
+  });
+
+  it("leads completion ids with the time, so a later id sorts after an earlier one", async () => {
+    const { timeOrderedId } = await import("@/lib/auth/tokens");
+    const earlier = timeOrderedId(18, Date.UTC(2026, 0, 1));
+    const later = timeOrderedId(18, Date.UTC(2026, 0, 1) + 1);
+    expect(earlier).toMatch(/^[0-9a-z]{9}[0-9A-Za-z]{25}$/);
+    expect(earlier.slice(0, 9)).toBe(Date.UTC(2026, 0, 1).toString(36).padStart(9, "0"));
+    expect(later > earlier).toBe(true);
+    // Whatever the random part: the time decides.
+    expect(timeOrderedId(18, Date.UTC(2026, 0, 1) + 1) > timeOrderedId(18, Date.UTC(2026, 0, 1))).toBe(true);
+  });
+});
