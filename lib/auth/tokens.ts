@@ -21,7 +21,6 @@ export function randomId(bytes: number): string {
   return base62(bytes, pooledRandomBytes);
 }
 
-const BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz";
 /** Characters of the time prefix: base36 milliseconds since 1970, fixed width (36^9 ms is about 3,200 years). */
 const TIME_CHARS = 9;
 
