@@ -51,6 +51,8 @@ const { values: opts } = parseArgs({
     only: { type: "string" },
     /** Another checkout whose app runs as one more target (see the top of this file). */
     baseline: { type: "string" },
+    /** Reads under load: the cached market reads while completions run at c=64 (see readsUnderLoad). */
+    reads: { type: "boolean", default: false },
     /** Soak mode: this many completions against svc alone, in steps (see runSoak). */
     soak: { type: "string" },
     "soak-step": { type: "string", default: "100000" },
@@ -142,6 +144,63 @@ function runWrk(target: Target, connections: number, seconds: number): Figures {
   const out = spawnSync("wrk", wrkArgs(target, connections, seconds), { encoding: "utf8" });
   if (out.status !== 0) throw new Error(`wrk failed: ${out.stderr}`);
   return parseWrk(out.stdout);
+}
+
+/** wrk for a duration without blocking this process (two loads at once: --reads). */
+async function runWrkAsync(target: Target, connections: number, seconds: number): Promise<Figures> {
+  const started = performance.now();
+  return runWrkUntil(target, connections, async () => performance.now() - started >= seconds * 1000);
+}
+
+/**
+ * A second client beside the load generator: one request at a time on one keep-alive connection, as a person's
+ * browser asks, each latency measured here; p50 and p99 over `seconds`.
+ */
+async function probeSequentially(url: string, seconds: number): Promise<{ requests: number; p50Ms: number; p99Ms: number; maxMs: number; failures: number }> {
+  const { Agent, request } = await import("node:http");
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const latencies: number[] = [];
+  let failures = 0;
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    const started = performance.now();
+    const status = await new Promise<number>((resolve) => {
+      const req = request(url, { agent }, (res) => {
+        res.resume();
+        res.once("end", () => resolve(res.statusCode ?? 0));
+      });
+      req.once("error", () => resolve(0));
+      req.end();
+    });
+    latencies.push(performance.now() - started);
+    if (status !== 200) failures++;
+  }
+  agent.destroy();
+  const sorted = latencies.sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { requests: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted[sorted.length - 1], failures };
+}
+
+/**
+ * --reads: the cached market reads while completions run at c=64 (wrk), asked two ways at once: by a second wrk at
+ * c=64 (what the issue asks; wrk's own p99 includes its connections' wait for a saturated server) and by a second
+ * client one request at a time (what a person's page sees). Then the same reads without completions, for scale.
+ */
+async function readsUnderLoad(svc: Target, reads: Target[], seconds: number): Promise<void> {
+  console.log(`\nreads under load (${seconds} s each; completions by wrk at c=64 throughout)`);
+  for (const read of reads) {
+    const completions = runWrkAsync(svc, 64, seconds + 2);
+    await new Promise((r) => setTimeout(r, 1000));
+    const [readFigures, probe] = await Promise.all([runWrkAsync(read, 64, seconds - 1), probeSequentially(read.url, seconds - 1)]);
+    const c = await completions;
+    console.log(figuresLine(`${read.name} (wrk c=64)`, 64, { ...readFigures, serverCpuUs: null, postgresCpuUs: null }));
+    console.log(
+      `${`${read.name} (second client, 1 at a time)`.padEnd(34)}       ${String(probe.requests).padStart(6)} req  p50 ${probe.p50Ms.toFixed(2).padStart(7)} ms  p99 ${probe.p99Ms.toFixed(2).padStart(7)} ms  max ${probe.maxMs.toFixed(0)} ms${probe.failures ? `  (${probe.failures} failed)` : ""}`,
+    );
+    console.log(figuresLine("  completions meanwhile", 64, { ...c, serverCpuUs: null, postgresCpuUs: null }));
+    const alone = await probeSequentially(read.url, 3);
+    console.log(`${"  the second client, no load".padEnd(34)}       ${String(alone.requests).padStart(6)} req  p50 ${alone.p50Ms.toFixed(2).padStart(7)} ms  p99 ${alone.p99Ms.toFixed(2).padStart(7)} ms`);
+  }
 }
 
 /**
@@ -439,6 +498,12 @@ async function main() {
     if (res.status !== 200) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
   }
 
+  if (opts.reads) {
+    const read = (path: string): Target => ({ name: `svc GET ${path}`, url: `${appUrl}${path}`, method: "GET", headers: {}, pid: app.pid });
+    await readsUnderLoad(targets.find((t) => t.name === SVC)!, [read("/v1/models"), read("/v1/market/models")], DURATION_S);
+    await db.$disconnect();
+    return;
+  }
   if (opts.soak) {
     if (!hasWrk()) throw new Error("--soak needs wrk (Debian's `wrk` package): it stops after a number of answers.");
     const svc = targets.find((t) => t.name === SVC)!;

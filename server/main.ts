@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { db } from "../lib/db";
 import { env, publicRpcUrl, deployment } from "../lib/env";
 import { API_ROUTES } from "../app/api-routes";
-import { POST as createChatCompletion } from "../app/v1/chat/completions/route";
+import { DIRECT_ROUTES } from "./direct-routes";
 import { createFrontDoorServer, methodTableFromRoutes, refuseShuttingDown } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
 import { drainServer } from "../lib/ops/shutdown";
@@ -39,9 +39,9 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
   // Which methods each route serves, from the route list itself (the host already loads the completion route).
   const methods = methodTableFromRoutes(API_ROUTES);
   const headers = securityHeaders({ production: env.SVC_ENV === "production", secure: deployment.secure, publicRpcUrl });
-  // In production the completion route is served by the front door itself, the same handler without Next's
-  // per-request cost; in dev Next serves it too, so an edit to the route reloads as every other route does.
-  const direct = dev ? undefined : { "POST /v1/chat/completions": createChatCompletion };
+  // In production the front door serves the completion route and the cached market reads itself (server/direct-routes.ts);
+  // in dev Next serves them too, so an edit reloads as every other route does.
+  const direct = dev ? undefined : DIRECT_ROUTES;
   // Timeouts and connection caps: lib/http/connections.ts (HTTP_* in lib/env.ts).
   const server = createFrontDoorServer((req, res) => void handle(req, res), { methods, headers, direct });
   await new Promise<void>((resolve) => server.listen(port, values.hostname, resolve));

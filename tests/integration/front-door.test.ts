@@ -13,6 +13,7 @@ import { frontDoor, methodTableFromOpenApi, methodTableFromRoutes } from "@/lib/
 import { securityHeaders } from "@/lib/http/security-headers";
 import { publicRpcUrl } from "@/lib/env";
 import { buildOpenApiDocument } from "@/lib/openapi/document";
+import { DIRECT_ROUTES } from "@/server/direct-routes";
 import { seedSignedInAccount } from "../helpers/factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 
@@ -187,6 +188,47 @@ describe("the completion route served by the front door itself (no Next in front
       expect((await send(`${url}/v1/chat/completions/`, "POST", json, "{}")).status).toBe(299);
       expect((await send(`${url}/v1/models`, "GET")).status).toBe(299);
       expect(reachedApp).toEqual(["POST /v1/chat/completions/", "GET /v1/models"]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe("the cached market reads served by the production front door itself (server/direct-routes.ts)", () => {
+  it("answers them with the routes' own handlers, exactly as those answer, query included; other methods and paths reach the app", async () => {
+    const reachedApp: string[] = [];
+    const app = (req: { method?: string; url?: string }, res: { statusCode: number; end: (body: string) => void }) => {
+      reachedApp.push(`${req.method} ${req.url}`);
+      res.statusCode = 299;
+      res.end("app");
+    };
+    const server: Server = createServer(frontDoor(app as never, { methods: methodTableFromRoutes(API_ROUTES), direct: DIRECT_ROUTES }));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const { GET: listModels } = await import("@/app/v1/models/route");
+      const { GET: getBook } = await import("@/app/v1/market/book/route");
+      for (const [path, handler] of [
+        ["/v1/models", listModels],
+        ["/v1/market/book?model=llama-3.3-70b", getBook],
+        ["/v1/market/book?model=no-such-model", getBook],
+      ] as const) {
+        const viaFrontDoor = await send(`${url}${path}`, "GET");
+        const own = await handler(new Request(`http://localhost${path}`) as never);
+        expect(viaFrontDoor.status, path).toBe(own.status);
+        expect(JSON.parse(viaFrontDoor.body), path).toEqual(await own.json());
+        expect(viaFrontDoor.headers["content-type"], path).toBe(own.headers.get("content-type"));
+        expect(viaFrontDoor.headers["cache-control"], path).toBe(own.headers.get("cache-control") ?? undefined);
+      }
+      expect((await send(`${url}/v1/market/stats`, "GET")).status).toBe(200);
+      expect((await send(`${url}/v1/market/models`, "GET")).status).toBe(200);
+      expect(reachedApp).toEqual([]);
+
+      // HEAD is Next's (it answers it from GET); a POST to a read is the table's 405; the pages stay Next's.
+      expect((await send(`${url}/v1/models`, "HEAD")).status).toBe(299);
+      expect((await send(`${url}/v1/models`, "POST", { "content-type": "application/json" }, "{}")).status).toBe(405);
+      expect((await send(`${url}/market`, "GET")).status).toBe(299);
+      expect(reachedApp).toEqual(["HEAD /v1/models", "GET /market"]);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
