@@ -75,11 +75,25 @@ function maxPriceText(key: ApiKeyView): string {
 }
 
 /** Edit and Revoke for a live key, each naming the key; a revoked key has none. */
-function KeyActions({ apiKey: key, onRevoke, onEdit }: { apiKey: ApiKeyView; onRevoke: (key: ApiKeyView) => void; onEdit: (key: ApiKeyView) => void }) {
+function KeyActions({
+  apiKey: key,
+  onRevoke,
+  onEdit,
+}: {
+  apiKey: ApiKeyView;
+  onRevoke: (key: ApiKeyView) => void;
+  onEdit: (key: ApiKeyView) => void;
+}) {
   if (key.revoked_at) return null;
   return (
     <>
-      <Button variant="ghost" size="sm" aria-label={`Edit ${key.name} (${key.prefix}…)`} title={`Edit ${key.name}`} onClick={() => onEdit(key)}>
+      <Button
+        variant="ghost"
+        size="sm"
+        aria-label={`Edit ${key.name} (${key.prefix}…)`}
+        title={`Edit ${key.name}`}
+        onClick={() => onEdit(key)}
+      >
         Edit
       </Button>
       <Button

@@ -121,7 +121,10 @@ export function formatDiemCents(value: string | bigint, { unit = true }: { unit?
 }
 
 /** One format for a column of diem (policy 3): the most decimals any value needs (0..6), for every row. */
-export function diemColumn(values: readonly (string | bigint)[], { unit = true }: { unit?: boolean } = {}): (value: string | bigint) => string {
+export function diemColumn(
+  values: readonly (string | bigint)[],
+  { unit = true }: { unit?: boolean } = {},
+): (value: string | bigint) => string {
   const places = Math.max(0, ...values.map((v) => decimalsNeeded(microsOf(v))));
   return (value) => formatDiem(value, { unit, decimals: places });
 }

@@ -12,13 +12,7 @@ import { cn } from "@/components/ui/cn";
  * caption, each card with its status and amount always in view (Stripe's and OpenRouter's pattern). The table is then
  * display:none there (out of the accessibility tree too), so a row exists once for every reader.
  */
-export function Table({
-  caption,
-  className,
-  children,
-  cards,
-  ...props
-}: ComponentProps<"table"> & { caption: string; cards?: ReactNode }) {
+export function Table({ caption, className, children, cards, ...props }: ComponentProps<"table"> & { caption: string; cards?: ReactNode }) {
   const box = useRef<HTMLDivElement>(null);
   const [overflows, setOverflows] = useState(false);
   useEffect(() => {

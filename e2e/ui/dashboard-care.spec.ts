@@ -162,7 +162,9 @@ for (const viewport of VIEWPORTS) {
       // A table row on a desktop, a card on a phone (issue 28).
       const phone = viewport.name === "phone";
       const row = (
-        phone ? page.getByRole("list", { name: "API keys" }).getByRole("listitem") : page.getByRole("table", { name: "API keys" }).getByRole("row")
+        phone
+          ? page.getByRole("list", { name: "API keys" }).getByRole("listitem")
+          : page.getByRole("table", { name: "API keys" }).getByRole("row")
       )
         .filter({ hasText: long.slice(0, 20) })
         .first();
