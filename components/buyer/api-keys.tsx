@@ -140,7 +140,7 @@ function KeysTable({
             facts={[
               { label: "Max price", value: maxPriceText(key) },
               { label: "Last used", value: key.last_used_at ? formatDateTime(key.last_used_at) : "Never" },
-              { label: key.revoked_at ? "Revoked" : "Created", value: formatDateTime(key.revoked_at ?? key.created_at) },
+              { label: key.revoked_at ? "Revoked on" : "Created", value: formatDateTime(key.revoked_at ?? key.created_at) },
               ...(key.limit_resets_at && !key.revoked_at ? [{ label: "Limit resets", value: formatDateTime(key.limit_resets_at) }] : []),
             ]}
             actions={key.revoked_at ? undefined : <KeyActions apiKey={key} onRevoke={onRevoke} onEdit={onEdit} />}
