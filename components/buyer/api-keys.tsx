@@ -3,6 +3,7 @@
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { apiKeysKey, useApiKeys, type ApiKeyView, type CreatedApiKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
+import { Amount } from "@/components/ui/amount";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
@@ -11,9 +12,9 @@ import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { cn } from "@/components/ui/cn";
 import { Field, inputClass } from "@/components/ui/field";
-import { formatCents, formatDateTime, formatUsd } from "@/components/ui/format";
+import { formatDateTime, formatPricePerDiem, formatUsd } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
-import { Table, Td, Th } from "@/components/ui/table";
+import { RowCard, Table, Td, Th } from "@/components/ui/table";
 import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
 import { useListMutation } from "@/components/ui/use-list-mutation";
 import { useSettings } from "@/components/wallet/providers";
@@ -68,7 +69,51 @@ function status(key: ApiKeyView): { label: string; tone: "green" | "neutral" | "
   return { label: "Active", tone: "green" };
 }
 
-/** Every column at every width: on a phone the table scrolls sideways (see Table) rather than hiding the prefix. */
+/** A key's max price as its column and card say it. */
+function maxPriceText(key: ApiKeyView): string {
+  return key.max_price_cents === null ? "Account default" : formatPricePerDiem(key.max_price_cents);
+}
+
+/** Edit and Revoke for a live key, each naming the key; a revoked key has none. */
+function KeyActions({
+  apiKey: key,
+  onRevoke,
+  onEdit,
+}: {
+  apiKey: ApiKeyView;
+  onRevoke: (key: ApiKeyView) => void;
+  onEdit: (key: ApiKeyView) => void;
+}) {
+  if (key.revoked_at) return null;
+  return (
+    <>
+      <Button
+        variant="ghost"
+        size="sm"
+        aria-label={`Edit ${key.name} (${key.prefix}…)`}
+        title={`Edit ${key.name}`}
+        onClick={() => onEdit(key)}
+      >
+        Edit
+      </Button>
+      <Button
+        variant="ghost"
+        size="sm"
+        className="text-red-700 dark:text-red-300"
+        aria-label={`Revoke ${key.name} (${key.prefix}…)`}
+        title={`Revoke ${key.name}`}
+        onClick={() => onRevoke(key)}
+      >
+        Revoke
+      </Button>
+    </>
+  );
+}
+
+/**
+ * Every column at a desktop width (it scrolls sideways inside its box when narrower, nothing pinned over it); one card
+ * per key on a phone, its status and spend always in view and a revoked key greyed and dashed.
+ */
 function KeysTable({
   keys,
   onRevoke,
@@ -79,7 +124,30 @@ function KeysTable({
   onEdit: (key: ApiKeyView) => void;
 }) {
   return (
-    <Table caption="API keys">
+    <Table
+      caption="API keys"
+      cards={keys.map((key) => {
+        const s = status(key);
+        return (
+          <RowCard
+            key={key.id}
+            title={key.name}
+            titleText={key.name}
+            subtitle={<span className="font-mono">{key.prefix}…</span>}
+            status={<Badge tone={s.tone}>{s.label}</Badge>}
+            amount={<KeySpend apiKey={key} compact />}
+            muted={key.revoked_at !== null}
+            facts={[
+              { label: "Max price", value: maxPriceText(key) },
+              { label: "Last used", value: key.last_used_at ? formatDateTime(key.last_used_at) : "Never" },
+              { label: key.revoked_at ? "Revoked on" : "Created", value: formatDateTime(key.revoked_at ?? key.created_at) },
+              ...(key.limit_resets_at && !key.revoked_at ? [{ label: "Limit resets", value: formatDateTime(key.limit_resets_at) }] : []),
+            ]}
+            actions={key.revoked_at ? undefined : <KeyActions apiKey={key} onRevoke={onRevoke} onEdit={onEdit} />}
+          />
+        );
+      })}
+    >
       <thead>
         <tr>
           <Th>Name</Th>
@@ -108,36 +176,12 @@ function KeysTable({
               </Td>
               <Td>{formatDateTime(key.created_at)}</Td>
               <Td>{key.last_used_at ? formatDateTime(key.last_used_at) : "Never"}</Td>
-              <Td className="tabular-nums">
-                {key.max_price_cents === null ? "Account default" : `${formatCents(key.max_price_cents)} / diem`}
-              </Td>
+              <Td className="tabular-nums">{maxPriceText(key)}</Td>
               <Td className="tabular-nums">
                 <KeySpend apiKey={key} />
               </Td>
-              <Td className="sticky right-0 bg-white text-right whitespace-nowrap dark:bg-zinc-900">
-                {!key.revoked_at && (
-                  <Button
-                    variant="ghost"
-                    size="sm"
-                    aria-label={`Edit ${key.name} (${key.prefix}…)`}
-                    title={`Edit ${key.name}`}
-                    onClick={() => onEdit(key)}
-                  >
-                    Edit
-                  </Button>
-                )}
-                {!key.revoked_at && (
-                  <Button
-                    variant="ghost"
-                    size="sm"
-                    className="text-red-700 dark:text-red-300"
-                    aria-label={`Revoke ${key.name} (${key.prefix}…)`}
-                    title={`Revoke ${key.name}`}
-                    onClick={() => onRevoke(key)}
-                  >
-                    Revoke
-                  </Button>
-                )}
+              <Td className="text-right whitespace-nowrap">
+                <KeyActions apiKey={key} onRevoke={onRevoke} onEdit={onEdit} />
               </Td>
             </tr>
           );
@@ -155,24 +199,30 @@ const RESET_LABEL: Record<LimitReset, string> = { daily: "Daily", weekly: "Weekl
  * What the key spent against its limit: its lifetime spend, or the current period's (requests in flight included,
  * as the limit counts them) with when the period resets.
  */
-function KeySpend({ apiKey: key }: { apiKey: ApiKeyView }) {
+function KeySpend({ apiKey: key, compact = false }: { apiKey: ApiKeyView; compact?: boolean }) {
+  const limit = key.spend_limit !== null && (
+    <span className="font-normal text-zinc-600 dark:text-zinc-400">
+      {" "}
+      of <Amount value={key.spend_limit} />
+    </span>
+  );
   if (key.limit_reset === null || key.period_spent === null) {
     return (
       <>
-        {formatUsd(key.spent)}
-        {key.spend_limit !== null && <span className="text-zinc-600 dark:text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
+        <Amount value={key.spent} />
+        {limit}
       </>
     );
   }
   return (
-    <div className="flex flex-col">
+    <div className={cn("flex flex-col", compact && "items-end")}>
       <span>
-        {formatUsd(key.period_spent)} {PERIOD_WORD[key.limit_reset]}
-        {key.spend_limit !== null && <span className="text-zinc-600 dark:text-zinc-400"> of {formatUsd(key.spend_limit)}</span>}
+        <Amount value={key.period_spent} /> {PERIOD_WORD[key.limit_reset]}
+        {limit}
       </span>
-      <span className="text-xs text-zinc-600 dark:text-zinc-400">
-        {key.limit_resets_at && <>Resets {formatDateTime(key.limit_resets_at)} · </>}
-        {formatUsd(key.spent)} in all
+      <span className="text-xs font-normal text-zinc-600 dark:text-zinc-400">
+        {key.limit_resets_at && !compact && <>Resets {formatDateTime(key.limit_resets_at)} · </>}
+        <Amount value={key.spent} /> in all
       </span>
     </div>
   );
@@ -347,7 +397,7 @@ function RevealKeyDialog({ created, onClose }: { created: CreatedApiKey | null; 
           </div>
           <p className="text-sm break-words text-zinc-600 dark:text-zinc-400">
             Named <strong>{created.name}</strong>
-            {created.max_price_cents !== null && <> · max {formatCents(created.max_price_cents)} / diem</>}
+            {created.max_price_cents !== null && <> · max {formatPricePerDiem(created.max_price_cents)}</>}
             {created.spend_limit !== null && (
               <>
                 {" "}

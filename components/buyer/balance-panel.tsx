@@ -1,7 +1,7 @@
 "use client";
 
 import { Panel } from "@/components/ui/card";
-import { formatUsd } from "@/components/ui/format";
+import { Amount } from "@/components/ui/amount";
 import { QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";
 import { TopUpForm } from "@/components/buyer/top-up-form";
@@ -15,9 +15,9 @@ export function BalancePanel() {
         <QueryState query={account} loadingLabel="Loading your balance" errorTitle="Couldn't load your balance">
           {(a) => (
             <div className="grid grid-cols-2 gap-4 sm:grid-cols-3">
-              <Stat label="Available" value={formatUsd(a.available)} className="col-span-2 sm:col-span-1" />
-              <Stat label="Held" value={formatUsd(a.held)} hint="Reserved by requests in flight" />
-              <Stat label="Total" value={formatUsd(a.balance)} />
+              <Stat label="Available" value={<Amount value={a.available} />} className="col-span-2 sm:col-span-1" />
+              <Stat label="Held" value={<Amount value={a.held} />} hint="Reserved by requests in flight" />
+              <Stat label="Total" value={<Amount value={a.balance} />} />
             </div>
           )}
         </QueryState>

@@ -6,7 +6,8 @@ import { BarChart } from "@/components/ui/bar-chart";
 import { api } from "@/lib/browser/api";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDay, formatDiem, formatUsd, microsOf, plural } from "@/components/ui/format";
+import { Amount } from "@/components/ui/amount";
+import { formatDay, formatDiem, formatUsd, microsOf, percentColumn, plural, usdColumn } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 
 const DAYS = 30;
@@ -47,7 +48,9 @@ function SpendChart({ days }: { days: DailySpend[] }) {
   return (
     <figure className="flex flex-col gap-3">
       <p className="text-sm">
-        <strong className="text-lg tabular-nums">{totalText}</strong>
+        <strong className="text-lg tabular-nums">
+          <Amount value={total} />
+        </strong>
         <span className="text-zinc-600 dark:text-zinc-400">
           {" "}
           over {days.length} days · {plural(requests, "request")}
@@ -104,28 +107,35 @@ export function SpendByModelPanel() {
           const models = [...byModel.entries()].sort((a, b) => (b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : 0));
           const total = models.reduce((sum, [, m]) => sum + m.cost, 0n);
           if (models.length === 0) return <EmptyState title="No spend yet">Each model you use gets a bar here.</EmptyState>;
+          // One number of decimals for every bar's amount and share (format.ts, policy 3): 38.0% beside 34.3%.
+          const shares = new Map(models.map(([model, m]) => [model, total > 0n ? Number((m.cost * 1000n) / total) / 1000 : 0]));
+          const cost = usdColumn(models.map(([, m]) => m.cost));
+          const percent = percentColumn([...shares.values()]);
           return (
             <div className="flex flex-col gap-3">
               <ul aria-label="Spend per model" className="flex flex-col gap-3">
                 {models.map(([model, m]) => {
-                  const share = total > 0n ? Number((m.cost * 1000n) / total) / 10 : 0;
+                  const share = shares.get(model)!;
                   return (
                     <li
                       key={model}
                       className="flex flex-col gap-1"
-                      aria-label={`${model}: ${formatUsd(m.cost)}, ${share}% of spend, ${plural(m.requests, "request")}`}
+                      aria-label={`${model}: ${cost(m.cost)}, ${percent(share)} of spend, ${plural(m.requests, "request")}`}
                     >
                       <div className="flex flex-wrap items-baseline justify-between gap-x-3 text-sm">
                         <span className="font-mono text-xs break-all">{model}</span>
                         <span className="tabular-nums">
-                          <strong>{formatUsd(m.cost)}</strong>{" "}
+                          <strong>{cost(m.cost)}</strong>{" "}
                           <span className="text-zinc-600 dark:text-zinc-400">
-                            · {share}% · {plural(m.requests, "request")}
+                            · {percent(share)} · {plural(m.requests, "request")}
                           </span>
                         </span>
                       </div>
                       <div aria-hidden="true" className="h-2 w-full overflow-hidden rounded-full bg-zinc-100 dark:bg-zinc-800">
-                        <div className="h-full rounded-full bg-emerald-600" style={{ width: `${Math.max(share, m.cost > 0n ? 1 : 0)}%` }} />
+                        <div
+                          className="h-full rounded-full bg-emerald-600"
+                          style={{ width: `${Math.max(share * 100, m.cost > 0n ? 1 : 0)}%` }}
+                        />
                       </div>
                     </li>
                   );

@@ -3,7 +3,7 @@
 import { useState } from "react";
 import type { BookView } from "@/components/market/queries";
 import { useWidth } from "@/components/market/use-width";
-import { formatDiem } from "@/components/ui/format";
+import { formatCents, formatDiem, microsOf } from "@/components/ui/format";
 
 const HEIGHT = 240;
 const PAD = { top: 16, right: 16, bottom: 28, left: 52 };
@@ -21,9 +21,11 @@ function niceStep(range: number, ticks: number): number {
  */
 export function DepthChart({ book }: { book: BookView }) {
   const [ref, width] = useWidth<HTMLDivElement>(640);
-  const levels = book.levels.map((l) => ({ price: l.price_cents, diem: Number(l.remaining_diem) }));
+  const levels = book.levels.map((l) => ({ price: l.price_cents, diem: Number(l.remaining_diem), micros: microsOf(l.remaining_diem) }));
   let cumulative = 0;
-  const steps = levels.map((l) => ({ price: l.price, total: (cumulative += l.diem) }));
+  let cumulativeMicros = 0n;
+  // Floats place the line; the words say the exact micro-diem (a float sum drifts in the sixth place).
+  const steps = levels.map((l) => ({ price: l.price, total: (cumulative += l.diem), totalMicros: (cumulativeMicros += l.micros) }));
   const total = cumulative;
   // Scaled to the book: the x axis spans the book's own prices with a margin (not 0¢ upwards, which left the
   // book squeezed into the right of the chart); the list price shows only when it falls inside.
@@ -65,7 +67,7 @@ export function DepthChart({ book }: { book: BookView }) {
     <div ref={ref} className="flex w-full flex-col gap-2">
       <p className="min-h-5 text-sm text-zinc-700 dark:text-zinc-300" aria-live="polite" data-testid="depth-detail">
         {hovered
-          ? `At ${hovered.price}¢ or less: ${formatDiem(hovered.total.toFixed(6))} available today (${formatDiem(levels[hover!].diem.toFixed(6))} at ${hovered.price}¢)`
+          ? `At ${formatCents(hovered.price)} or less: ${formatDiem(hovered.totalMicros)} available today (${formatDiem(levels[hover!].micros)} at ${formatCents(hovered.price)})`
           : steps.length > 0
             ? "Hover or focus the chart and use ←/→ for each price level."
             : ""}
@@ -106,7 +108,7 @@ export function DepthChart({ book }: { book: BookView }) {
         ))}
         {xTicks.map((t) => (
           <text key={`x${t}`} x={x(t)} y={HEIGHT - 8} textAnchor="middle" fontSize={11} fill="currentColor">
-            {Math.round(t)}¢
+            {formatCents(Math.round(t))}
           </text>
         ))}
         {area && <path d={area} className="fill-emerald-500/15" />}

@@ -4,17 +4,20 @@ import Link from "next/link";
 import type { MarketModelList, MarketStats, PoolSummary, TradeView } from "@/components/market/queries";
 import { Badge } from "@/components/ui/badge";
 import { EmptyState } from "@/components/ui/empty-state";
+import { Amount } from "@/components/ui/amount";
 import {
+  diemColumn,
   formatCents,
   formatDecimalCents,
-  formatDiem,
   formatInteger,
   formatPercent,
+  formatPricePerDiem,
   formatTime,
   formatUsd,
   microsOf,
   plural,
   priceVsList,
+  usdColumn,
 } from "@/components/ui/format";
 import { Term } from "@/components/ui/term";
 import { Stat } from "@/components/ui/stat";
@@ -29,11 +32,10 @@ export function StatsRow({ stats, pool }: { stats: MarketStats; pool: PoolSummar
   return (
     <div className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-6">
       <Stat label="Requests 24h" value={formatInteger(stats.clears)} />
-      <Stat label="Volume 24h" value={formatUsd(stats.volume_usdc)} />
+      <Stat label="Volume 24h" value={<Amount value={stats.volume_usdc} />} />
       <Stat
         label="Burned 24h"
-        value={formatDiem(stats.volume_diem, { unit: false })}
-        unit="diem"
+        value={<Amount value={stats.volume_diem} unit="diem" />}
         hint={
           <>
             <Term term="burn">Burn</Term> in <Term term="diem" />
@@ -45,7 +47,7 @@ export function StatsRow({ stats, pool }: { stats: MarketStats; pool: PoolSummar
         value={stats.vwap_cents ? formatDecimalCents(stats.vwap_cents) : "—"}
         hint={<Term term="vwap">Volume-weighted, per diem</Term>}
       />
-      <Stat label="Available now" value={formatDiem(pool.available_now_diem, { unit: false })} unit="diem" hint="Capacity left today" />
+      <Stat label="Available now" value={<Amount value={pool.available_now_diem} unit="diem" />} hint="Capacity left today" />
       <Stat label="Suppliers" value={formatInteger(pool.suppliers)} hint={plural(pool.offers, "active offer")} />
     </div>
   );
@@ -53,6 +55,8 @@ export function StatsRow({ stats, pool }: { stats: MarketStats; pool: PoolSummar
 
 export function ModelsTable({ models }: { models: MarketModelList }) {
   if (models.data.length === 0) return <EmptyState title="No models in the catalog yet" />;
+  const listPrice = usdColumn(models.data.flatMap((m) => [m.list_price.input_diem_per_mtok, m.list_price.output_diem_per_mtok]));
+  const remaining = diemColumn(models.data.map((m) => m.remaining_diem));
   return (
     <Table caption="Models">
       <thead>
@@ -76,30 +80,27 @@ export function ModelsTable({ models }: { models: MarketModelList }) {
               </Link>
               <span className="block font-mono text-xs text-zinc-600">{m.id}</span>
               <span className="block text-xs text-zinc-600 sm:hidden">
-                list {formatUsd(m.list_price.input_diem_per_mtok)} in · {formatUsd(m.list_price.output_diem_per_mtok)} out
+                list {listPrice(m.list_price.input_diem_per_mtok)} in · {listPrice(m.list_price.output_diem_per_mtok)} out
               </span>
             </Td>
             <Td className="hidden text-right text-xs tabular-nums sm:table-cell">
-              <span className="block">in {formatUsd(m.list_price.input_diem_per_mtok)}</span>
-              <span className="block text-zinc-600">out {formatUsd(m.list_price.output_diem_per_mtok)}</span>
+              <span className="block">in {listPrice(m.list_price.input_diem_per_mtok)}</span>
+              <span className="block text-zinc-600">out {listPrice(m.list_price.output_diem_per_mtok)}</span>
             </Td>
             <Td className="text-right tabular-nums">
               {m.best_price_cents === null ? (
                 <span className="text-zinc-500">no offers</span>
               ) : (
                 <span className="flex flex-col items-end gap-1">
-                  <span className="font-semibold">{formatCents(m.best_price_cents)} / diem</span>
+                  <span className="font-semibold whitespace-nowrap">{formatPricePerDiem(m.best_price_cents)}</span>
                   <PriceBadge cents={m.best_price_cents} />
                   <span className="text-xs whitespace-nowrap text-zinc-600 dark:text-zinc-400">{perMTokAt(m, m.best_price_cents)}</span>
                 </span>
               )}
             </Td>
-            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(m.remaining_diem)}</Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">{remaining(m.remaining_diem)}</Td>
             <Td className="hidden text-right tabular-nums sm:table-cell">
-              {m.offers}{" "}
-              <span className="text-zinc-500">
-                · {m.suppliers} supplier{m.suppliers === 1 ? "" : "s"}
-              </span>
+              {formatInteger(m.offers)} <span className="text-zinc-500">· {plural(m.suppliers, "supplier")}</span>
             </Td>
           </tr>
         ))}
@@ -120,6 +121,8 @@ export function perMTokAt(m: { list_price: { input_diem_per_mtok: string; output
 export function TradesTable({ trades, showModel = true }: { trades: TradeView[]; showModel?: boolean }) {
   if (trades.length === 0)
     return <EmptyState title="No trades yet">Each completion clears as one trade at the price of the offer that served it.</EmptyState>;
+  const value = usdColumn(trades.map((t) => t.value_usdc));
+  const burn = diemColumn(trades.map((t) => t.burn_diem));
   return (
     <Table caption="Recent trades">
       <thead>
@@ -141,10 +144,10 @@ export function TradesTable({ trades, showModel = true }: { trades: TradeView[];
             <Td
               className={`text-right font-medium tabular-nums ${t.price_cents <= 100 ? "text-emerald-700 dark:text-emerald-400" : "text-amber-700"}`}
             >
-              {t.price_cents}¢
+              {formatCents(t.price_cents)}
             </Td>
-            <Td className="hidden text-right tabular-nums sm:table-cell">{formatDiem(t.burn_diem)}</Td>
-            <Td className="text-right tabular-nums">{formatUsd(t.value_usdc)}</Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">{burn(t.burn_diem)}</Td>
+            <Td className="text-right tabular-nums">{value(t.value_usdc)}</Td>
           </tr>
         ))}
       </tbody>
@@ -173,9 +176,9 @@ export function PoolSummaryView({ pool }: { pool: PoolSummary }) {
         </div>
       </div>
       <div className="grid grid-cols-2 gap-4">
-        <Stat label="Daily capacity" value={formatDiem(pool.daily_capacity_diem, { unit: false })} unit="diem" />
-        <Stat label="Burned today" value={formatDiem(pool.burned_today_diem, { unit: false })} unit="diem" />
-        <Stat label="Remaining today" value={formatDiem(pool.remaining_today_diem, { unit: false })} unit="diem" />
+        <Stat label="Daily capacity" value={<Amount value={pool.daily_capacity_diem} unit="diem" />} />
+        <Stat label="Burned today" value={<Amount value={pool.burned_today_diem} unit="diem" />} />
+        <Stat label="Remaining today" value={<Amount value={pool.remaining_today_diem} unit="diem" />} />
         <Stat label="Cooling down" value={formatInteger(pool.offers_cooling_down)} hint="Offers paused after upstream failures" />
       </div>
     </div>

@@ -6,7 +6,8 @@ import { PriceBadge, TradesTable } from "@/components/market/market-parts";
 import { useBook, useMarketStats, useTrades, type BookView, type MarketStats, type TradeList } from "@/components/market/queries";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDecimalCents, formatDiem, formatUsd, microsOf, plural } from "@/components/ui/format";
+import { Amount } from "@/components/ui/amount";
+import { diemColumn, formatCents, formatDecimalCents, microsOf, plural } from "@/components/ui/format";
 import { Term } from "@/components/ui/term";
 import { QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";
@@ -32,13 +33,12 @@ export function OrderBook({
             <div className="grid grid-cols-2 gap-4 sm:grid-cols-3 lg:grid-cols-5">
               <Stat
                 label="Best price"
-                value={b.best_price_cents === null ? "—" : `${b.best_price_cents}¢`}
+                value={formatCents(b.best_price_cents)}
                 hint={b.best_price_cents === null ? "No offers" : <PriceBadge cents={b.best_price_cents} />}
               />
               <Stat
                 label="Available today"
-                value={formatDiem(b.remaining_diem, { unit: false })}
-                unit="diem"
+                value={<Amount value={b.remaining_diem} unit="diem" />}
                 hint={`${plural(b.offers, "offer")} · ${plural(b.suppliers, "supplier")}`}
               />
               <Stat
@@ -46,23 +46,22 @@ export function OrderBook({
                 value={modelStats?.vwap_cents ? formatDecimalCents(modelStats.vwap_cents) : "—"}
                 hint={<Term term="vwap">What is VWAP?</Term>}
               />
-              <Stat label="Volume 24h" value={formatUsd(modelStats?.volume_usdc ?? 0n)} hint={plural(modelStats?.clears ?? 0, "request")} />
+              <Stat
+                label="Volume 24h"
+                value={<Amount value={modelStats?.volume_usdc ?? 0n} />}
+                hint={plural(modelStats?.clears ?? 0, "request")}
+              />
               <Stat
                 label="Range 24h"
-                value={modelStats ? `${modelStats.low_price_cents}–${modelStats.high_price_cents}¢` : "—"}
+                value={modelStats ? `${formatCents(modelStats.low_price_cents)}–${formatCents(modelStats.high_price_cents)}` : "—"}
                 className="col-span-2 sm:col-span-1"
               />
             </div>
-            <div className="grid gap-6 lg:grid-cols-5">
-              <Panel title="Depth" description="Capacity available today at or below each price (cents per diem)" className="lg:col-span-3">
+            <div className="grid gap-6 lg:grid-cols-2">
+              <Panel title="Depth" description="Capacity available today at or below each price (cents per diem)">
                 <DepthChart book={b} />
               </Panel>
-              <Panel
-                title="Price levels"
-                description="Cheapest first; buyers are routed from the top"
-                className="lg:col-span-2"
-                bodyClassName="pt-2 sm:pt-3"
-              >
+              <Panel title="Price levels" description="Cheapest first; buyers are routed from the top" bodyClassName="pt-2 sm:pt-3">
                 {b.levels.length === 0 ? (
                   <EmptyState title="Nobody sells this model right now">Requests for it answer 503 until an offer is posted.</EmptyState>
                 ) : (
@@ -83,9 +82,19 @@ export function OrderBook({
   );
 }
 
+/**
+ * Every level with its capacity, the running total and its offer count: all four columns at a desktop width without
+ * scrolling (the panel has half the row); capacity and cumulative each with one number of decimals (format.ts).
+ */
 function LevelsTable({ book }: { book: BookView }) {
-  let cumulative = 0n;
-  const max = book.levels.reduce((s, l) => s + microsOf(l.remaining_diem), 0n) || 1n;
+  let running = 0n;
+  const levels = book.levels.map((level) => {
+    running += microsOf(level.remaining_diem);
+    return { ...level, remaining: microsOf(level.remaining_diem), cumulative: running };
+  });
+  const max = running || 1n;
+  const capacity = diemColumn(levels.map((l) => l.remaining));
+  const cumulative = diemColumn(levels.map((l) => l.cumulative));
   return (
     <Table caption={`Order book for ${book.model}`}>
       <thead>
@@ -97,26 +106,24 @@ function LevelsTable({ book }: { book: BookView }) {
         </tr>
       </thead>
       <tbody>
-        {book.levels.map((level) => {
-          cumulative += microsOf(level.remaining_diem);
-          return (
-            <tr key={level.price_cents} className="relative">
-              <Td className="font-semibold text-emerald-700 tabular-nums dark:text-emerald-400">
-                {level.price_cents}¢<span className="sr-only"> per diem</span>
-              </Td>
-              <Td className="relative text-right tabular-nums">
-                <span
-                  aria-hidden="true"
-                  className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10"
-                  style={{ width: `${Number((microsOf(level.remaining_diem) * 1000n) / max) / 10}%` }}
-                />
-                <span className="relative">{formatDiem(level.remaining_diem)}</span>
-              </Td>
-              <Td className="text-right text-zinc-600 tabular-nums">{formatDiem(cumulative)}</Td>
-              <Td className="hidden text-right tabular-nums sm:table-cell">{level.offers}</Td>
-            </tr>
-          );
-        })}
+        {levels.map((level) => (
+          <tr key={level.price_cents} className="relative">
+            <Td className="font-semibold text-emerald-700 tabular-nums dark:text-emerald-400">
+              {formatCents(level.price_cents)}
+              <span className="sr-only"> per diem</span>
+            </Td>
+            <Td className="relative text-right tabular-nums">
+              <span
+                aria-hidden="true"
+                className="absolute inset-y-1 right-0 rounded-sm bg-emerald-500/10"
+                style={{ width: `${Number((level.remaining * 1000n) / max) / 10}%` }}
+              />
+              <span className="relative">{capacity(level.remaining)}</span>
+            </Td>
+            <Td className="text-right text-zinc-600 tabular-nums">{cumulative(level.cumulative)}</Td>
+            <Td className="hidden text-right tabular-nums sm:table-cell">{level.offers}</Td>
+          </tr>
+        ))}
       </tbody>
     </Table>
   );

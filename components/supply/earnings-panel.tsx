@@ -15,6 +15,7 @@ import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
+import { Amount } from "@/components/ui/amount";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatBps, formatDateTime, formatUsd, microsOf, shortAddress, shortHash } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
@@ -40,9 +41,9 @@ export function EarningsPanel() {
         {(e) => (
           <div className="flex flex-col gap-6">
             <div className="grid grid-cols-2 gap-4 sm:grid-cols-3">
-              <Stat label="Available to withdraw" value={formatUsd(e.available)} className="col-span-2 sm:col-span-1" />
-              <Stat label="Pending" value={formatUsd(e.pending)} hint="Sent, awaiting confirmation" />
-              <Stat label="Withdrawn" value={formatUsd(e.withdrawn)} />
+              <Stat label="Available to withdraw" value={<Amount value={e.available} />} className="col-span-2 sm:col-span-1" />
+              <Stat label="Pending" value={<Amount value={e.pending} />} hint="Sent, awaiting confirmation" />
+              <Stat label="Withdrawn" value={<Amount value={e.withdrawn} />} />
             </div>
             <div className="border-t border-zinc-100 pt-5 dark:border-zinc-800">
               <WithdrawForm earnings={e} />

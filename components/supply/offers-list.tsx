@@ -11,7 +11,8 @@ import { Card, Panel } from "@/components/ui/card";
 import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Field } from "@/components/ui/field";
-import { formatDateTime, formatDiem, formatUsd, microsOf, plural, priceVsList } from "@/components/ui/format";
+import { Amount } from "@/components/ui/amount";
+import { formatCents, formatDateTime, formatDiem, formatTokens, microsOf, plural, priceVsList } from "@/components/ui/format";
 import { Term } from "@/components/ui/term";
 import { QueryState } from "@/components/ui/query-state";
 import { useListMutation } from "@/components/ui/use-list-mutation";
@@ -96,7 +97,7 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
       <div className="flex flex-wrap items-start justify-between gap-3">
         <div className="flex min-w-0 flex-col gap-1.5">
           <div className="flex flex-wrap items-center gap-2">
-            <span className="text-lg font-semibold tabular-nums">{offer.price_cents}¢</span>
+            <span className="text-lg font-semibold tabular-nums">{formatCents(offer.price_cents)}</span>
             <span className="text-sm text-zinc-600 dark:text-zinc-400">
               / <Term term="diem" /> · {priceVsList(offer.price_cents)}
             </span>
@@ -139,9 +140,16 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
         <div className="col-span-2 flex flex-col gap-1.5">
           <dt className="text-xs text-zinc-600 dark:text-zinc-400">Capacity left today</dt>
           <dd className="tabular-nums">
-            <strong>{formatDiem(offer.today.remaining_diem)}</strong>{" "}
+            <strong>
+              <Amount value={offer.today.remaining_diem} unit="diem" />
+            </strong>{" "}
             <span className="text-zinc-600 dark:text-zinc-400">left of {formatDiem(offer.daily_capacity)} a day</span>
-            {used > 0n && <span className="text-zinc-600 dark:text-zinc-400"> · {formatDiem(used)} used</span>}
+            {used > 0n && (
+              <span className="text-zinc-600 dark:text-zinc-400">
+                {" "}
+                · <Amount value={used} unit="diem" /> used
+              </span>
+            )}
           </dd>
           <dd>
             <div
@@ -160,12 +168,14 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
           <dt className="text-xs text-zinc-600 dark:text-zinc-400">
             <Term term="burn">Burned</Term> today
           </dt>
-          <dd className="tabular-nums">{formatDiem(offer.today.burned_diem)}</dd>
+          <dd className="tabular-nums">
+            <Amount value={offer.today.burned_diem} unit="diem" />
+          </dd>
         </div>
         <div className="flex flex-col gap-1">
           <dt className="text-xs text-zinc-600">Earned</dt>
           <dd className="tabular-nums">
-            {formatUsd(offer.earnings_usdc)}{" "}
+            <Amount value={offer.earnings_usdc} />{" "}
             <span className="text-xs text-zinc-600 dark:text-zinc-400">· {plural(offer.clears, "request")}</span>
           </dd>
         </div>
@@ -208,7 +218,7 @@ function OfferQualityLine({ offer }: { offer: OfferView }) {
               : "keeps prompts"}
         </Badge>
         <span className="tabular-nums">
-          {declared.context_tokens.toLocaleString("en-US")} context · {declared.max_output_tokens.toLocaleString("en-US")} output tokens
+          {formatTokens(declared.context_tokens, "context")} · {formatTokens(declared.max_output_tokens, "output tokens")}
         </span>
       </p>
       {probe.status === "flagged" ? (

@@ -81,8 +81,16 @@ test("main pages at desktop and phone widths", async ({ browser, page }) => {
   await signInThroughUi(page);
   const pages = [
     { path: "/dashboard", name: "dashboard", ready: () => page.getByRole("group", { name: "Available" }) },
-    { path: "/dashboard/keys", name: "api-keys", ready: () => page.getByRole("table", { name: "API keys" }) },
-    { path: "/dashboard/usage", name: "usage", ready: () => page.getByRole("table", { name: "Requests" }) },
+    {
+      path: "/dashboard/keys",
+      name: "api-keys",
+      ready: () => page.getByRole("table", { name: "API keys" }).or(page.getByRole("list", { name: "API keys" })),
+    },
+    {
+      path: "/dashboard/usage",
+      name: "usage",
+      ready: () => page.getByRole("table", { name: "Requests" }).or(page.getByRole("list", { name: "Requests" })),
+    },
     { path: "/dashboard/history", name: "history", ready: () => page.getByRole("table", { name: "Money history" }) },
     { path: "/supply", name: "supply", ready: () => page.getByRole("article").first() },
     { path: "/supply/earnings", name: "earnings", ready: () => page.getByRole("group", { name: "Available to withdraw" }) },

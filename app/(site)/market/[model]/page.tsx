@@ -6,7 +6,7 @@ import { ProviderTable } from "@/components/market/provider-table";
 import { UseThisModel } from "@/components/market/use-this-model";
 import { LocalStackNotice } from "@/components/site/local-stack-notice";
 import { deployment } from "@/lib/env";
-import { formatDiem } from "@/components/ui/format";
+import { formatDiem, formatTokens } from "@/components/ui/format";
 import { getActiveModels, getBook } from "@/lib/market/book";
 import { listModelOffers } from "@/lib/market/quality/offers";
 import { getMarketStats } from "@/lib/market/stats";
@@ -54,7 +54,7 @@ export default async function ModelBookPage({ params }: Params) {
               List price {formatDiem(listPrice.input_diem_per_mtok)} in · {formatDiem(listPrice.output_diem_per_mtok)} out per 1M tokens
             </span>
           )}
-          {entry && <span>{entry.contextTokens.toLocaleString("en-US")} token context</span>}
+          {entry && <span>{formatTokens(entry.contextTokens, "token context")}</span>}
         </p>
       </header>
       <LocalStackNotice />
