@@ -7,6 +7,7 @@ import { useReadContract, useSignTypedData } from "wagmi";
 import { accountKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
+import { isSessionEnded } from "@/components/ui/query-state";
 import { notify, dismissNotice } from "@/components/ui/notifications";
 import { cn } from "@/components/ui/cn";
 import { formatInteger, formatUsd, microsOf } from "@/components/ui/format";
@@ -138,6 +139,8 @@ export function TopUpForm() {
   );
 
   const cancelled = topUp.isError && topUp.variables?.signal.aborted === true;
+  // Signed out under the form: the page's notice says so and holds "Sign in again"; a failed step here would only repeat it.
+  const failed = topUp.isError && !cancelled && !isSessionEnded(topUp.error);
   // Before the signed authorization is sent, stopping costs nothing; after, the transfer is svc's to finish.
   const cancellable = topUp.isPending && step !== "settling";
   const canPay = block === null && !short && amount.micros !== null;
@@ -250,7 +253,7 @@ export function TopUpForm() {
         </Alert>
       )}
 
-      {(topUp.isPending || (topUp.isError && !cancelled)) && step && (
+      {(topUp.isPending || failed) && step && (
         <ol aria-label="Top-up progress" className="flex flex-col gap-2 rounded-lg border border-zinc-200 p-3 text-sm dark:border-zinc-800">
           {steps(paying).map((s, i, all) => {
             const current = all.findIndex((x) => x.key === step);
@@ -273,7 +276,7 @@ export function TopUpForm() {
           Nothing was charged: no signed payment was sent. Press Top up again when you&apos;re ready.
         </Alert>
       )}
-      {topUp.isError && !cancelled && (
+      {failed && (
         <Alert tone="error" title="Top-up failed">
           {describeError(topUp.error)}
         </Alert>

@@ -18,7 +18,7 @@ import { Panel } from "@/components/ui/card";
 import { dismissNotice, notify } from "@/components/ui/notifications";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatBps, formatDateTime, formatUsd, microsOf, shortAddress, shortHash } from "@/components/ui/format";
-import { QueryState } from "@/components/ui/query-state";
+import { isSessionEnded, QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
 import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
@@ -145,7 +145,7 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
         </div>
       )}
       {block && <MoneyBlockAlert block={block} what="withdrawal" />}
-      {withdraw.isError && (
+      {withdraw.isError && !isSessionEnded(withdraw.error) && (
         <Alert tone="error" title="Withdrawal failed">
           {describeError(withdraw.error)}
         </Alert>

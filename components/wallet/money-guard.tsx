@@ -6,7 +6,6 @@ import { Button } from "@/components/ui/button";
 import { shortAddress } from "@/components/ui/format";
 import { chainName } from "@/components/wallet/chain-names";
 import { useSignIn } from "@/components/wallet/session";
-import { SignInAgainButton } from "@/components/wallet/sign-in-again";
 import { SwitchChainButton } from "@/components/wallet/switch-chain-button";
 import { useOnline } from "@/components/wallet/use-online";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
@@ -42,8 +41,8 @@ export function MoneyBlockAlert({ block, what }: { block: MoneyBlock; what: "top
   switch (block) {
     case "signed-out":
       title = "Signed out";
+      // The page's own notice (SignInGate) holds "Sign in again"; this form is paused under it.
       body = `Sign in again to make this ${what}.`;
-      action = <SignInAgainButton size="sm" showError={false} />;
       break;
     case "offline":
       title = "You're offline";

@@ -135,6 +135,7 @@ for (const viewport of VIEWPORTS) {
       await expect(page.getByRole("button", { name: "Try again" })).toHaveCount(0);
       await expect(page.getByText("Your session has ended")).toHaveCount(0);
       await expect(page.getByLabel("Amount (USD)")).toHaveValue("7.5");
+      await expect(topUp.getByText("Top-up failed")).toHaveCount(0);
       await page.screenshot({ path: `${DIR}/session-ended-${viewport.name}.png`, fullPage: true });
       expect(await seriousAxeViolations(page, "/dashboard session ended")).toEqual([]);
 
@@ -217,7 +218,7 @@ for (const viewport of VIEWPORTS) {
       const held = await terms;
       await context.setOffline(true);
       await expect(topUp.getByRole("status").filter({ hasText: "You're offline" })).toContainText("Cancel it: nothing has been signed");
-      await page.screenshot({ path: `${DIR}/top-up-offline-${viewport.name}.png`, fullPage: true });
+      await topUp.screenshot({ path: `${DIR}/top-up-offline-${viewport.name}.png` });
       await topUp.getByRole("button", { name: "Cancel top-up" }).click();
       await expect(topUp.getByRole("status").filter({ hasText: "Top-up cancelled" })).toBeVisible();
       await held.abort().catch(() => undefined);
@@ -234,12 +235,12 @@ for (const viewport of VIEWPORTS) {
       await useTestWallet(page, OTHER);
       await signInThroughUi(page);
       const topUp = page.getByRole("form", { name: "Top up" });
-      await expect(topUp.getByText("holds $2.00 USDC")).toBeVisible();
+      await expect(topUp.getByText(/^Paying from 0x.* · holds \$2\.00 USDC$/)).toBeVisible();
 
       const warning = topUp.getByRole("status").filter({ hasText: "Not enough USDC in your wallet" });
       await expect(warning).toContainText("less than $20.00");
       await expect(topUp.getByRole("button", { name: "Top up $20.00" })).toBeDisabled();
-      await page.screenshot({ path: `${DIR}/top-up-short-${viewport.name}.png`, fullPage: true });
+      await topUp.screenshot({ path: `${DIR}/top-up-short-${viewport.name}.png` });
 
       // Presets look pressed, not only say so.
       const five = topUp.getByRole("button", { name: "$5", exact: true });
