@@ -8,7 +8,7 @@ import { accountKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { isSessionEnded } from "@/components/ui/query-state";
-import { notify, dismissNotice } from "@/components/ui/notifications";
+import { notify } from "@/components/ui/notifications";
 import { cn } from "@/components/ui/cn";
 import { formatInteger, formatUsd, microsOf } from "@/components/ui/format";
 import { Spinner } from "@/components/ui/spinner";
@@ -59,7 +59,6 @@ export function TopUpForm() {
   const mounted = useRef(true);
   useEffect(() => {
     mounted.current = true;
-    dismissNotice(NOTICE_KEY);
     return () => {
       mounted.current = false;
     };

@@ -15,7 +15,7 @@ import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
-import { dismissNotice, notify } from "@/components/ui/notifications";
+import { notify } from "@/components/ui/notifications";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatBps, formatDateTime, formatUsd, microsOf, shortAddress, shortHash } from "@/components/ui/format";
 import { isSessionEnded, QueryState } from "@/components/ui/query-state";
@@ -68,7 +68,6 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
   const mounted = useRef(true);
   useEffect(() => {
     mounted.current = true;
-    dismissNotice("withdrawal");
     return () => {
       mounted.current = false;
     };
