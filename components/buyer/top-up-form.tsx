@@ -1,12 +1,14 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
-import { erc20Abi, formatUnits } from "viem";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import { erc20Abi } from "viem";
 import { useReadContract, useSignTypedData } from "wagmi";
 import { accountKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
+import { isSessionEnded } from "@/components/ui/query-state";
+import { notify } from "@/components/ui/notifications";
 import { cn } from "@/components/ui/cn";
 import { formatInteger, formatUsd, microsOf } from "@/components/ui/format";
 import { Spinner } from "@/components/ui/spinner";
@@ -14,12 +16,18 @@ import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-fiel
 import { ConnectDialog } from "@/components/wallet/connect-dialog";
 import { useSettings } from "@/components/wallet/providers";
 import { TransactionLink } from "@/components/wallet/transaction-link";
-import { SwitchChainButton } from "@/components/wallet/switch-chain-button";
+import { MoneyBlockAlert, useMoneyBlock } from "@/components/wallet/money-guard";
+import { useOnline } from "@/components/wallet/use-online";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
+import { ApiError } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
 import { topUpWithX402, type TopUpStep } from "@/lib/browser/x402-payer";
 
 const PRESETS = ["5", "20", "100"];
+const NOTICE_KEY = "top-up";
+/** A preset that is the amount in the field looks pressed, not only says so (aria-pressed). */
+const PRESSED =
+  "aria-pressed:border-emerald-700 aria-pressed:bg-emerald-50 aria-pressed:text-emerald-900 aria-pressed:ring-2 aria-pressed:ring-emerald-700/30 dark:aria-pressed:bg-emerald-950 dark:aria-pressed:text-emerald-100";
 /** The steps, with the exact amount the wallet is asked to sign (the same micro-units the server checks). */
 function steps(micros: bigint | null): { key: TopUpStep; label: string }[] {
   const exact = micros === null ? "the amount" : `exactly ${formatUsd(micros)} (${formatInteger(Number(micros))} USDC units)`;
@@ -37,6 +45,8 @@ function steps(micros: bigint | null): { key: TopUpStep; label: string }[] {
 export function TopUpForm() {
   const settings = useSettings();
   const wallet = useWalletState();
+  const online = useOnline();
+  const block = useMoneyBlock({ needsWallet: true });
   const queryClient = useQueryClient();
   const { signTypedDataAsync } = useSignTypedData();
   const amount = useUsdcAmount("20", { minMicros: microsOf(settings.topUpMin), maxMicros: microsOf(settings.topUpMax) });
@@ -44,6 +54,15 @@ export function TopUpForm() {
   // The amount being paid, fixed when the button was pressed (the field may change while the wallet asks).
   const [paying, setPaying] = useState<bigint | null>(null);
   const [connectOpen, setConnectOpen] = useState(false);
+  const abort = useRef<AbortController | null>(null);
+  // Whether this form is still on the page: a top-up that ends after the user moved on says so in the notifications.
+  const mounted = useRef(true);
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
 
   const walletUsdc = useReadContract({
     address: settings.usdcAddress,
@@ -53,33 +72,87 @@ export function TopUpForm() {
     chainId: settings.chainId,
     query: { enabled: !!wallet.address && !wallet.wrongChain },
   });
+  const held = block === null ? walletUsdc.data : undefined;
+  const short = held !== undefined && amount.micros !== null && amount.micros > held;
 
   const topUp = useMutation({
-    mutationFn: () =>
-      topUpWithX402(
-        amount.value,
-        { amountMicros: amount.micros!, usdcAddress: settings.usdcAddress },
+    // Offline, a paused mutation would resume on reconnect and open the wallet for a payment nobody re-confirmed:
+    // it runs now or fails now, and the form is blocked while offline.
+    networkMode: "always",
+    mutationFn: async (value: { amount: string; micros: bigint; signal: AbortSignal }) => {
+      // Never ask for a signature the chain will refuse: the wallet's balance, read now, must cover the amount.
+      const fresh = await walletUsdc.refetch();
+      if (fresh.data !== undefined && fresh.data < value.micros) {
+        throw new ApiError(
+          0,
+          "wallet_insufficient_usdc",
+          `Your wallet holds ${formatUsd(fresh.data)} USDC, less than ${formatUsd(value.micros)}. Nothing was signed.`,
+        );
+      }
+      return topUpWithX402(
+        value.amount,
+        { amountMicros: value.micros, usdcAddress: settings.usdcAddress },
         {
           address: wallet.address!,
           signTypedData: (typedData) => signTypedDataAsync(typedData as Parameters<typeof signTypedDataAsync>[0]),
         },
         setStep,
-      ),
+        value.signal,
+      );
+    },
+    onSuccess: (data) => {
+      if (mounted.current) amount.clear();
+      else
+        notify({
+          key: NOTICE_KEY,
+          tone: "success",
+          title: `Top-up done: added ${formatUsd(data.credited)}`,
+          body: `New balance ${formatUsd(data.balance)}.`,
+        });
+    },
+    onError: (error, value) => {
+      if (mounted.current || value.signal.aborted) return;
+      notify({ key: NOTICE_KEY, tone: "error", title: `Top-up of ${formatUsd(value.micros)} failed`, body: describeError(error) });
+    },
     onSettled: () => {
       void queryClient.invalidateQueries({ queryKey: accountKey });
       void walletUsdc.refetch();
     },
   });
 
-  const canPay = wallet.connected && !wallet.wrongChain;
+  // Leaving the page mid-payment: the notification area says it is still going (and then how it ended).
+  const pendingRef = useRef<{ pending: boolean; micros: bigint | null }>({ pending: false, micros: null });
+  pendingRef.current = { pending: topUp.isPending, micros: paying };
+  useEffect(
+    () => () => {
+      const { pending, micros } = pendingRef.current;
+      if (pending && micros !== null)
+        notify({
+          key: NOTICE_KEY,
+          tone: "info",
+          title: `Top-up of ${formatUsd(micros)} in progress…`,
+          body: "You'll see here when it is done.",
+        });
+    },
+    [],
+  );
+
+  const cancelled = topUp.isError && topUp.variables?.signal.aborted === true;
+  // Signed out under the form: the page's notice says so and holds "Sign in again"; a failed step here would only repeat it.
+  const failed = topUp.isError && !cancelled && !isSessionEnded(topUp.error);
+  // Before the signed authorization is sent, stopping costs nothing; after, the transfer is svc's to finish.
+  const cancellable = topUp.isPending && step !== "settling";
+  const canPay = block === null && !short && amount.micros !== null;
 
   function submit(event: FormEvent) {
     event.preventDefault();
     amount.touch();
-    if (amount.problem || !canPay) return;
+    if (amount.problem || amount.micros === null || !canPay) return;
     topUp.reset();
+    setStep(null);
     setPaying(amount.micros);
-    topUp.mutate();
+    abort.current = new AbortController();
+    topUp.mutate({ amount: amount.value, micros: amount.micros, signal: abort.current.signal });
   }
 
   return (
@@ -105,6 +178,7 @@ export function TopUpForm() {
               key={preset}
               variant="secondary"
               size="md"
+              className={PRESSED}
               disabled={topUp.isPending}
               aria-pressed={amount.value === preset}
               onClick={() => amount.setValue(preset)}
@@ -115,7 +189,7 @@ export function TopUpForm() {
         </div>
       </div>
 
-      {!wallet.connected ? (
+      {block === "not-connected" ? (
         <Alert
           tone="info"
           actions={
@@ -127,29 +201,58 @@ export function TopUpForm() {
           Connect the wallet that holds your USDC to sign the payment.
           <ConnectDialog open={connectOpen} onClose={() => setConnectOpen(false)} />
         </Alert>
-      ) : wallet.wrongChain ? (
-        <Alert tone="warning" actions={<SwitchChainButton size="sm" />}>
-          Switch your wallet to Base to pay.
-        </Alert>
+      ) : block === "offline" && topUp.isPending ? null : block ? (
+        <MoneyBlockAlert block={block} what="top-up" />
       ) : (
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
           Paying from <span className="font-mono break-all">{wallet.address}</span>
-          {walletUsdc.data !== undefined && <> · holds {formatUsd(formatUnits(walletUsdc.data, 6))} USDC</>}
+          {held !== undefined && <> · holds {formatUsd(held)} USDC</>}
         </p>
       )}
 
-      <div>
+      {short && (
+        <Alert
+          tone="warning"
+          title="Not enough USDC in your wallet"
+          actions={
+            held >= microsOf(settings.topUpMin) && (
+              <Button size="sm" variant="secondary" onClick={() => amount.setValue(trimMicros(held))}>
+                Top up {formatUsd(held)} instead
+              </Button>
+            )
+          }
+        >
+          Your wallet holds {formatUsd(held)} USDC, less than {formatUsd(amount.micros!)}: the transfer would fail, so svc won&apos;t ask
+          you to sign it.
+          {held < microsOf(settings.topUpMin) && <> Add USDC on Base to this wallet first.</>}
+        </Alert>
+      )}
+
+      <div className="flex flex-wrap items-center gap-2">
         <Button type="submit" loading={topUp.isPending} disabled={!canPay}>
           {topUp.isPending ? "Topping up…" : `Top up ${amount.micros === null ? "" : formatUsd(amount.micros)}`.trim()}
         </Button>
+        {cancellable && (
+          <Button variant="secondary" onClick={() => abort.current?.abort()}>
+            Cancel top-up
+          </Button>
+        )}
         {amount.micros !== null && canPay && !topUp.isPending && (
-          <p className="mt-2 text-xs text-zinc-600 dark:text-zinc-400">
+          <p className="basis-full text-xs text-zinc-600 dark:text-zinc-400">
             Your wallet will ask you to sign a transfer of exactly {formatUsd(amount.micros)} USDC; that is what your balance is credited.
           </p>
         )}
       </div>
 
-      {(topUp.isPending || topUp.isError) && step && (
+      {topUp.isPending && !online && (
+        <Alert tone="warning" title="You're offline">
+          {cancellable
+            ? "The top-up can't continue until you're back online. Cancel it: nothing has been signed or charged."
+            : "Your signed payment was sent before the connection dropped. If it settled, your balance is credited; check it once you're back online before paying again."}
+        </Alert>
+      )}
+
+      {(topUp.isPending || failed) && step && (
         <ol aria-label="Top-up progress" className="flex flex-col gap-2 rounded-lg border border-zinc-200 p-3 text-sm dark:border-zinc-800">
           {steps(paying).map((s, i, all) => {
             const current = all.findIndex((x) => x.key === step);
@@ -167,7 +270,12 @@ export function TopUpForm() {
         </ol>
       )}
 
-      {topUp.isError && (
+      {cancelled && (
+        <Alert tone="info" title="Top-up cancelled">
+          Nothing was charged: no signed payment was sent. Press Top up again when you&apos;re ready.
+        </Alert>
+      )}
+      {failed && (
         <Alert tone="error" title="Top-up failed">
           {describeError(topUp.error)}
         </Alert>
@@ -184,4 +292,11 @@ export function TopUpForm() {
       )}
     </form>
   );
+}
+
+/** Micro-USDC as the shortest decimal string the amount field takes ("2", "2.5", "2.000001"). */
+function trimMicros(micros: bigint): string {
+  const whole = micros / 1_000_000n;
+  const fraction = (micros % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "");
+  return fraction ? `${whole}.${fraction}` : String(whole);
 }

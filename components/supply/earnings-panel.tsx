@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import type { FormEvent } from "react";
+import { useEffect, useRef, type FormEvent } from "react";
 import {
   earningsKey,
   offersKey,
@@ -16,12 +16,14 @@ import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { Amount } from "@/components/ui/amount";
+import { notify } from "@/components/ui/notifications";
 import { EmptyState } from "@/components/ui/empty-state";
 import { formatBps, formatDateTime, formatUsd, microsOf, shortAddress, shortHash } from "@/components/ui/format";
-import { QueryState } from "@/components/ui/query-state";
+import { isSessionEnded, QueryState } from "@/components/ui/query-state";
 import { Stat } from "@/components/ui/stat";
 import { Table, Td, Th } from "@/components/ui/table";
 import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
+import { MoneyBlockAlert, useMoneyBlock } from "@/components/wallet/money-guard";
 import { useSettings } from "@/components/wallet/providers";
 import { TransactionLink } from "@/components/wallet/transaction-link";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
@@ -62,19 +64,47 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
   const available = microsOf(earnings.available);
   const min = microsOf(settings.withdrawalMin);
   const amount = useUsdcAmount("", { minMicros: min, maxMicros: available });
+  const block = useMoneyBlock({ needsWallet: false });
+  // A withdrawal that ends after the user moved to another tab says so in the notification area.
+  const mounted = useRef(true);
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
   const withdraw = useMutation({
+    // Never parked offline to fire on reconnect: the form is blocked while offline instead.
+    networkMode: "always",
     mutationFn: (value: string) => api<WithdrawalView>("/v1/supply/withdrawals", { method: "POST", body: { amount: value } }),
     onSettled: () => {
       for (const queryKey of [earningsKey, withdrawalsKey, offersKey]) void queryClient.invalidateQueries({ queryKey });
     },
-    onSuccess: () => amount.clear(),
+    onSuccess: (data) => {
+      if (mounted.current) amount.clear();
+      else
+        notify({
+          key: "withdrawal",
+          tone: "success",
+          title: `Withdrawal sent: ${formatUsd(data.amount)} to ${shortAddress(data.to_address)}`,
+        });
+    },
+    onError: (error, value) => {
+      if (!mounted.current)
+        notify({
+          key: "withdrawal",
+          tone: "error",
+          title: `Withdrawal of ${formatUsd(microsOf(value))} failed`,
+          body: describeError(error),
+        });
+    },
   });
   const to = wallet.session.data?.address;
 
   function submit(event: FormEvent) {
     event.preventDefault();
     amount.touch();
-    if (!amount.problem) withdraw.mutate(amount.value);
+    if (!amount.problem && block === null) withdraw.mutate(amount.value);
   }
 
   return (
@@ -108,13 +138,14 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
             <Button variant="secondary" disabled={withdraw.isPending} onClick={() => amount.setValue(trimDecimal(earnings.available))}>
               Max
             </Button>
-            <Button type="submit" loading={withdraw.isPending} disabled={!amount.value}>
+            <Button type="submit" loading={withdraw.isPending} disabled={!amount.value || block !== null}>
               {withdraw.isPending ? "Sending USDC…" : amount.micros !== null ? `Withdraw ${formatUsd(amount.micros)}` : "Withdraw"}
             </Button>
           </div>
         </div>
       )}
-      {withdraw.isError && (
+      {block && <MoneyBlockAlert block={block} what="withdrawal" />}
+      {withdraw.isError && !isSessionEnded(withdraw.error) && (
         <Alert tone="error" title="Withdrawal failed">
           {describeError(withdraw.error)}
         </Alert>

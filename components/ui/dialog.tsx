@@ -4,6 +4,7 @@ import { useEffect, useId, useRef, type ReactNode } from "react";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
+import { usePaused } from "@/components/ui/paused";
 import { describeError } from "@/lib/browser/errors";
 
 /**
@@ -11,7 +12,7 @@ import { describeError } from "@/lib/browser/errors";
  * accessible name is the title, so tests find it with getByRole("dialog", { name }).
  */
 export function Dialog({
-  open,
+  open: wanted,
   onClose,
   title,
   description,
@@ -28,6 +29,9 @@ export function Dialog({
   children: ReactNode;
   className?: string;
 }) {
+  // Inside paused content (the session ended) a dialog does not open, or closes, keeping its state for the resume.
+  const paused = usePaused();
+  const open = wanted && !paused;
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   const descriptionId = useId();

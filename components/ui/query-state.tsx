@@ -4,7 +4,13 @@ import type { ReactNode } from "react";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { LoadingRows } from "@/components/ui/skeleton";
+import { ApiError } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
+
+/** A 401 `session_required`: not something "Try again" can fix; the page offers "Sign in again" (SignInGate). */
+export function isSessionEnded(error: unknown): boolean {
+  return error instanceof ApiError && error.code === "session_required";
+}
 
 type QueryLike<T> = { data: T | undefined; isPending: boolean; isError: boolean; error: unknown; refetch: () => unknown };
 
@@ -21,6 +27,15 @@ export function QueryState<T>({
   children: (data: T) => ReactNode;
 }) {
   if (query.isPending) return <LoadingRows label={loadingLabel} />;
+  if (isSessionEnded(query.error)) {
+    // What was shown stays shown (the page is paused until the user signs in again, then it refreshes).
+    if (query.data !== undefined) return <>{children(query.data)}</>;
+    return (
+      <Alert tone="info" title="Signed out">
+        Sign in again to see this.
+      </Alert>
+    );
+  }
   if (query.isError || query.data === undefined) {
     return (
       <Alert

@@ -3,6 +3,8 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useState, type ReactNode } from "react";
 import { WagmiProvider } from "wagmi";
+import { NotificationArea } from "@/components/ui/notifications";
+import { useSessionWatcher } from "@/components/wallet/session";
 import { ApiError } from "@/lib/browser/api";
 import { createWagmiConfig } from "@/lib/browser/wagmi-config";
 import type { ClientSettings } from "@/lib/browser/settings";
@@ -27,6 +29,11 @@ function HydrationMark() {
   return null;
 }
 
+function SessionWatcher() {
+  useSessionWatcher();
+  return null;
+}
+
 export function Providers({ settings, children }: { settings: ClientSettings; children: ReactNode }) {
   const [config] = useState(() => createWagmiConfig(settings));
   const [queryClient] = useState(
@@ -46,7 +53,9 @@ export function Providers({ settings, children }: { settings: ClientSettings; ch
       <WagmiProvider config={config}>
         <QueryClientProvider client={queryClient}>
           <HydrationMark />
+          <SessionWatcher />
           {children}
+          <NotificationArea />
         </QueryClientProvider>
       </WagmiProvider>
     </SettingsContext.Provider>

@@ -1,9 +1,11 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useEffect, useSyncExternalStore } from "react";
+import { isAddressEqual, type Address } from "viem";
 import { useConnection, useDisconnect, useSignMessage } from "wagmi";
 import type { SessionView } from "@/lib/auth/schemas";
-import { api, ApiError } from "@/lib/browser/api";
+import { api, ApiError, onSessionRejected } from "@/lib/browser/api";
 import { signInWithWallet } from "@/lib/browser/sign-in";
 
 export const SESSION_KEY = ["session"] as const;
@@ -30,6 +32,62 @@ function setSessionHint(on: boolean) {
   } catch {
     // Storage unavailable: we simply keep asking the server.
   }
+}
+
+/**
+ * The account whose session the server ended while this page was open (a 401 `session_required` on any call), or
+ * null. The page then stays as it was, paused, with "Sign in again" (components/wallet/sign-in-gate.tsx), instead of
+ * dropping what the user was doing; only a reload or an explicit sign-out forgets it.
+ */
+let endedAddress: string | null = null;
+const endedListeners = new Set<() => void>();
+
+function setEnded(address: string | null) {
+  if (endedAddress === address) return;
+  endedAddress = address;
+  for (const listener of endedListeners) listener();
+}
+
+export function useEndedSession(): string | null {
+  return useSyncExternalStore(
+    (listener) => {
+      endedListeners.add(listener);
+      return () => endedListeners.delete(listener);
+    },
+    () => endedAddress,
+    () => null,
+  );
+}
+
+/** Mounted once (components/wallet/providers.tsx): a 401 from any call turns the page signed-out in place. */
+export function useSessionWatcher() {
+  const queryClient = useQueryClient();
+  useEffect(
+    () =>
+      onSessionRejected(() => {
+        const current = queryClient.getQueryData<SessionView | null>(SESSION_KEY);
+        setSessionHint(false);
+        if (!current) return;
+        setEnded(current.address);
+        queryClient.setQueryData(SESSION_KEY, null);
+      }),
+    [queryClient],
+  );
+}
+
+const notSession = { predicate: (q: { queryKey: readonly unknown[] }) => q.queryKey[0] !== SESSION_KEY[0] };
+
+/**
+ * A new session: the same account as before keeps what the page shows and refreshes it (what failed with a 401 is
+ * asked again); another account (or none before) starts from nothing, since whatever was cached was not its own.
+ */
+function adoptSession(queryClient: QueryClient, session: SessionView) {
+  const previous = endedAddress ?? queryClient.getQueryData<SessionView | null>(SESSION_KEY)?.address ?? null;
+  setSessionHint(true);
+  setEnded(null);
+  queryClient.setQueryData(SESSION_KEY, session);
+  if (previous && isAddressEqual(previous as Address, session.address as Address)) void queryClient.invalidateQueries(notSession);
+  else void queryClient.resetQueries(notSession);
 }
 
 /** The signed-in wallet (server-side session behind the HttpOnly cookie), or null. */
@@ -61,12 +119,7 @@ export function useSignIn() {
       if (!address) throw new ApiError(0, "wallet_not_connected", "Connect your wallet first.");
       return signInWithWallet(address, (message) => signMessageAsync({ message }));
     },
-    onSuccess: async (session) => {
-      setSessionHint(true);
-      // Whatever was cached belonged to the previous account (or to nobody).
-      queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] });
-      queryClient.setQueryData(SESSION_KEY, session);
-    },
+    onSuccess: (session) => adoptSession(queryClient, session),
   });
 }
 
@@ -83,7 +136,8 @@ export function useSignOut() {
     },
     onSuccess: () => {
       setSessionHint(false);
-      queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] });
+      setEnded(null);
+      queryClient.removeQueries(notSession);
       queryClient.setQueryData(SESSION_KEY, null);
     },
   });

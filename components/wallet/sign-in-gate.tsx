@@ -7,10 +7,12 @@ import { Button } from "@/components/ui/button";
 import { Card } from "@/components/ui/card";
 import { cn } from "@/components/ui/cn";
 import { shortAddress } from "@/components/ui/format";
+import { Paused } from "@/components/ui/paused";
 import { LoadingRows } from "@/components/ui/skeleton";
 import { chainName } from "@/components/wallet/chain-names";
 import { ConnectDialog } from "@/components/wallet/connect-dialog";
 import { useSignIn } from "@/components/wallet/session";
+import { SessionEndedNotice } from "@/components/wallet/sign-in-again";
 import { SwitchChainButton } from "@/components/wallet/switch-chain-button";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
 import { describeError } from "@/lib/browser/errors";
@@ -23,13 +25,14 @@ export function SignInGate({ children }: { children: ReactNode }) {
   // keyboard and screen-reader users land on what they signed in for instead of <body>.
   useEffect(() => {
     if (!wallet.signedIn) {
-      if (wallet.session.isSuccess) wasSignedOut.current = true;
+      // A session that ended under the page resumes where it was (components/ui/paused.tsx), not at the heading.
+      if (wallet.session.isSuccess && !wallet.endedAddress) wasSignedOut.current = true;
       return;
     }
     if (!wasSignedOut.current) return;
     wasSignedOut.current = false;
     focusHeading();
-  }, [wallet.signedIn, wallet.session.isSuccess]);
+  }, [wallet.signedIn, wallet.session.isSuccess, wallet.endedAddress]);
   if (wallet.session.isPending) return <LoadingRows label="Checking your session" rows={4} />;
   if (wallet.session.isError) {
     return (
@@ -46,7 +49,15 @@ export function SignInGate({ children }: { children: ReactNode }) {
       </Alert>
     );
   }
-  if (wallet.signedIn) return <>{children}</>;
+  // The same tree signed in and after the server ended the session: the page stays mounted (paused), input and all.
+  if (wallet.signedIn || wallet.endedAddress) {
+    return (
+      <>
+        {wallet.endedAddress && <SessionEndedNotice address={wallet.endedAddress} />}
+        <Paused when={!wallet.signedIn}>{children}</Paused>
+      </>
+    );
+  }
   return <SignInPanel />;
 }
 
@@ -67,7 +78,12 @@ function SignInPanel() {
   const [connectOpen, setConnectOpen] = useState(false);
   const step = !wallet.connected ? 1 : wallet.wrongChain ? 2 : 3;
   const listRef = useRef<HTMLOListElement>(null);
+  const signInButton = useRef<HTMLButtonElement>(null);
   const lastStep = useRef(step);
+  // A rejected (or failed) signature: focus returns to Sign in, where the user was, not to the page.
+  useEffect(() => {
+    if (signIn.isError) signInButton.current?.focus();
+  }, [signIn.isError]);
   // Each step replaces the button that was pressed: move focus to the next step's action (Switch to Base,
   // Sign in), or back to Connect after a disconnect, instead of letting it fall to <body>.
   useEffect(() => {
@@ -118,7 +134,7 @@ function SignInPanel() {
           {step === 3 && (
             <div className="flex flex-col gap-3">
               <div>
-                <Button loading={signIn.isPending} onClick={() => signIn.mutate()}>
+                <Button ref={signInButton} loading={signIn.isPending} onClick={() => signIn.mutate()}>
                   {signIn.isPending ? "Check your wallet…" : "Sign in"}
                 </Button>
               </div>

@@ -3,7 +3,7 @@
 import { isAddressEqual, type Address } from "viem";
 import { useConnection } from "wagmi";
 import { useSettings } from "@/components/wallet/providers";
-import { useSession } from "@/components/wallet/session";
+import { useEndedSession, useSession } from "@/components/wallet/session";
 import { useHydrated } from "@/components/wallet/use-hydrated";
 
 /** Wallet connection, network and server session, combined into what the UI has to decide on. */
@@ -15,6 +15,7 @@ export function useWalletState() {
   const connected = hydrated && connection.status === "connected" && !!connection.address;
   const wrongChain = connected && connection.chainId !== settings.chainId;
   const signedIn = !!session.data;
+  const ended = useEndedSession();
   const mismatch = connected && signedIn && !isAddressEqual(connection.address!, session.data!.address as Address);
   return {
     hydrated,
@@ -25,6 +26,8 @@ export function useWalletState() {
     wrongChain,
     session,
     signedIn,
+    /** The account whose session the server ended under this page (not signed in again since), or null. */
+    endedAddress: signedIn ? null : ended,
     mismatch,
   };
 }

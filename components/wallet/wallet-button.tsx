@@ -6,6 +6,7 @@ import { Button } from "@/components/ui/button";
 import { shortAddress } from "@/components/ui/format";
 import { ConnectDialog } from "@/components/wallet/connect-dialog";
 import { useSignIn, useSignOut } from "@/components/wallet/session";
+import { SignInAgainButton } from "@/components/wallet/sign-in-again";
 import { SwitchChainButton } from "@/components/wallet/switch-chain-button";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
 
@@ -15,7 +16,15 @@ export function WalletButton() {
   const signIn = useSignIn();
   const [connectOpen, setConnectOpen] = useState(false);
   const slot = useRef<HTMLDivElement>(null);
-  const shape = wallet.signedIn ? "account" : wallet.connected ? (wallet.wrongChain ? "switch" : "sign-in") : "connect";
+  const shape = wallet.signedIn
+    ? "account"
+    : wallet.endedAddress
+      ? "again"
+      : wallet.connected
+        ? wallet.wrongChain
+          ? "switch"
+          : "sign-in"
+        : "connect";
   const lastShape = useRef(shape);
   // Armed by a click or key press on the control (or in its Connect dialog), so a page load that restores a
   // session does not steal focus.
@@ -39,6 +48,19 @@ export function WalletButton() {
   );
 }
 
+function SignInButton({ signIn }: { signIn: ReturnType<typeof useSignIn> }) {
+  const button = useRef<HTMLButtonElement>(null);
+  // A rejected signature: focus returns to Sign in, not to the page.
+  useEffect(() => {
+    if (signIn.isError) button.current?.focus();
+  }, [signIn.isError]);
+  return (
+    <Button ref={button} size="sm" loading={signIn.isPending} onClick={() => signIn.mutate()}>
+      Sign in
+    </Button>
+  );
+}
+
 function WalletControl({
   wallet,
   signIn,
@@ -51,14 +73,9 @@ function WalletControl({
   setConnectOpen: (open: boolean) => void;
 }) {
   if (wallet.signedIn) return <AccountMenu address={wallet.session.data!.address} />;
+  if (wallet.endedAddress) return <SignInAgainButton size="sm" showError={false} />;
   if (wallet.connected && wallet.wrongChain) return <SwitchChainButton size="sm" label="Switch network" />;
-  if (wallet.connected) {
-    return (
-      <Button size="sm" loading={signIn.isPending} onClick={() => signIn.mutate()}>
-        Sign in
-      </Button>
-    );
-  }
+  if (wallet.connected) return <SignInButton signIn={signIn} />;
   return (
     <>
       <Button size="sm" disabled={!wallet.hydrated || wallet.connecting} onClick={() => setConnectOpen(true)}>

@@ -8,6 +8,17 @@ export { ApiError };
 
 type ApiInit = { method?: "GET" | "POST" | "PATCH" | "DELETE"; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal };
 
+const sessionRejectedListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` whenever the API answers 401 `session_required`: the server no longer knows this browser's
+ * session (expired, signed out elsewhere). The page turns signed-out in place (components/wallet/session.ts).
+ */
+export function onSessionRejected(listener: () => void): () => void {
+  sessionRejectedListeners.add(listener);
+  return () => sessionRejectedListeners.delete(listener);
+}
+
 /** Sends a request; returns the raw Response for statuses the caller expects (e.g. 402), else throws. */
 export async function apiFetch(path: string, init: ApiInit = {}, expect: number[] = []): Promise<Response> {
   let res: Response;
@@ -25,7 +36,9 @@ export async function apiFetch(path: string, init: ApiInit = {}, expect: number[
     throw new ApiError(0, "network_error", "The request did not reach svc.");
   }
   if (res.ok || expect.includes(res.status)) return res;
-  throw await ApiError.from(res);
+  const error = await ApiError.from(res);
+  if (error.code === "session_required") for (const listener of sessionRejectedListeners) listener();
+  throw error;
 }
 
 export async function api<T>(path: string, init: ApiInit = {}): Promise<T> {

@@ -44,7 +44,12 @@ function describeApiError(error: ApiError): string {
     case "network_error":
       return "Can't reach svc right now. Check your connection and try again.";
     case "session_required":
-      return "Your session has ended. Sign in again with your wallet.";
+      return "You were signed out. Sign in again, then repeat this: what you entered is kept.";
+    case "wallet_account_changed":
+    case "wallet_insufficient_usdc":
+    case "payment_cancelled":
+      // Written on this page, with the addresses and amounts involved: already the specific sentence.
+      return error.message;
     case "cross_site_request":
       return "The request was blocked because it didn't come from this page. Reload and try again.";
     case "siwe_domain_mismatch":

@@ -5,6 +5,7 @@ import {
   http,
   numberToHex,
   SwitchChainError,
+  UserRejectedRequestError,
   type Address,
   type Chain,
   type EIP1193RequestFn,
@@ -14,7 +15,13 @@ import { base } from "viem/chains";
 import { createConnector } from "wagmi";
 import { ANVIL_DEV_ACCOUNTS } from "@/lib/chain/constants";
 import type { TestConnectorFactory } from "@/lib/browser/test-connector";
-import { TEST_WALLET_ACCOUNT_KEY, TEST_WALLET_CHAIN_KEY, TEST_WALLET_CONNECTED_KEY } from "@/lib/browser/test-wallet-storage";
+import {
+  TEST_WALLET_ACCOUNT_KEY,
+  TEST_WALLET_CHAIN_KEY,
+  TEST_WALLET_CHANGED_EVENT,
+  TEST_WALLET_CONNECTED_KEY,
+  TEST_WALLET_REJECT_SIGN_IN_KEY,
+} from "@/lib/browser/test-wallet-storage";
 
 /**
  * The e2e test wallet: a wagmi connector that signs in-process with a viem local account (one of anvil's
@@ -36,7 +43,14 @@ export const createTestConnector: TestConnectorFactory = ({ rpcUrl }) =>
   createConnector((config) => {
     const account = () => {
       const index = readNumber(TEST_WALLET_ACCOUNT_KEY, DEFAULT_ACCOUNT_INDEX);
-      return privateKeyToAccount((ANVIL_DEV_ACCOUNTS[index] ?? ANVIL_DEV_ACCOUNTS[DEFAULT_ACCOUNT_INDEX]).privateKey);
+      const local = privateKeyToAccount((ANVIL_DEV_ACCOUNTS[index] ?? ANVIL_DEV_ACCOUNTS[DEFAULT_ACCOUNT_INDEX]).privateKey);
+      if (window.localStorage.getItem(TEST_WALLET_REJECT_SIGN_IN_KEY) !== "1") return local;
+      return {
+        ...local,
+        signMessage: async () => {
+          throw new UserRejectedRequestError(new Error("User rejected the request."));
+        },
+      };
     };
     let chainId = readNumber(TEST_WALLET_CHAIN_KEY, base.id);
     let connected = false;
@@ -75,6 +89,19 @@ export const createTestConnector: TestConnectorFactory = ({ rpcUrl }) =>
       }
     };
     const provider = { request: request as EIP1193RequestFn };
+
+    // The user switched account (or network) in the wallet: announce it, as an extension's events do.
+    if (typeof window !== "undefined") {
+      window.addEventListener(TEST_WALLET_CHANGED_EVENT, (event) => {
+        const next = (event as CustomEvent<{ chainId?: number } | null>).detail?.chainId;
+        if (next) {
+          chainId = next;
+          window.localStorage.setItem(TEST_WALLET_CHAIN_KEY, String(chainId));
+          config.emitter.emit("change", { chainId });
+        }
+        if (connected) config.emitter.emit("change", { accounts: [account().address] });
+      });
+    }
 
     return {
       id: "svcTestWallet",

@@ -31,9 +31,10 @@ export async function topUpWithX402(
   expected: { amountMicros: bigint; usdcAddress: Address },
   signer: TypedDataSigner,
   onStep: (step: TopUpStep) => void,
+  signal?: AbortSignal,
 ): Promise<TopUpView> {
   onStep("requesting");
-  const challenge = await apiFetch(TOP_UP_PATH, { method: "POST", body: { amount } }, [402]);
+  const challenge = await apiFetch(TOP_UP_PATH, { method: "POST", body: { amount }, signal }, [402]);
   const header = challenge.status === 402 ? challenge.headers.get("payment-required") : null;
   if (!header) throw new ApiError(challenge.status, "internal_error", "The top-up did not answer with an x402 payment request.");
   const paymentRequired = decodePaymentRequiredHeader(header);
@@ -49,17 +50,22 @@ export async function topUpWithX402(
   // The service takes top-ups only from the signed-in wallet: say so before asking a switched wallet to sign.
   const payer = (requirements.extra as { payer?: string } | undefined)?.payer;
   if (payer && !isAddressEqual(getAddress(payer), signer.address)) {
+    // Its own code: the specific sentence is shown as written (lib/browser/errors.ts), never a generic one.
     throw new ApiError(
-      402,
-      "payment_invalid",
+      0,
+      "wallet_account_changed",
       `Top-ups are paid from the signed-in wallet ${payer}; switch your wallet back to it (it is on ${signer.address}). Nothing was signed.`,
     );
   }
 
+  // Cancelled (or the page went offline and the user gave up) before the wallet was asked: nothing to sign.
+  signal?.throwIfAborted();
   onStep("signing");
   const { payload } = await new ExactEvmScheme(signer).createPaymentPayload(2, requirements);
   const payment: PaymentPayload = { x402Version: 2, resource: paymentRequired.resource, accepted: requirements, payload };
 
+  // Cancelled while the wallet was open: the signed authorization is never sent, so nothing is charged.
+  signal?.throwIfAborted();
   onStep("settling");
   const paid = await apiFetch(TOP_UP_PATH, {
     method: "POST",
