@@ -156,7 +156,10 @@ async function runWrkAsync(target: Target, connections: number, seconds: number)
  * A second client beside the load generator: one request at a time on one keep-alive connection, as a person's
  * browser asks, each latency measured here; p50 and p99 over `seconds`.
  */
-async function probeSequentially(url: string, seconds: number): Promise<{ requests: number; p50Ms: number; p99Ms: number; maxMs: number; failures: number }> {
+async function probeSequentially(
+  url: string,
+  seconds: number,
+): Promise<{ requests: number; p50Ms: number; p99Ms: number; maxMs: number; failures: number }> {
   const { Agent, request } = await import("node:http");
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const latencies: number[] = [];
@@ -199,7 +202,9 @@ async function readsUnderLoad(svc: Target, reads: Target[], seconds: number): Pr
     );
     console.log(figuresLine("  completions meanwhile", 64, { ...c, serverCpuUs: null, postgresCpuUs: null }));
     const alone = await probeSequentially(read.url, 3);
-    console.log(`${"  the second client, no load".padEnd(34)}       ${String(alone.requests).padStart(6)} req  p50 ${alone.p50Ms.toFixed(2).padStart(7)} ms  p99 ${alone.p99Ms.toFixed(2).padStart(7)} ms`);
+    console.log(
+      `${"  the second client, no load".padEnd(34)}       ${String(alone.requests).padStart(6)} req  p50 ${alone.p50Ms.toFixed(2).padStart(7)} ms  p99 ${alone.p99Ms.toFixed(2).padStart(7)} ms`,
+    );
   }
 }
 
@@ -491,7 +496,13 @@ async function main() {
   if (baseline) {
     const svc = targets.find((t) => t.name === SVC)!;
     const headers = { ...svc.headers, authorization: `Bearer ${baseline.key}` };
-    targets.splice(targets.indexOf(svc) + 1, 0, { ...svc, name: BASELINE, url: `${baseline.url}/v1/chat/completions`, headers, pid: baseline.pid });
+    targets.splice(targets.indexOf(svc) + 1, 0, {
+      ...svc,
+      name: BASELINE,
+      url: `${baseline.url}/v1/chat/completions`,
+      headers,
+      pid: baseline.pid,
+    });
   }
   for (const t of targets.filter((t) => t.method === "POST")) {
     const res = await fetch(t.url, { method: t.method, headers: t.headers, body: t.body });
@@ -500,7 +511,11 @@ async function main() {
 
   if (opts.reads) {
     const read = (path: string): Target => ({ name: `svc GET ${path}`, url: `${appUrl}${path}`, method: "GET", headers: {}, pid: app.pid });
-    await readsUnderLoad(targets.find((t) => t.name === SVC)!, [read("/v1/models"), read("/v1/market/models")], DURATION_S);
+    await readsUnderLoad(
+      targets.find((t) => t.name === SVC)!,
+      [read("/v1/models"), read("/v1/market/models")],
+      DURATION_S,
+    );
     await db.$disconnect();
     return;
   }

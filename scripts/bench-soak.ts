@@ -109,12 +109,20 @@ async function growHistory(client: pg.Client, count: number): Promise<void> {
         [n],
       );
       const at = { created_at: "s.at" };
-      await clone("holds", `"holds"`, { ...at, id: "s.hold_id", settled_at: "s.at", expires_at: "s.at + interval '5 minutes'" }, `t."id" = $1`, [
-        template.hold_id,
+      await clone(
+        "holds",
+        `"holds"`,
+        { ...at, id: "s.hold_id", settled_at: "s.at", expires_at: "s.at + interval '5 minutes'" },
+        `t."id" = $1`,
+        [template.hold_id],
+      );
+      await clone("completions", `"completions"`, { ...at, id: "s.completion_id", hold_id: "s.hold_id" }, `t."id" = $1`, [
+        template.completion_id,
       ]);
-      await clone("completions", `"completions"`, { ...at, id: "s.completion_id", hold_id: "s.hold_id" }, `t."id" = $1`, [template.completion_id]);
       await clone("clears", `"clears"`, { ...at, id: "s.clear_id", completion_id: "s.completion_id" }, `t."id" = $1`, [template.clear_id]);
-      await clone("journal_entries", `"journal_entries"`, { ...at, id: "s.entry_id", clear_id: "s.clear_id" }, `t."id" = $1`, [template.entry_id]);
+      await clone("journal_entries", `"journal_entries"`, { ...at, id: "s.entry_id", clear_id: "s.clear_id" }, `t."id" = $1`, [
+        template.entry_id,
+      ]);
       await clone("journal_lines", `"journal_lines"`, { entry_id: "s.entry_id" }, `t."entry_id" = $1`, [template.entry_id]);
       await client.query(
         `UPDATE "ledger_accounts" la SET "balance_micros" = la."balance_micros" + l."amount_micros" * $2
@@ -177,7 +185,7 @@ export async function runSoak(input: {
     const first = before;
     const grow = [...input.grow];
     let cloned = 0;
-    for (let done = 0; done < input.total; ) {
+    for (let done = 0; done < input.total;) {
       if (done > 0 && grow.length > 0) {
         const target = grow.shift()!;
         const history = Number((await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM "clears"`)).rows[0].n);
@@ -197,7 +205,9 @@ export async function runSoak(input: {
       const started = performance.now();
       // PostgreSQL's statistics count the clears (flushed about once a second): a cheap counter, not a COUNT(*).
       const cleared = async () =>
-        Number((await client.query<{ n: string }>(`SELECT n_tup_ins::text AS n FROM pg_stat_user_tables WHERE relname = 'clears'`)).rows[0].n);
+        Number(
+          (await client.query<{ n: string }>(`SELECT n_tup_ins::text AS n FROM pg_stat_user_tables WHERE relname = 'clears'`)).rows[0].n,
+        );
       const clearsBefore = await cleared();
       const f = await input.load(async () => (await cleared()) - clearsBefore >= requests);
       const seconds = (performance.now() - started) / 1000;
@@ -248,7 +258,9 @@ export async function runSoak(input: {
     }
     const last = before;
     const completions = steps.reduce((n, s) => n + s.requests, 0) + cloned;
-    console.log(`\nbytes each completion left behind (heap + indexes, first step's start to the end, ${completions.toLocaleString("en-US")} completions, cloned ones included):`);
+    console.log(
+      `\nbytes each completion left behind (heap + indexes, first step's start to the end, ${completions.toLocaleString("en-US")} completions, cloned ones included):`,
+    );
     for (const name of HOT_TABLES) {
       const x = first.tables.get(name);
       const y = last.tables.get(name);

@@ -491,7 +491,10 @@ describe("time-ordered ids (prisma/migrations/20261130000000_time_ordered_ids)",
     for (const id of [h1.holdId, h2.holdId]) expect(id[14]).toBe("7"); // the version nibble
     expect(h2.holdId > h1.holdId).toBe(true);
     expect(uuidMs(h2.holdId) - uuidMs(h1.holdId)).toBeGreaterThanOrEqual(5);
-    const clears = await db.clear.findMany({ where: { completion: { holdId: { in: [h1.holdId, h2.holdId] } } }, include: { journalEntry: true } });
+    const clears = await db.clear.findMany({
+      where: { completion: { holdId: { in: [h1.holdId, h2.holdId] } } },
+      include: { journalEntry: true },
+    });
     expect(clears).toHaveLength(2);
     for (const clear of clears) {
       for (const id of [clear.id, clear.journalEntry!.id]) {
