@@ -83,15 +83,18 @@ export function HistoryPanel() {
   const filter = readFilter(new URLSearchParams(search.toString()));
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const query = filterQuery(filter);
+  const rangeProblem = filter.from && filter.to && filter.from > filter.to ? "The range ends before it starts." : null;
   const ledger = useInfiniteQuery({
+    enabled: !rangeProblem,
     queryKey: [...ledgerKey, "grouped", query],
     queryFn: ({ pageParam }) =>
-      api<LedgerPage>(`/v1/account/ledger?group=day&limit=${PAGE}${query ? `&${query}` : ""}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
+      api<LedgerPage>(
+        `/v1/account/ledger?group=day&limit=${PAGE}${query ? `&${query}` : ""}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`,
+      ),
     initialPageParam: "",
     getNextPageParam: (last) => last.next_cursor ?? undefined,
   });
   const items = ledger.data?.pages.flatMap((p) => p.data);
-  const rangeProblem = filter.from && filter.to && filter.from > filter.to ? "The range ends before it starts." : null;
 
   function setFilter(next: Filter) {
     const q = filterQuery(next);
@@ -110,9 +113,9 @@ export function HistoryPanel() {
       title="History"
       description={
         <>
-          Every movement of your money, newest first: top-ups and withdrawals with their transaction on Base, and each day&apos;s
-          requests (<Term term="clear">clears</Term>) you paid for or served, per model or offer. + credits you, − debits you;
-          the balance is the one each movement left.
+          Every movement of your money, newest first: top-ups and withdrawals with their transaction on Base, and each day&apos;s requests (
+          <Term term="clear">clears</Term>) you paid for or served, per model or offer. + credits you, − debits you; the balance is the one
+          each movement left.
         </>
       }
     >
@@ -127,7 +130,10 @@ export function HistoryPanel() {
                 size="sm"
                 aria-pressed={pressed}
                 onClick={() => setFilter({ ...filter, type: f.id === "all" ? undefined : f.id })}
-                className={cn(pressed && "border-emerald-700 bg-emerald-50 text-emerald-900 ring-1 ring-emerald-700 dark:bg-emerald-950 dark:text-emerald-100")}
+                className={cn(
+                  pressed &&
+                    "border-emerald-700 bg-emerald-50 text-emerald-900 ring-1 ring-emerald-700 dark:bg-emerald-950 dark:text-emerald-100",
+                )}
               >
                 {f.label}
               </Button>
@@ -156,21 +162,23 @@ export function HistoryPanel() {
           </p>
         )}
       </div>
-      <QueryState query={{ ...ledger, data: items }} loadingLabel="Loading your history" errorTitle="Couldn't load your history">
-        {(rows) =>
-          rows.length === 0 ? (
-            <EmptyState title={query ? "Nothing matches" : "Nothing here yet"}>
-              {query ? "No movements of this kind in this range." : "Top-ups, withdrawals and requests show up here as they happen."}
-            </EmptyState>
-          ) : (
-            <div className="flex flex-col gap-4">
-              <HistoryTable items={rows} expanded={expanded} onToggle={toggle} />
-              <HistoryCards items={rows} expanded={expanded} onToggle={toggle} />
-              <LoadMore query={ledger} />
-            </div>
-          )
-        }
-      </QueryState>
+      {!rangeProblem && (
+        <QueryState query={{ ...ledger, data: items }} loadingLabel="Loading your history" errorTitle="Couldn't load your history">
+          {(rows) =>
+            rows.length === 0 ? (
+              <EmptyState title={query ? "Nothing matches" : "Nothing here yet"}>
+                {query ? "No movements of this kind in this range." : "Top-ups, withdrawals and requests show up here as they happen."}
+              </EmptyState>
+            ) : (
+              <div className="flex flex-col gap-4">
+                <HistoryTable items={rows} expanded={expanded} onToggle={toggle} />
+                <HistoryCards items={rows} expanded={expanded} onToggle={toggle} />
+                <LoadMore query={ledger} />
+              </div>
+            )
+          }
+        </QueryState>
+      )}
     </Panel>
   );
 }
@@ -197,7 +205,9 @@ function useSubject(): (item: LedgerItem) => string {
   return (item) => {
     if (item.offer) {
       const offer = offers.data?.data.find((o) => o.id === item.offer);
-      return offer ? `your ${offer.price_cents}¢ offer (${offer.models.map((m) => m.id).join(", ")})` : `your offer ${item.offer.slice(0, 8)}`;
+      return offer
+        ? `your ${offer.price_cents}¢ offer (${offer.models.map((m) => m.id).join(", ")})`
+        : `your offer ${item.offer.slice(0, 8)}`;
     }
     return item.model ?? "";
   };
@@ -319,7 +329,9 @@ function HistoryTable({ items, expanded, onToggle }: ListProps) {
                     {(lines) =>
                       lines.map((line) => (
                         <tr key={`${line.id}-${line.ledger}`} className="bg-zinc-50 dark:bg-zinc-900/60">
-                          <Td className="pl-8 whitespace-nowrap text-zinc-600 sm:pl-6 dark:text-zinc-400">{formatDateTime(line.created_at)}</Td>
+                          <Td className="pl-8 whitespace-nowrap text-zinc-600 sm:pl-6 dark:text-zinc-400">
+                            {formatDateTime(line.created_at)}
+                          </Td>
                           <Td className="text-sm text-zinc-600 dark:text-zinc-400">{line.model}</Td>
                           <Td className="text-right">
                             <Amount item={line} />
@@ -374,11 +386,18 @@ function HistoryCards({ items, expanded, onToggle }: ListProps) {
             )}
             {isRequestLine(item) && (
               <div className="mt-1.5 min-w-0 text-sm break-words">
-                {grouped ? <ToggleButton item={item} open={open} onToggle={() => onToggle(key)} subject={subject(item)} /> : whatText(item, subject(item))}
+                {grouped ? (
+                  <ToggleButton item={item} open={open} onToggle={() => onToggle(key)} subject={subject(item)} />
+                ) : (
+                  whatText(item, subject(item))
+                )}
               </div>
             )}
             {open && (
-              <ul aria-label={`Lines of ${whatText(item, subject(item))}`} className="mt-2 flex flex-col divide-y divide-zinc-100 border-t border-zinc-100 dark:divide-zinc-800 dark:border-zinc-800">
+              <ul
+                aria-label={`Lines of ${whatText(item, subject(item))}`}
+                className="mt-2 flex flex-col divide-y divide-zinc-100 border-t border-zinc-100 dark:divide-zinc-800 dark:border-zinc-800"
+              >
                 <GroupLines
                   group={item}
                   status={(node) => (
@@ -389,7 +408,10 @@ function HistoryCards({ items, expanded, onToggle }: ListProps) {
                 >
                   {(lines) =>
                     lines.map((line) => (
-                      <li key={`${line.id}-${line.ledger}`} className="flex flex-wrap items-baseline justify-between gap-x-3 py-1.5 text-sm">
+                      <li
+                        key={`${line.id}-${line.ledger}`}
+                        className="flex flex-wrap items-baseline justify-between gap-x-3 py-1.5 text-sm"
+                      >
                         <span className="text-zinc-600 dark:text-zinc-400">{formatDateTime(line.created_at).split(", ").pop()}</span>
                         <Amount item={line} />
                         <span className="basis-full text-right text-xs">

@@ -28,7 +28,10 @@ export function DelistedOffers() {
         </span>
         <span className="text-xs font-normal text-zinc-600 dark:text-zinc-400">Kept for your records</span>
       </summary>
-      <ul aria-label="Delisted offers" className="flex flex-col divide-y divide-zinc-100 border-t border-zinc-100 dark:divide-zinc-800 dark:border-zinc-800">
+      <ul
+        aria-label="Delisted offers"
+        className="flex flex-col divide-y divide-zinc-100 border-t border-zinc-100 dark:divide-zinc-800 dark:border-zinc-800"
+      >
         {delisted.map((offer) => (
           <DelistedOffer key={offer.id} offer={offer} />
         ))}
@@ -40,7 +43,10 @@ export function DelistedOffers() {
 function DelistedOffer({ offer }: { offer: OfferView }) {
   const withdrawn = offer.status === "withdrawn";
   return (
-    <li className="flex flex-col gap-1.5 px-4 py-3 sm:px-6" aria-label={`Delisted offer ${offer.price_cents}¢ per diem, ${offer.models.map((m) => m.id).join(", ")}`}>
+    <li
+      className="flex flex-col gap-1.5 px-4 py-3 sm:px-6"
+      aria-label={`Delisted offer ${offer.price_cents}¢ per diem, ${offer.models.map((m) => m.id).join(", ")}`}
+    >
       <div className="flex flex-wrap items-center gap-2">
         <span className="font-semibold tabular-nums">{offer.price_cents}¢</span>
         <span className="text-sm text-zinc-600 dark:text-zinc-400">/ diem</span>

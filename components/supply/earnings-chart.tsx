@@ -81,7 +81,10 @@ function EarningsOverTime({ rows, offers }: { rows: DailyEarnings[]; offers: Off
           return {
             label: formatDay(day),
             value: Number(earned),
-            detail: `${formatDay(day)}: ${formatUsd(earned)} · ${plural(entries.reduce((n, e) => n + e.requests, 0), "request")}${parts.length > 1 ? ` (${parts.join("; ")})` : ""}`,
+            detail: `${formatDay(day)}: ${formatUsd(earned)} · ${plural(
+              entries.reduce((n, e) => n + e.requests, 0),
+              "request",
+            )}${parts.length > 1 ? ` (${parts.join("; ")})` : ""}`,
           };
         })}
       />

@@ -11,7 +11,17 @@ import type { LedgerFilter } from "@/lib/ledger/schemas";
 export const EXPORT_MAX_LINES = 100_000;
 const EXPORT_PAGE = 1_000;
 
-export const LEDGER_CSV_COLUMNS = ["created_at", "entry_id", "kind", "ledger", "amount", "balance_after", "model", "offer", "transaction"] as const;
+export const LEDGER_CSV_COLUMNS = [
+  "created_at",
+  "entry_id",
+  "kind",
+  "ledger",
+  "amount",
+  "balance_after",
+  "model",
+  "offer",
+  "transaction",
+] as const;
 
 /** A streamed CSV body for the filter; throws invalid_request before streaming when it holds too many lines. */
 export async function exportLedgerCsv(ownerId: string, filter: LedgerFilter): Promise<ReadableStream<Uint8Array>> {
@@ -34,7 +44,17 @@ export async function exportLedgerCsv(ownerId: string, filter: LedgerFilter): Pr
       header = false;
       for (const row of rows) {
         const item = toItem(row);
-        text += `${[item.created_at, item.id, item.kind, item.ledger, item.amount, item.balance_after, item.model, item.offer, item.transaction]
+        text += `${[
+          item.created_at,
+          item.id,
+          item.kind,
+          item.ledger,
+          item.amount,
+          item.balance_after,
+          item.model,
+          item.offer,
+          item.transaction,
+        ]
           .map(csvField)
           .join(",")}\r\n`;
       }

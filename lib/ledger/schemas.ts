@@ -15,7 +15,9 @@ const LedgerItemSchema = z.object({
   count: z
     .number()
     .int()
-    .describe("Journal lines this item stands for: 1, or with `group=day` the clears of one UTC day and offer (earnings) or model (balance)"),
+    .describe(
+      "Journal lines this item stands for: 1, or with `group=day` the clears of one UTC day and offer (earnings) or model (balance)",
+    ),
 });
 export type LedgerItem = z.output<typeof LedgerItemSchema>;
 
@@ -59,4 +61,3 @@ export const LedgerHealthSchema = component(
   ]),
 );
 export type LedgerHealth = z.output<typeof LedgerHealthSchema>;
-

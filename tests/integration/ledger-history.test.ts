@@ -84,7 +84,9 @@ async function seedTrader() {
   // A request this account paid for (on someone else's offer).
   const elsewhere = await seedOffer({ models: [model], priceCents: 100, dailyCapacityMicroDiem: 1_000_000_000n });
   const myBuyer = await db.ledgerAccount.findFirstOrThrow({ where: { ownerId: me.id, kind: "buyer" } });
-  const key = await db.apiKey.create({ data: { accountId: me.id, name: "history", prefix: "svc_history", keyHash: randomBytes(32).toString("hex") } });
+  const key = await db.apiKey.create({
+    data: { accountId: me.id, name: "history", prefix: "svc_history", keyHash: randomBytes(32).toString("hex") },
+  });
   const bought = await seedClear({
     offerId: elsewhere.id,
     modelId: model,
@@ -92,7 +94,13 @@ async function seedTrader() {
     buyer: { accountId: me.id, apiKeyId: key.id, ledgerAccountId: myBuyer.id },
   });
   await db.$transaction((tx) =>
-    seedDebitedWithdrawal(tx, { accountId: me.id, toAddress: me.walletAddress, amountMicros: 1_000n, status: "sent", txHash: `0x${"ab".repeat(32)}` }),
+    seedDebitedWithdrawal(tx, {
+      accountId: me.id,
+      toAddress: me.walletAddress,
+      amountMicros: 1_000n,
+      status: "sent",
+      txHash: `0x${"ab".repeat(32)}`,
+    }),
   );
   return { me, model, offerA, offerB, today, yesterday, boughtCharge: bought.chargeMicros };
 }
@@ -111,7 +119,9 @@ describe("GET /v1/account/ledger: the running balance", () => {
     const balance = (await (await getBalanceRoute(jsonRequest("GET", "/v1/account/balance", undefined, { cookie: me.cookie }))).json()) as {
       total: string;
     };
-    const earnings = (await (await getEarningsRoute(jsonRequest("GET", "/v1/supply/earnings", undefined, { cookie: me.cookie }))).json()) as {
+    const earnings = (await (
+      await getEarningsRoute(jsonRequest("GET", "/v1/supply/earnings", undefined, { cookie: me.cookie }))
+    ).json()) as {
       available: string;
     };
     expect(items.find((i) => i.ledger === "balance")!.balance_after).toBe(balance.total);
@@ -207,7 +217,10 @@ describe("GET /v1/account/ledger/export", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(res.headers.get("content-disposition")).toBe('attachment; filename="svc-ledger.csv"');
-    const rows = (await res.text()).trimEnd().split("\r\n").map((r) => r.split(","));
+    const rows = (await res.text())
+      .trimEnd()
+      .split("\r\n")
+      .map((r) => r.split(","));
     expect(rows[0]).toEqual(["created_at", "entry_id", "kind", "ledger", "amount", "balance_after", "model", "offer", "transaction"]);
     const flat = await readAll(me.cookie, "");
     expect(rows.slice(1)).toEqual(
