@@ -205,9 +205,8 @@ function useSubject(): (item: LedgerItem) => string {
   return (item) => {
     if (item.offer) {
       const offer = offers.data?.data.find((o) => o.id === item.offer);
-      return offer
-        ? `your ${offer.price_cents}¢ offer (${offer.models.map((m) => m.id).join(", ")})`
-        : `your offer ${item.offer.slice(0, 8)}`;
+      if (!offer) return `your offer ${item.offer.slice(0, 8)}`;
+      return `your ${offer.price_cents}¢ offer (${offer.models.map((m) => m.id).join(", ")})${offer.status === "withdrawn" ? ", delisted" : ""}`;
     }
     return item.model ?? "";
   };
@@ -260,8 +259,8 @@ function ToggleButton({ item, open, onToggle, subject }: { item: LedgerItem; ope
       onClick={onToggle}
       className="inline-flex items-center gap-1 rounded text-left text-sm underline-offset-2 hover:underline"
     >
-      <span aria-hidden="true" className={cn("inline-block transition-transform", open && "rotate-90")}>
-        ▸
+      <span aria-hidden="true" className="inline-block w-3 text-xs">
+        {open ? "▾" : "▸"}
       </span>
       {whatText(item, subject)}
     </button>

@@ -60,6 +60,7 @@ function EarningsOverTime({ rows, offers }: { rows: DailyEarnings[]; offers: Off
   const requests = rows.reduce((sum, r) => sum + r.requests, 0);
   const perOffer = [...byOffer.entries()].sort((a, b) => (b[1].earned > a[1].earned ? 1 : b[1].earned < a[1].earned ? -1 : 0));
   const totalText = formatUsd(total);
+  const newestFirst = [...rows].reverse();
 
   return (
     <div className="flex flex-col gap-5">
@@ -107,26 +108,45 @@ function EarningsOverTime({ rows, offers }: { rows: DailyEarnings[]; offers: Off
           );
         })}
       </ul>
-      <Table caption="Earnings per day and offer">
-        <thead>
-          <tr>
-            <Th>Day</Th>
-            <Th>Offer</Th>
-            <Th className="text-right">Requests</Th>
-            <Th className="text-right">Earned</Th>
-          </tr>
-        </thead>
-        <tbody>
-          {[...rows].reverse().map((r) => (
-            <tr key={`${r.day}-${r.offer}`}>
-              <Td className="whitespace-nowrap">{formatDay(r.day)}</Td>
-              <Td className="min-w-0 break-words whitespace-normal">{offerName(r.offer, offers)}</Td>
-              <Td className="text-right tabular-nums">{r.requests}</Td>
-              <Td className="text-right font-medium whitespace-nowrap tabular-nums">{formatUsd(r.earned)}</Td>
+      <div className="hidden sm:block">
+        <Table caption="Earnings per day and offer">
+          <thead>
+            <tr>
+              <Th>Day</Th>
+              <Th>Offer</Th>
+              <Th className="text-right">Requests</Th>
+              <Th className="text-right">Earned</Th>
             </tr>
-          ))}
-        </tbody>
-      </Table>
+          </thead>
+          <tbody>
+            {newestFirst.map((r) => (
+              <tr key={`${r.day}-${r.offer}`}>
+                <Td>{formatDay(r.day)}</Td>
+                <Td>{offerName(r.offer, offers)}</Td>
+                <Td className="text-right tabular-nums">{r.requests}</Td>
+                <Td className="text-right font-medium tabular-nums">{formatUsd(r.earned)}</Td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      </div>
+      <ul
+        aria-label="Earnings per day and offer"
+        className="flex flex-col divide-y divide-zinc-100 border-y border-zinc-100 sm:hidden dark:divide-zinc-800 dark:border-zinc-800"
+      >
+        {newestFirst.map((r) => (
+          <li key={`${r.day}-${r.offer}`} className="flex flex-col gap-0.5 py-2 text-sm">
+            <div className="flex items-baseline justify-between gap-3">
+              <span className="text-zinc-600 dark:text-zinc-400">{formatDay(r.day)}</span>
+              <strong className="whitespace-nowrap tabular-nums">{formatUsd(r.earned)}</strong>
+            </div>
+            <div className="flex items-baseline justify-between gap-3">
+              <span className="min-w-0 break-words">{offerName(r.offer, offers)}</span>
+              <span className="whitespace-nowrap text-zinc-600 dark:text-zinc-400">{plural(r.requests, "request")}</span>
+            </div>
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }

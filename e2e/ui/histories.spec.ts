@@ -128,7 +128,7 @@ for (const { name, viewport, touch } of VIEWPORTS) {
         expect(lines.length).toBe(trader.requests);
         // The newest group of that name is this offer's (earlier tests delisted offers of the same price).
         const groupItem = historyItems(page)
-          .filter({ has: page.getByRole("button", { name: `${lines.length} requests · your 5¢ offer (${MODEL})` }) })
+          .filter({ has: page.getByRole("button", { name: `${lines.length} requests · your 5¢ offer (${MODEL})`, exact: true }) })
           .first();
         const toggle = groupItem.getByRole("button", { expanded: false });
         await expect(toggle).toBeVisible();
@@ -242,20 +242,30 @@ for (const { name, viewport, touch } of VIEWPORTS) {
         const o = offers.find((x) => x.id === id)!;
         return `${o.price_cents}¢ offer · ${o.models.map((m) => m.id).join(", ")}${o.status === "withdrawn" ? " (delisted)" : ""}`;
       };
-      const table = page.getByRole("table", { name: "Earnings per day and offer" });
-      const rows = table.locator("tbody tr");
+      // A table on a desktop, a card per day and offer on a phone (no sideways scroll).
+      const perDay = page
+        .getByRole("table", { name: "Earnings per day and offer" })
+        .or(page.getByRole("list", { name: "Earnings per day and offer" }));
+      const rows = perDay.locator(":scope > tbody > tr, :scope > li");
       await expect(rows).toHaveCount(daily.data.length);
       const expected = [...daily.data]
         .reverse()
-        .map((d) => [
-          DAY_LABEL.format(new Date(`${d.day}T00:00:00Z`)),
-          offerName(d.offer),
-          String(d.requests),
-          shownUsd(microsOfWire(d.earned)),
-        ]);
-      expect(await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent?.trim())))).toEqual(
-        expected,
+        .map((d) =>
+          name === "desktop"
+            ? [DAY_LABEL.format(new Date(`${d.day}T00:00:00Z`)), offerName(d.offer), String(d.requests), shownUsd(microsOfWire(d.earned))]
+            : [
+                DAY_LABEL.format(new Date(`${d.day}T00:00:00Z`)),
+                shownUsd(microsOfWire(d.earned)),
+                offerName(d.offer),
+                `${d.requests} request${d.requests === 1 ? "" : "s"}`,
+              ],
+        );
+      const shown = await rows.evaluateAll((items) =>
+        items.map((item) =>
+          [...item.querySelectorAll(item.tagName === "TR" ? "td" : "span, strong")].map((cell) => cell.textContent?.trim()),
+        ),
       );
+      expect(shown).toEqual(expected);
       await expectNoSidewaysScroll(page);
       await expectNoSeriousAxeViolations(page);
       mkdirSync(SCREENSHOTS, { recursive: true });
