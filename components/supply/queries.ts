@@ -2,7 +2,15 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
-import type { CheckedOfferView, DailyEarnings, DailyEarningsList, Earnings, OfferList, OfferView, UpstreamPricingView } from "@/lib/supply/schemas";
+import type {
+  CheckedOfferView,
+  DailyEarnings,
+  DailyEarningsList,
+  Earnings,
+  OfferList,
+  OfferView,
+  UpstreamPricingView,
+} from "@/lib/supply/schemas";
 import { api } from "@/lib/browser/api";
 
 export type { CheckedOfferView, DailyEarnings, Earnings, OfferView, UpstreamPricingView, WithdrawalView };
