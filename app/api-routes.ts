@@ -20,6 +20,7 @@ import * as apiKey from "@/app/v1/account/api-keys/[id]/route";
 import * as apiKeys from "@/app/v1/account/api-keys/route";
 import * as balance from "@/app/v1/account/balance/route";
 import * as ledger from "@/app/v1/account/ledger/route";
+import * as ledgerExport from "@/app/v1/account/ledger/export/route";
 import * as account from "@/app/v1/account/route";
 import * as usageDaily from "@/app/v1/account/usage/daily/route";
 import * as usage from "@/app/v1/account/usage/route";
@@ -34,6 +35,7 @@ import * as trades from "@/app/v1/market/trades/route";
 import * as models from "@/app/v1/models/route";
 import * as responses from "@/app/v1/responses/route";
 import * as earnings from "@/app/v1/supply/earnings/route";
+import * as earningsDaily from "@/app/v1/supply/earnings/daily/route";
 import * as offer from "@/app/v1/supply/offers/[id]/route";
 import * as offers from "@/app/v1/supply/offers/route";
 import * as pool from "@/app/v1/supply/pool/summary/route";
@@ -69,6 +71,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/account/api-keys", module: apiKeys },
   { path: "/v1/account/api-keys/{id}", module: apiKey },
   { path: "/v1/account/ledger", module: ledger },
+  { path: "/v1/account/ledger/export", module: ledgerExport },
   { path: "/v1/account/usage", module: usage },
   { path: "/v1/account/usage/daily", module: usageDaily },
   { path: "/v1/x402/top-up", module: topUp },
@@ -86,6 +89,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/supply/offers", module: offers },
   { path: "/v1/supply/offers/{id}", module: offer },
   { path: "/v1/supply/earnings", module: earnings },
+  { path: "/v1/supply/earnings/daily", module: earningsDaily },
   { path: "/v1/supply/withdrawals", module: withdrawals },
   { path: "/healthz", module: health },
   { path: "/healthz/ledger", module: healthLedger },

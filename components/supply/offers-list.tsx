@@ -8,6 +8,7 @@ import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, Panel } from "@/components/ui/card";
+import { isDelisted } from "@/components/supply/delisted-offers";
 import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Field } from "@/components/ui/field";
@@ -34,18 +35,19 @@ export function OffersList() {
     >
       <QueryState query={offers} loadingLabel="Loading your offers" errorTitle="Couldn't load your offers">
         {({ data }) => {
-          const open = data.filter((o) => o.status !== "withdrawn");
+          const open = data.filter((o) => !isDelisted(o));
           const withdrawn = data.length - open.length;
           return open.length === 0 ? (
-            <EmptyState title="No offers yet">Post an offer below to start selling your upstream&apos;s spare capacity.</EmptyState>
+            withdrawn > 0 ? (
+              <EmptyState title="No offers on the book">Your delisted offers are below. Post an offer to sell capacity again.</EmptyState>
+            ) : (
+              <EmptyState title="No offers yet">Post an offer below to start selling your upstream&apos;s spare capacity.</EmptyState>
+            )
           ) : (
             <div className="flex flex-col gap-3">
               {open.map((offer) => (
                 <OfferCard key={offer.id} offer={offer} onEdit={() => setEditing(offer)} onWithdraw={() => setWithdrawing(offer)} />
               ))}
-              {withdrawn > 0 && (
-                <p className="text-xs text-zinc-600 dark:text-zinc-400">{plural(withdrawn, "delisted offer")} kept for history.</p>
-              )}
             </div>
           );
         }}

@@ -2,10 +2,18 @@
 
 import { useQuery } from "@tanstack/react-query";
 import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
-import type { CheckedOfferView, Earnings, OfferList, OfferView, UpstreamPricingView } from "@/lib/supply/schemas";
+import type {
+  CheckedOfferView,
+  DailyEarnings,
+  DailyEarningsList,
+  Earnings,
+  OfferList,
+  OfferView,
+  UpstreamPricingView,
+} from "@/lib/supply/schemas";
 import { api } from "@/lib/browser/api";
 
-export type { CheckedOfferView, Earnings, OfferView, UpstreamPricingView, WithdrawalView };
+export type { CheckedOfferView, DailyEarnings, Earnings, OfferView, UpstreamPricingView, WithdrawalView };
 
 export const offersKey = ["offers"] as const;
 export const earningsKey = ["earnings"] as const;
@@ -21,4 +29,12 @@ export function useEarnings() {
 
 export function useWithdrawals() {
   return useQuery({ queryKey: withdrawalsKey, queryFn: () => api<WithdrawalList>("/v1/supply/withdrawals") });
+}
+
+export function useDailyEarnings(days: number) {
+  return useQuery({
+    queryKey: [...earningsKey, "daily", days],
+    queryFn: () => api<DailyEarningsList>(`/v1/supply/earnings/daily?days=${days}`),
+    refetchInterval: 60_000,
+  });
 }

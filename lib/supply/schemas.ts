@@ -191,3 +191,19 @@ export const EarningsSchema = component(
     ),
 );
 export type Earnings = z.output<typeof EarningsSchema>;
+
+export const DailyEarningsQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(90).default(30) });
+
+const DailyEarningsSchema = z.object({
+  day: Day,
+  offer: z.string().describe("Your offer's id"),
+  earned: Usdc.describe("What its clears (and the platform's probes) credited your earnings that day"),
+  requests: z.number().int().describe("Clears and probes that day"),
+});
+export type DailyEarnings = z.output<typeof DailyEarningsSchema>;
+
+export const DailyEarningsListSchema = component(
+  "DailyEarningsList",
+  listOf(DailyEarningsSchema).describe("Per UTC day and offer, oldest first; days and offers without earnings are omitted"),
+);
+export type DailyEarningsList = z.output<typeof DailyEarningsListSchema>;

@@ -99,12 +99,20 @@ function seededBuyer() {
 }
 
 /**
- * A clear of `burnMicroDiem` on an offer at `at` (default now), at the offer's price unless given.
+ * A clear of `burnMicroDiem` on an offer at `at` (default now), at the offer's price unless given, paid by the file's
+ * fixture buyer unless `buyer` names another (an account with an API key row and a funded buyer ledger account).
  * Charge and split follow lib/money.ts; the burn is added to the offer-day of `at`.
  */
-export async function seedClear(options: { offerId: string; modelId: string; burnMicroDiem: bigint; priceCents?: number; at?: Date }) {
+export async function seedClear(options: {
+  offerId: string;
+  modelId: string;
+  burnMicroDiem: bigint;
+  priceCents?: number;
+  at?: Date;
+  buyer?: { accountId: string; apiKeyId: string; ledgerAccountId: string };
+}) {
   const at = options.at ?? new Date();
-  const { accountId, apiKeyId, ledgerAccountId } = await seededBuyer();
+  const { accountId, apiKeyId, ledgerAccountId } = options.buyer ?? (await seededBuyer());
   const offer = await db.offer.findUniqueOrThrow({ where: { id: options.offerId } });
   const priceCents = options.priceCents ?? offer.priceCents;
   const charge = chargeMicros(options.burnMicroDiem, priceCents);

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { DelistedOffers } from "@/components/supply/delisted-offers";
 import { OfferForm } from "@/components/supply/offer-form";
 import { OffersList } from "@/components/supply/offers-list";
 
@@ -8,6 +9,7 @@ export default function SupplyPage() {
   return (
     <div className="flex flex-col gap-6">
       <OffersList />
+      <DelistedOffers />
       <OfferForm />
     </div>
   );

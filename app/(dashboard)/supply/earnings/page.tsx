@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { EarningsChartPanel } from "@/components/supply/earnings-chart";
 import { EarningsPanel, WithdrawalsPanel } from "@/components/supply/earnings-panel";
 
 export const metadata: Metadata = { title: "Earnings" };
@@ -7,6 +8,7 @@ export default function EarningsPage() {
   return (
     <div className="flex flex-col gap-6">
       <EarningsPanel />
+      <EarningsChartPanel />
       <WithdrawalsPanel />
     </div>
   );
