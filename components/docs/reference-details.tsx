@@ -1,20 +1,82 @@
 "use client";
 
 /**
- * The API reference's details, rendered in the browser when opened: an operation's parameters, body and answers, and
- * a schema's fields. The page itself carries only each operation's and schema's heading (so it stays small and every
- * anchor exists in the server's HTML); the details come from GET /openapi.json, fetched once on the first open.
- * Opening the page at an anchor (#op-…, #schema-…), or following a link to one on the page, opens that entry.
+ * The API reference in the browser: the list of operations and schemas (from the headings the server passes), and
+ * their details rendered when opened: an operation's parameters, body and answers, a schema's fields. The details
+ * come from GET /openapi.json, fetched once on the first open. Opening the page at an anchor (#op-…, #schema-…), or
+ * following a link to one on the page, opens that entry.
  */
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useState, useSyncExternalStore, type ReactNode } from "react";
-import { errorAnchor } from "@/components/docs/anchors";
+import { errorAnchor, schemaAnchor } from "@/components/docs/anchors";
+import { Prose } from "@/components/docs/code-block";
+import { AuthBadge, MethodLabel } from "@/components/docs/operation-labels";
 import { SchemaFields, TypeLabel, type JsonSchema } from "@/components/docs/schema-view";
+import { Card } from "@/components/ui/card";
 import { cn } from "@/components/ui/cn";
 import { QueryState } from "@/components/ui/query-state";
 import { api } from "@/lib/browser/api";
 import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiResponse } from "@/lib/openapi/document";
+
+/** An operation's heading, as the server passes it (the rest is in GET /openapi.json). */
+export type ReferenceOperation = {
+  anchor: string;
+  method: string;
+  path: string;
+  auth: OpenApiOperation["x-svc-auth"];
+  summary: string;
+  description: string | null;
+};
+type ReferenceTag = { name: string; description: string; operations: ReferenceOperation[] };
+type ReferenceSchema = { name: string; description: string | null };
+
+export function ReferenceList({ tags, schemas }: { tags: ReferenceTag[]; schemas: ReferenceSchema[] }) {
+  return (
+    <div className="flex flex-col gap-8">
+      {tags.map((tag) => (
+        <div key={tag.name} className="flex flex-col gap-3">
+          <div>
+            <h3 id={`tag-${tag.name.toLowerCase()}`} className="scroll-mt-20 text-base font-semibold text-zinc-900 dark:text-zinc-100">
+              {tag.name}
+            </h3>
+            <p className="text-xs text-zinc-600 dark:text-zinc-400">{tag.description}</p>
+          </div>
+          {tag.operations.map((op) => (
+            <Card key={op.anchor} id={op.anchor} aria-label={`${op.method.toUpperCase()} ${op.path}`} className="scroll-mt-20 p-4 sm:p-5">
+              <header className="flex flex-wrap items-center gap-2">
+                <MethodLabel method={op.method} />
+                <code className="font-mono text-sm font-semibold break-all text-zinc-900 dark:text-zinc-100">{op.path}</code>
+                <AuthBadge auth={op.auth} />
+              </header>
+              <p className="mt-2 text-sm font-medium text-zinc-900 dark:text-zinc-100">{op.summary}</p>
+              {op.description && (
+                <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
+                  <Prose text={op.description} />
+                </p>
+              )}
+              <OperationDetails anchor={op.anchor} path={op.path} method={op.method} />
+            </Card>
+          ))}
+        </div>
+      ))}
+      <div className="flex flex-col gap-3">
+        <h3 id="schemas" className="scroll-mt-20 text-base font-semibold text-zinc-900 dark:text-zinc-100">
+          Schemas
+        </h3>
+        <div className="grid items-start gap-3 lg:grid-cols-2">
+          {schemas.map(({ name, description }) => (
+            <Card key={name} id={schemaAnchor(name)} className="scroll-mt-20 p-4">
+              <h4 className="font-mono text-sm font-semibold">{name}</h4>
+              {description && <p className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">{description}</p>}
+              <SchemaDetails anchor={schemaAnchor(name)} name={name} />
+            </Card>
+          ))}
+        </div>
+      </div>
+    </div>
+  );
+}
 
 function useOpenApiDocument(enabled: boolean) {
   return useQuery({ queryKey: ["openapi"], queryFn: () => api<OpenApiDocument>("/openapi.json"), enabled, staleTime: Infinity });
@@ -59,7 +121,7 @@ function Disclosure({ anchor, summary, children }: { anchor: string; summary: st
   );
 }
 
-export function OperationDetails({ anchor, path, method }: { anchor: string; path: string; method: string }) {
+function OperationDetails({ anchor, path, method }: { anchor: string; path: string; method: string }) {
   return (
     <Disclosure anchor={anchor} summary="Parameters, body and answers">
       {() => <OperationBody path={path} method={method} />}
@@ -67,7 +129,7 @@ export function OperationDetails({ anchor, path, method }: { anchor: string; pat
   );
 }
 
-export function SchemaDetails({ anchor, name }: { anchor: string; name: string }) {
+function SchemaDetails({ anchor, name }: { anchor: string; name: string }) {
   return (
     <Disclosure anchor={anchor} summary="Fields">
       {() => <SchemaBody name={name} />}

@@ -92,7 +92,8 @@ export function DepthChart({ book }: { book: BookView }) {
           });
           setHover(index);
         }}
-        onMouseLeave={() => setHover(null)}
+        // A mouse leaving clears the detail; a finger lifting does not (a tap shows a level until the next tap).
+        onPointerLeave={(event) => event.pointerType === "mouse" && setHover(null)}
         onBlur={() => setHover(null)}
         className="block max-w-full text-zinc-600 dark:text-zinc-400"
       >

@@ -112,7 +112,8 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
         aria-describedby={tableId}
         tabIndex={0}
         onKeyDown={onKeyDown}
-        onMouseLeave={() => setActive(null)}
+        // A mouse leaving clears the detail; a finger lifting does not (a tap shows a bar until the next tap).
+        onPointerLeave={(event) => event.pointerType === "mouse" && setActive(null)}
         onBlur={() => setActive(null)}
         className="block max-w-full rounded-md text-zinc-600 dark:text-zinc-400"
       >

@@ -238,7 +238,7 @@ for (const viewport of VIEWPORTS) {
       const trades = page.getByRole("region", { name: "GET /v1/market/trades" });
       await expect(trades).toBeInViewport();
       await expect(trades.getByRole("group")).toHaveAttribute("open", "");
-      await expect(trades.getByText("Parameters")).toBeVisible();
+      await expect(trades.getByRole("heading", { name: "Parameters" })).toBeVisible();
       await expect(trades.getByText("limit", { exact: true })).toBeVisible();
       await expect(trades.getByText("model_not_found")).toBeVisible();
       // Others stay closed until opened.
@@ -269,7 +269,7 @@ for (const viewport of VIEWPORTS) {
       await expect(page).toHaveURL(/\/docs\/reference#op-/);
       const topUp = page.getByRole("region", { name: "POST /v1/x402/top-up" });
       await expect(topUp).toBeInViewport();
-      await expect(topUp.getByText("Request body (application/json)")).toBeVisible();
+      await expect(topUp.getByRole("heading", { name: "Request body (application/json)" })).toBeVisible();
 
       await expectNoSidewaysScroll(page);
       expect(await seriousAxeViolations(page, "/docs/reference")).toEqual([]);
