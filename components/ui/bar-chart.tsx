@@ -52,10 +52,13 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
   const [active, setActive] = useState<number | null>(null);
   const tableId = useId();
   const hasLine = points.some((p) => p.line !== undefined && p.line !== null);
-  const pad = { top: 12, right: hasLine ? 48 : 12, bottom: 26, left: 56 };
+  const { top, step } = niceMax(Math.max(0, ...points.map((p) => p.value)));
+  const ticks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
+  // The left margin fits the longest axis label ("$0.00003"), about 6.5 px a character at 11 px.
+  const widestTick = Math.max(...ticks.map((t) => formatValue(t).length));
+  const pad = { top: 12, right: hasLine ? 48 : 12, bottom: 26, left: Math.max(40, Math.ceil(widestTick * 6.5) + 10) };
   const plotW = Math.max(10, width - pad.left - pad.right);
   const plotH = height - pad.top - pad.bottom;
-  const { top, step } = niceMax(Math.max(0, ...points.map((p) => p.value)));
   const lineValues = points.map((p) => p.line).filter((v): v is number => typeof v === "number");
   const lineTicks = lineValues.length ? niceTicks(Math.min(...lineValues), Math.max(...lineValues), 3, 0) : [0, 1];
   const lineLo = lineTicks[0];
@@ -65,7 +68,6 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
   const y = (v: number) => pad.top + plotH - (v / top) * plotH;
   const yLine = (v: number) => pad.top + plotH - ((v - lineLo) / (lineHi - lineLo)) * plotH;
   const cx = (i: number) => pad.left + i * slot + slot / 2;
-  const ticks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
   const maxLabels = Math.max(2, Math.floor(plotW / 64));
   const marked = points.some((p) => p.tick);
   const candidates = points.flatMap((p, i) => (!marked || p.tick ? [i] : []));

@@ -14,7 +14,8 @@ export function niceStep(range: number, ticks: number): number {
  * and ends on round values ("70¢ 75¢ 80¢", not "73¢ 77.5¢ 82¢"), and a flat series still gets a band around it.
  */
 export function niceTicks(min: number, max: number, ticks: number, floor = -Infinity): number[] {
-  const step = niceStep(Math.max(max - min, Math.abs(max) * 0.02, 1e-9), ticks);
+  // A span of at least a tenth of the value: a flat or nearly flat series is not stretched into cliffs.
+  const step = niceStep(Math.max(max - min, Math.abs(max) * 0.1, 1e-9), ticks);
   let lo = Math.floor(min / step) * step;
   let hi = Math.ceil(max / step) * step;
   if (lo === hi) {
