@@ -94,7 +94,6 @@ function ProvidersTable({ list, window }: { list: ModelOfferList; window: Window
         <tr>
           <Th>Provider</Th>
           <Th className="text-right">Price</Th>
-          <Th className="text-right">Left today</Th>
           <Th className="text-right">Latency p50 / p95</Th>
           <Th className="text-right">Throughput</Th>
           <Th className="text-right">Uptime</Th>
@@ -114,8 +113,8 @@ function ProvidersTable({ list, window }: { list: ModelOfferList; window: Window
               <Td className="text-right tabular-nums">
                 <span className="font-medium">{formatCents(offer.price_cents)}</span> <PriceBadge cents={offer.price_cents} />
                 <span className="block text-xs text-zinc-600 dark:text-zinc-400">{perMTok(offer)}</span>
+                <span className="block text-xs text-zinc-600 dark:text-zinc-400">{formatDiem(offer.capacity_left_diem)} left today</span>
               </Td>
-              <Td className="text-right tabular-nums">{formatDiem(offer.capacity_left_diem)}</Td>
               <Td className="text-right tabular-nums">
                 <Measured
                   offer={offer}
