@@ -28,6 +28,7 @@ import * as chat from "@/app/v1/chat/completions/route";
 import * as generation from "@/app/v1/generations/[id]/route";
 import * as currentKey from "@/app/v1/key/route";
 import * as book from "@/app/v1/market/book/route";
+import * as marketHistory from "@/app/v1/market/history/route";
 import * as marketModels from "@/app/v1/market/models/route";
 import * as modelOffers from "@/app/v1/market/models/[id]/offers/route";
 import * as stats from "@/app/v1/market/stats/route";
@@ -84,6 +85,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/market/models", module: marketModels },
   { path: "/v1/market/models/{id}/offers", module: modelOffers },
   { path: "/v1/market/stats", module: stats },
+  { path: "/v1/market/history", module: marketHistory },
   { path: "/v1/market/trades", module: trades },
   { path: "/v1/supply/pool/summary", module: pool },
   { path: "/v1/supply/offers", module: offers },

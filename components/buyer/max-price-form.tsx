@@ -9,6 +9,7 @@ import { Panel } from "@/components/ui/card";
 import { Field } from "@/components/ui/field";
 import { priceVsList } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
+import { useSingleFlight } from "@/components/ui/use-single-flight";
 import { api } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
 import { priceCentsProblem } from "@/lib/wire";
@@ -31,10 +32,14 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
   const queryClient = useQueryClient();
   const [value, setValue] = useState(account.default_max_price_cents?.toString() ?? "");
   useEffect(() => setValue(account.default_max_price_cents?.toString() ?? ""), [account.default_max_price_cents]);
-  const save = useMutation({
-    mutationFn: (cents: number | null) => api<AccountProfile>("/v1/account", { method: "PATCH", body: { default_max_price_cents: cents } }),
-    onSuccess: (profile) => queryClient.setQueryData(accountKey, profile),
-  });
+  // One PATCH per save, however fast the button is clicked twice.
+  const save = useSingleFlight(
+    useMutation({
+      mutationFn: (cents: number | null) =>
+        api<AccountProfile>("/v1/account", { method: "PATCH", body: { default_max_price_cents: cents } }),
+      onSuccess: (profile) => queryClient.setQueryData(accountKey, profile),
+    }),
+  );
   const error = value ? priceCentsProblem(value) : null;
   // Said before saving, not after: a max price far above list lets requests clear at that price.
   const warning =

@@ -1,5 +1,6 @@
 /** The access classes, each with the operations in it: read from the OpenAPI document, i.e. from route() itself. */
-import { AuthBadge, MethodLabel, operationAnchor } from "@/components/docs/api-reference";
+import { operationAnchor } from "@/components/docs/anchors";
+import { AuthBadge, MethodLabel } from "@/components/docs/operation-labels";
 import { C } from "@/components/docs/code-block";
 import { Card } from "@/components/ui/card";
 import type { OpenApiDocument, OpenApiOperation } from "@/lib/openapi/document";

@@ -1,6 +1,7 @@
 "use client";
 
 import Link from "next/link";
+import { usePathname } from "next/navigation";
 import { useId, useMemo, useState } from "react";
 import { inputClass } from "@/components/ui/field";
 
@@ -10,6 +11,7 @@ export type DocsSearchEntry = { title: string; detail?: string; href: string; ki
 export function DocsSearch({ entries }: { entries: DocsSearchEntry[] }) {
   const [query, setQuery] = useState("");
   const id = useId();
+  const pathname = usePathname();
   const results = useMemo(() => {
     const words = query.toLowerCase().split(/\s+/).filter(Boolean);
     if (words.length === 0) return [];
@@ -37,21 +39,26 @@ export function DocsSearch({ entries }: { entries: DocsSearchEntry[] }) {
           {results.length === 0 ? (
             <li className="text-zinc-600 dark:text-zinc-400">Nothing matches “{query}”.</li>
           ) : (
-            results.map((r) => (
-              <li key={r.href + r.title}>
-                <Link
-                  href={r.href}
-                  onClick={() => setQuery("")}
-                  className="block rounded-md px-2 py-1 hover:bg-zinc-100 dark:hover:bg-zinc-800"
-                >
-                  <span className="block font-medium break-words">{r.title}</span>
-                  <span className="block text-xs text-zinc-600 dark:text-zinc-400">
-                    {r.kind}
-                    {r.detail && ` · ${r.detail}`}
-                  </span>
-                </Link>
-              </li>
-            ))
+            results.map((r) => {
+              // A result on this page is a plain fragment link: the browser scrolls to it and says so (hashchange),
+              // which opens a collapsed entry of the API reference; the client router would only scroll.
+              const ResultLink = r.href.split("#")[0] === pathname ? "a" : Link;
+              return (
+                <li key={r.href + r.title}>
+                  <ResultLink
+                    href={r.href}
+                    onClick={() => setQuery("")}
+                    className="block rounded-md px-2 py-1 hover:bg-zinc-100 dark:hover:bg-zinc-800"
+                  >
+                    <span className="block font-medium break-words">{r.title}</span>
+                    <span className="block text-xs text-zinc-600 dark:text-zinc-400">
+                      {r.kind}
+                      {r.detail && ` · ${r.detail}`}
+                    </span>
+                  </ResultLink>
+                </li>
+              );
+            })
           )}
         </ul>
       )}

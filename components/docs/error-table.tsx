@@ -1,14 +1,11 @@
 /** Every error code, rendered from ERROR_STATUS (so the table cannot drift), with the operations that return it. */
+import { errorAnchor } from "@/components/docs/anchors";
 import { Prose } from "@/components/docs/code-block";
 import { Table, Td, Th } from "@/components/ui/table";
 import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS, errorTypeForStatus } from "@/lib/http/errors";
 import type { OpenApiDocument } from "@/lib/openapi/document";
 import { ERROR_DESCRIPTIONS } from "@/lib/openapi/errors";
-
-export function errorAnchor(code: string) {
-  return `error-${code}`;
-}
 
 /** code → "METHOD /path" of each operation that lists it. */
 function whereReturned(doc: OpenApiDocument): Map<string, string[]> {

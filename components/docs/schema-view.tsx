@@ -1,13 +1,13 @@
-/** JSON Schema (as generated into the OpenAPI document) rendered as readable field lists. Server-only. */
+/**
+ * JSON Schema (as generated into the OpenAPI document) rendered as readable field lists. The API reference renders
+ * these in the browser, when an operation or a schema is opened (components/docs/reference-details.tsx).
+ */
 import type { ReactNode } from "react";
+import { schemaAnchor } from "@/components/docs/anchors";
 
 export type JsonSchema = Record<string, unknown>;
 
 const REF_PREFIX = "#/components/schemas/";
-
-export function schemaAnchor(name: string) {
-  return `schema-${name}`;
-}
 
 function refName(schema: JsonSchema): string | null {
   return typeof schema.$ref === "string" && schema.$ref.startsWith(REF_PREFIX) ? schema.$ref.slice(REF_PREFIX.length) : null;

@@ -3,17 +3,12 @@
 import { useState } from "react";
 import type { BookView } from "@/components/market/queries";
 import { useWidth } from "@/components/market/use-width";
+import { niceStep } from "@/components/ui/chart-scale";
 import { formatCents, formatDiem, microsOf } from "@/components/ui/format";
+import { PointerHint } from "@/components/ui/pointer-hint";
 
 const HEIGHT = 240;
 const PAD = { top: 16, right: 16, bottom: 28, left: 52 };
-
-function niceStep(range: number, ticks: number): number {
-  const raw = range / ticks;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const n = raw / power;
-  return (n < 1.5 ? 1 : n < 3 ? 2 : n < 7 ? 5 : 10) * power;
-}
 
 /**
  * Cumulative capacity (diem left today) against price (cents per diem): what a buyer with a given max
@@ -66,11 +61,16 @@ export function DepthChart({ book }: { book: BookView }) {
   return (
     <div ref={ref} className="flex w-full flex-col gap-2">
       <p className="min-h-5 text-sm text-zinc-700 dark:text-zinc-300" aria-live="polite" data-testid="depth-detail">
-        {hovered
-          ? `At ${formatCents(hovered.price)} or less: ${formatDiem(hovered.totalMicros)} available today (${formatDiem(levels[hover!].micros)} at ${formatCents(hovered.price)})`
-          : steps.length > 0
-            ? "Hover or focus the chart and use ←/→ for each price level."
-            : ""}
+        {hovered ? (
+          `At ${formatCents(hovered.price)} or less: ${formatDiem(hovered.totalMicros)} available today (${formatDiem(levels[hover!].micros)} at ${formatCents(hovered.price)})`
+        ) : steps.length > 0 ? (
+          <PointerHint
+            fine="Hover or focus the chart and use ←/→ for each price level."
+            coarse="Tap the chart for the capacity at each price level."
+          />
+        ) : (
+          ""
+        )}
       </p>
       <svg
         width={width}
@@ -94,7 +94,8 @@ export function DepthChart({ book }: { book: BookView }) {
           });
           setHover(index);
         }}
-        onMouseLeave={() => setHover(null)}
+        // A mouse leaving clears the detail; a finger lifting does not (a tap shows a level until the next tap).
+        onPointerLeave={(event) => event.pointerType === "mouse" && setHover(null)}
         onBlur={() => setHover(null)}
         className="block max-w-full text-zinc-600 dark:text-zinc-400"
       >

@@ -1,95 +1,112 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
-import type { TradeList, TradeView } from "@/components/market/queries";
+import { useState } from "react";
+import { useMarketHistory, type HistoryRange, type MarketHistory } from "@/components/market/queries";
 import { BarChart, type ChartPoint } from "@/components/ui/bar-chart";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDiem, formatUsd, microsOf, plural } from "@/components/ui/format";
+import { formatDecimalCents, formatDiem, formatUsd, microsOf, plural } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Term } from "@/components/ui/term";
-import { api } from "@/lib/browser/api";
 
-const BUCKETS = [
-  { ms: 5 * 60_000, upTo: 2 * 3_600_000 },
-  { ms: 3_600_000, upTo: 48 * 3_600_000 },
-  { ms: 86_400_000, upTo: Infinity },
+const RANGES: { id: HistoryRange; label: string; name: string; bucket: string }[] = [
+  { id: "1h", label: "1H", name: "Last hour", bucket: "5 minutes" },
+  { id: "1d", label: "1D", name: "Last day", bucket: "hour" },
+  { id: "1w", label: "1W", name: "Last week", bucket: "6 hours" },
 ];
 
 const TIME = new Intl.DateTimeFormat("en-US", { hour: "2-digit", minute: "2-digit", hour12: false, timeZone: "UTC" });
 const DAY = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
+const DAY_TIME = new Intl.DateTimeFormat("en-US", {
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  hour12: false,
+  timeZone: "UTC",
+});
+
+/** Where the x axis puts a label: quarter hours in the last hour, every 3 hours in a day, midnights in a week. */
+const TICK_MS: Record<HistoryRange, number> = { "1h": 15 * 60_000, "1d": 3 * 3_600_000, "1w": 86_400_000 };
 
 /**
- * The model's last trades (up to 200, from GET /v1/market/trades) bucketed in time: bars are the volume in
- * USDC, the line the volume-weighted price of the bucket in cents per diem. Derived in the browser from the
- * public trades list, so there is no second source of truth for history.
+ * The server's buckets (GET /v1/market/history) as chart points: bars are the volume in USDC, the line the
+ * volume-weighted price in cents per diem. A bucket without trades has no price, so the line breaks there.
  */
-export function bucketTrades(trades: TradeView[]): ChartPoint[] {
-  if (trades.length === 0) return [];
-  const times = trades.map((t) => new Date(t.time).getTime());
-  const first = Math.min(...times);
-  const last = Math.max(...times);
-  const size = BUCKETS.find((b) => last - first <= b.upTo)!.ms;
-  const start = Math.floor(first / size) * size;
-  const count = Math.min(60, Math.floor((last - start) / size) + 1);
-  const from = Math.floor(last / size) * size - (count - 1) * size;
-  const buckets = Array.from({ length: count }, (_, i) => ({ at: from + i * size, volume: 0n, burn: 0n, priceBurn: 0n, trades: 0 }));
-  trades.forEach((t, i) => {
-    const index = Math.floor((times[i] - from) / size);
-    const b = buckets[index];
-    if (!b) return;
-    const burn = microsOf(t.burn_diem);
-    b.volume += microsOf(t.value_usdc);
-    b.burn += burn;
-    b.priceBurn += burn * BigInt(t.price_cents);
-    b.trades += 1;
-  });
-  const label = (at: number) => (size >= 86_400_000 ? DAY.format(at) : TIME.format(at));
-  return buckets.map((b) => {
-    const vwap = b.burn > 0n ? Number((b.priceBurn * 100n) / b.burn) / 100 : null;
+export function historyPoints(history: MarketHistory): ChartPoint[] {
+  const range = history.range;
+  return history.data.map((b) => {
+    const at = Date.parse(b.start);
+    const label = range === "1w" ? (at % 86_400_000 === 0 ? DAY.format(at) : TIME.format(at)) : TIME.format(at);
+    const when = range === "1h" ? TIME.format(at) : DAY_TIME.format(at);
     return {
-      label: label(b.at),
-      value: Number(b.volume),
-      line: vwap,
+      label,
+      value: Number(microsOf(b.volume_usdc)),
+      line: b.vwap_cents === null ? null : Number(b.vwap_cents),
+      tick: at % TICK_MS[range] === 0,
       detail:
         b.trades === 0
-          ? `${label(b.at)} UTC: no trades`
-          : `${label(b.at)} UTC: ${formatUsd(b.volume)} volume · ${formatDiem(b.burn)} burned · ${plural(b.trades, "trade")} · average ${vwap}¢ per diem`,
+          ? `${when} UTC: no trades`
+          : `${when} UTC: ${formatUsd(b.volume_usdc)} volume · ${formatDiem(b.burn_diem)} burned · ${plural(b.trades, "trade")} · average ${formatDecimalCents(b.vwap_cents!)} per diem`,
     };
   });
 }
 
 export function PriceHistoryPanel({ model }: { model: string }) {
-  const trades = useQuery({
-    queryKey: ["market", "trades", model, "history"],
-    queryFn: () => api<TradeList>(`/v1/market/trades?limit=200&model=${encodeURIComponent(model)}`),
-    refetchInterval: 15_000,
-  });
+  const [range, setRange] = useState<HistoryRange>("1d");
+  const history = useMarketHistory(model, range);
+  const current = RANGES.find((r) => r.id === range)!;
   return (
     <Panel
       title="Price and volume history"
       description={
         <>
-          Bars: volume in USDC. Line: the <Term term="vwap">volume-weighted price</Term> in ¢ per <Term term="diem" />. From the latest 200
-          trades, UTC.
+          Bars: volume in USDC. Line: the <Term term="vwap">volume-weighted price</Term> in ¢ per <Term term="diem" />, broken where nothing
+          traded. One bar per {current.bucket}, UTC.
         </>
       }
+      actions={<RangeSwitch value={range} onChange={setRange} />}
     >
-      <QueryState query={trades} loadingLabel="Loading the price history" errorTitle="Couldn't load the price history">
-        {(t) =>
-          t.data.length === 0 ? (
-            <EmptyState title="No trades yet">Each request served on this model adds to its history.</EmptyState>
+      <QueryState query={history} loadingLabel="Loading the price history" errorTitle="Couldn't load the price history">
+        {(h) =>
+          h.data.every((b) => b.trades === 0) ? (
+            <EmptyState title={`No trades in the ${current.name.toLowerCase()}`}>
+              Each request served on this model adds to its history{range === "1w" ? "." : "; a longer range may show more."}
+            </EmptyState>
           ) : (
             <BarChart
-              title={`Price and volume history for ${model}`}
+              title={`Price and volume history for ${model}, ${current.name.toLowerCase()}`}
               columns={["Time", "Trades"]}
-              points={bucketTrades(t.data)}
+              points={historyPoints(h)}
               formatValue={(v) => formatUsd(BigInt(Math.round(v)), { approx: true })}
-              formatLine={(v) => `${Math.round(v)}¢`}
+              formatLine={(v) => `${Number.isInteger(v) ? v : v.toFixed(1)}¢`}
             />
           )
         }
       </QueryState>
     </Panel>
+  );
+}
+
+function RangeSwitch({ value, onChange }: { value: HistoryRange; onChange: (range: HistoryRange) => void }) {
+  return (
+    <div role="group" aria-label="Time range" className="inline-flex rounded-lg border border-zinc-200 p-0.5 dark:border-zinc-700">
+      {RANGES.map((r) => (
+        <button
+          key={r.id}
+          type="button"
+          aria-pressed={value === r.id}
+          title={r.name}
+          onClick={() => onChange(r.id)}
+          className={
+            value === r.id
+              ? "min-w-10 rounded-md bg-zinc-900 px-2.5 py-1 text-xs font-medium text-white dark:bg-zinc-100 dark:text-zinc-900"
+              : "min-w-10 rounded-md px-2.5 py-1 text-xs font-medium text-zinc-700 hover:bg-zinc-100 dark:text-zinc-300 dark:hover:bg-zinc-800"
+          }
+        >
+          {r.label}
+        </button>
+      ))}
+    </div>
   );
 }

@@ -48,8 +48,9 @@ export function ProviderTable({ model, initial }: { model: string; initial: Mode
               </ul>
               <p className="mt-3 text-xs text-zinc-600 dark:text-zinc-400">
                 Measured over the last {window === "1h" ? "hour" : "24 hours"} in 5-minute steps; a window needs{" "}
-                {plural(list.min_requests, "request")} before its figures show. Latency is the upstream&apos;s, from the forward sent to the
-                answer read. Declarations are the supplier&apos;s word; probes are the platform&apos;s check.
+                {plural(list.min_requests, "request")} before its figures show. Uptime is the share of forwards the supplier answered;
+                latency is the upstream&apos;s, from the forward sent to the answer read. Declarations are the supplier&apos;s word; probes
+                are the platform&apos;s check.
               </p>
             </>
           )
@@ -93,10 +94,9 @@ function ProvidersTable({ list, window }: { list: ModelOfferList; window: Window
         <tr>
           <Th>Provider</Th>
           <Th className="text-right">Price</Th>
-          <Th className="text-right">Left today</Th>
           <Th className="text-right">Latency p50 / p95</Th>
           <Th className="text-right">Throughput</Th>
-          <Th className="text-right">Success</Th>
+          <Th className="text-right">Uptime</Th>
           <Th className="text-right">Disputes</Th>
           <Th>Declared</Th>
           <Th>Probes</Th>
@@ -113,8 +113,8 @@ function ProvidersTable({ list, window }: { list: ModelOfferList; window: Window
               <Td className="text-right tabular-nums">
                 <span className="font-medium">{formatCents(offer.price_cents)}</span> <PriceBadge cents={offer.price_cents} />
                 <span className="block text-xs text-zinc-600 dark:text-zinc-400">{perMTok(offer)}</span>
+                <span className="block text-xs text-zinc-600 dark:text-zinc-400">{formatDiem(offer.capacity_left_diem)} left today</span>
               </Td>
-              <Td className="text-right tabular-nums">{formatDiem(offer.capacity_left_diem)}</Td>
               <Td className="text-right tabular-nums">
                 <Measured
                   offer={offer}
@@ -172,7 +172,7 @@ function ProviderCard({ offer, window }: { offer: ModelOfferView; window: Window
         <Fact label="Throughput">
           <Measured offer={offer} window={window} value={m.throughput_tps !== null && `${m.throughput_tps.toFixed(1)} tok/s`} />
         </Fact>
-        <Fact label="Success">
+        <Fact label="Uptime">
           <Measured offer={offer} window={window} value={m.success_rate !== null && formatPercent(m.success_rate)} />
         </Fact>
         <Fact label="Disputes">

@@ -3,6 +3,8 @@
 import { useQuery } from "@tanstack/react-query";
 import type {
   BookView,
+  HistoryRange,
+  MarketHistory,
   MarketModelList,
   MarketModelView,
   MarketStats,
@@ -14,7 +16,19 @@ import type {
 } from "@/lib/market/schemas";
 import { api } from "@/lib/browser/api";
 
-export type { BookView, MarketModelList, MarketModelView, MarketStats, ModelOfferList, ModelOfferView, PoolSummary, TradeList, TradeView };
+export type {
+  BookView,
+  HistoryRange,
+  MarketHistory,
+  MarketModelList,
+  MarketModelView,
+  MarketStats,
+  ModelOfferList,
+  ModelOfferView,
+  PoolSummary,
+  TradeList,
+  TradeView,
+};
 
 const LIVE_MS = 5_000;
 
@@ -32,3 +46,9 @@ export const useBook = (model: string, initial: BookView | null) =>
   useLive(["market", "book", model], `/v1/market/book?model=${encodeURIComponent(model)}`, initial);
 export const useModelOffers = (model: string, initial: ModelOfferList | null) =>
   useLive(["market", "offers", model], `/v1/market/models/${encodeURIComponent(model)}/offers`, initial);
+export const useMarketHistory = (model: string, range: HistoryRange) =>
+  useQuery({
+    queryKey: ["market", "history", model, range],
+    queryFn: () => api<MarketHistory>(`/v1/market/history?model=${encodeURIComponent(model)}&range=${range}`),
+    refetchInterval: 15_000,
+  });

@@ -13,6 +13,7 @@ import { Field } from "@/components/ui/field";
 import { formatBps, formatDiem, formatMicrosAsCents, plural, priceVsList } from "@/components/ui/format";
 import { LoadingRows } from "@/components/ui/skeleton";
 import { Table, Td, Th } from "@/components/ui/table";
+import { useSingleFlight } from "@/components/ui/use-single-flight";
 import { useSettings } from "@/components/wallet/providers";
 import { api, ApiError } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
@@ -52,35 +53,38 @@ export function OfferForm() {
       if (post.isError) post.reset();
     };
 
-  const post = useMutation({
-    mutationFn: () =>
-      api<CheckedOfferView>("/v1/supply/offers", {
-        method: "POST",
-        body: {
-          upstream_base_url: url.trim(),
-          upstream_api_key: apiKey.trim(),
-          models: selected,
-          price_cents: Number(price),
-          daily_capacity: capacity,
-          ...declaredBody(declared),
-        },
-      }),
-    onSuccess: () => {
-      // A posted offer empties the form (a filled form invites posting it twice); the result stays shown below.
-      setUrl("");
-      setApiKey("");
-      setSelected([]);
-      setPrice(DEFAULT_PRICE);
-      setCapacity(DEFAULT_CAPACITY);
-      setDeclared(UNDECLARED);
-      setErrors({});
-      void queryClient.invalidateQueries({ queryKey: offersKey });
-    },
-    onError: (error) => {
-      const param = error instanceof ApiError ? String(error.details.param ?? "").split(".")[0] : "";
-      if (param) setErrors({ [param]: describeError(error) });
-    },
-  });
+  // One POST per submit, however fast the button is clicked twice.
+  const post = useSingleFlight(
+    useMutation({
+      mutationFn: () =>
+        api<CheckedOfferView>("/v1/supply/offers", {
+          method: "POST",
+          body: {
+            upstream_base_url: url.trim(),
+            upstream_api_key: apiKey.trim(),
+            models: selected,
+            price_cents: Number(price),
+            daily_capacity: capacity,
+            ...declaredBody(declared),
+          },
+        }),
+      onSuccess: () => {
+        // A posted offer empties the form (a filled form invites posting it twice); the result stays shown below.
+        setUrl("");
+        setApiKey("");
+        setSelected([]);
+        setPrice(DEFAULT_PRICE);
+        setCapacity(DEFAULT_CAPACITY);
+        setDeclared(UNDECLARED);
+        setErrors({});
+        void queryClient.invalidateQueries({ queryKey: offersKey });
+      },
+      onError: (error) => {
+        const param = error instanceof ApiError ? String(error.details.param ?? "").split(".")[0] : "";
+        if (param) setErrors({ [param]: describeError(error) });
+      },
+    }),
+  );
 
   function submit(event: FormEvent) {
     event.preventDefault();

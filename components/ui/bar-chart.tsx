@@ -2,6 +2,8 @@
 
 import { useId, useState, type KeyboardEvent } from "react";
 import { useWidth } from "@/components/market/use-width";
+import { niceTicks } from "@/components/ui/chart-scale";
+import { PointerHint } from "@/components/ui/pointer-hint";
 
 export type ChartPoint = {
   /** Short x label ("Nov 3", "14:00"). */
@@ -10,8 +12,13 @@ export type ChartPoint = {
   value: number;
   /** What the hover/focus detail says about this point, exactly ("Nov 3: $1.234567 · 4 requests"). */
   detail: string;
-  /** Optional second series drawn as a line with dots (e.g. a price), with its own axis on the right. */
+  /**
+   * Optional second series drawn as a line with dots (e.g. a price), with its own axis on the right. null is a point
+   * without a value (a bucket where nothing traded): the line breaks there instead of drawing through it.
+   */
   line?: number | null;
+  /** Label this point on the x axis (a round time, say). When no point sets it, labels are spread evenly. */
+  tick?: boolean;
 };
 
 type Props = {
@@ -37,35 +44,42 @@ function niceMax(max: number): { top: number; step: number } {
 }
 
 /**
- * Bars with a y axis that says what they are worth, x labels, and a detail for the point under the pointer or
- * the keyboard (←/→ move, it is one tab stop). Screen readers get the same numbers as a table.
+ * Bars with a y axis that says what they are worth, x labels, and a detail for the point under the pointer, the
+ * finger (a tap) or the keyboard (←/→ move, it is one tab stop). Screen readers get the same numbers as a table.
  */
 export function BarChart({ points, title, formatValue, formatLine, height = 200, columns = ["Day", "Value"] }: Props) {
   const [ref, width] = useWidth<HTMLDivElement>(600);
   const [active, setActive] = useState<number | null>(null);
   const tableId = useId();
   const hasLine = points.some((p) => p.line !== undefined && p.line !== null);
-  const pad = { top: 12, right: hasLine ? 48 : 12, bottom: 26, left: 56 };
+  const { top, step } = niceMax(Math.max(0, ...points.map((p) => p.value)));
+  const ticks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
+  // The left margin fits the longest axis label ("$0.00003"), about 6.5 px a character at 11 px.
+  const widestTick = Math.max(...ticks.map((t) => formatValue(t).length));
+  const pad = { top: 12, right: hasLine ? 48 : 12, bottom: 26, left: Math.max(40, Math.ceil(widestTick * 6.5) + 10) };
   const plotW = Math.max(10, width - pad.left - pad.right);
   const plotH = height - pad.top - pad.bottom;
-  const { top, step } = niceMax(Math.max(0, ...points.map((p) => p.value)));
   const lineValues = points.map((p) => p.line).filter((v): v is number => typeof v === "number");
-  const lineMin = lineValues.length ? Math.min(...lineValues) : 0;
-  const lineMax = lineValues.length ? Math.max(...lineValues) : 1;
-  const lineLo = Math.max(0, Math.floor(lineMin - (lineMax - lineMin) * 0.2 - 1));
-  const lineHi = Math.ceil(lineMax + (lineMax - lineMin) * 0.2 + 1);
+  const lineTicks = lineValues.length ? niceTicks(Math.min(...lineValues), Math.max(...lineValues), 3, 0) : [0, 1];
+  const lineLo = lineTicks[0];
+  const lineHi = lineTicks[lineTicks.length - 1];
   const slot = plotW / Math.max(1, points.length);
   const barW = Math.max(2, Math.min(40, slot * 0.7));
   const y = (v: number) => pad.top + plotH - (v / top) * plotH;
   const yLine = (v: number) => pad.top + plotH - ((v - lineLo) / (lineHi - lineLo)) * plotH;
   const cx = (i: number) => pad.left + i * slot + slot / 2;
-  const ticks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
-  const labelEvery = Math.max(1, Math.ceil(points.length / Math.max(2, Math.floor(plotW / 64))));
+  const maxLabels = Math.max(2, Math.floor(plotW / 64));
+  const marked = points.some((p) => p.tick);
+  const candidates = points.flatMap((p, i) => (!marked || p.tick ? [i] : []));
+  const labelEvery = Math.max(1, Math.ceil(candidates.length / maxLabels));
+  const labelled = new Set(candidates.filter((_, k) => k % labelEvery === 0));
+  // A new segment after every point without a value: the line shows the gap.
   const linePath = hasLine
     ? points
-        .map((p, i) => (typeof p.line === "number" ? `${cx(i)} ${yLine(p.line)}` : null))
+        .map((p, i) =>
+          typeof p.line === "number" ? `${typeof points[i - 1]?.line === "number" ? "L" : "M"} ${cx(i)} ${yLine(p.line)}` : "",
+        )
         .filter(Boolean)
-        .map((xy, i) => `${i === 0 ? "M" : "L"} ${xy}`)
         .join(" ")
     : "";
 
@@ -85,9 +99,10 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
         {shown ? (
           shown.detail
         ) : (
-          <span className="text-zinc-600 dark:text-zinc-400">
-            Hover or focus the chart and use ←/→ for each {columns[0].toLowerCase()}.
-          </span>
+          <PointerHint
+            fine={`Hover or focus the chart and use ←/→ for each ${columns[0].toLowerCase()}.`}
+            coarse={`Tap a bar for its ${columns[0].toLowerCase()}.`}
+          />
         )}
       </p>
       <svg
@@ -99,7 +114,8 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
         aria-describedby={tableId}
         tabIndex={0}
         onKeyDown={onKeyDown}
-        onMouseLeave={() => setActive(null)}
+        // A mouse leaving clears the detail; a finger lifting does not (a tap shows a bar until the next tap).
+        onPointerLeave={(event) => event.pointerType === "mouse" && setActive(null)}
         onBlur={() => setActive(null)}
         className="block max-w-full rounded-md text-zinc-600 dark:text-zinc-400"
       >
@@ -112,13 +128,13 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
           </g>
         ))}
         {hasLine &&
-          [lineLo, (lineLo + lineHi) / 2, lineHi].map((t) => (
+          lineTicks.map((t) => (
             <text key={`l${t}`} x={width - pad.right + 6} y={yLine(t)} dy="0.32em" fontSize={11} className="fill-sky-700 dark:fill-sky-300">
               {(formatLine ?? String)(t)}
             </text>
           ))}
         {points.map((p, i) => (
-          <g key={i} onMouseEnter={() => setActive(i)}>
+          <g key={i} onMouseEnter={() => setActive(i)} onClick={() => setActive(i)}>
             <rect x={pad.left + i * slot} y={pad.top} width={slot} height={plotH} fill="transparent" />
             <rect
               x={cx(i) - barW / 2}
@@ -128,7 +144,7 @@ export function BarChart({ points, title, formatValue, formatLine, height = 200,
               rx={1.5}
               className={active === i ? "fill-emerald-800 dark:fill-emerald-300" : "fill-emerald-600 dark:fill-emerald-500"}
             />
-            {i % labelEvery === 0 && (
+            {labelled.has(i) && (
               <text x={cx(i)} y={height - 8} textAnchor="middle" fontSize={11} fill="currentColor">
                 {p.label}
               </text>

@@ -110,6 +110,38 @@ export type TradeView = z.output<typeof TradeSchema>;
 export const TradeListSchema = component("TradeList", listOf(TradeSchema));
 export type TradeList = z.output<typeof TradeListSchema>;
 
+export const HISTORY_RANGES = ["1h", "1d", "1w"] as const;
+export type HistoryRange = (typeof HISTORY_RANGES)[number];
+
+export const HistoryQuery = z.strictObject({
+  model: z.string().min(1).max(128),
+  range: z.enum(HISTORY_RANGES).default("1d").describe("1h: 5-minute buckets; 1d: hourly; 1w: 6-hourly. Buckets start at round UTC times."),
+});
+export type HistoryInput = z.infer<typeof HistoryQuery>;
+
+const HistoryBucketSchema = z.object({
+  start: Timestamp.describe("Start of the bucket (inclusive); it ends where the next starts"),
+  trades: z.number().int().describe("Clears in the bucket; 0 is a bucket without trades, not a missing one"),
+  volume_usdc: Usdc.describe("What buyers paid in the bucket"),
+  burn_diem: Diem.describe("Capacity consumed in the bucket"),
+  vwap_cents: z.string().nullable().describe("Volume-weighted price, cents per diem with two decimals; null without trades"),
+});
+export type HistoryBucket = z.output<typeof HistoryBucketSchema>;
+
+export const MarketHistorySchema = component(
+  "MarketHistory",
+  z.object({
+    object: z.literal("market.history"),
+    model: z.string(),
+    range: z.enum(HISTORY_RANGES),
+    bucket_seconds: z.number().int(),
+    from: Timestamp.describe("Start of the first bucket"),
+    to: Timestamp.describe("When the history was read (the last bucket is still filling)"),
+    data: z.array(HistoryBucketSchema).describe("Every bucket from `from` to `to`, oldest first, empty ones included"),
+  }),
+);
+export type MarketHistory = z.output<typeof MarketHistorySchema>;
+
 const PoolFields = {
   daily_capacity_diem: Diem,
   burned_today_diem: Diem,
