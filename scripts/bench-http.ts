@@ -11,7 +11,10 @@
  *
  * DATABASE_URL must name a PostgreSQL database whose name contains "bench" or "test" (it is wiped).
  * Options: --duration S (per run, default 10) --warmup S (default 2) --concurrency 1,64 --rounds N (default 1)
- * --baseline DIR (below)
+ * --baseline DIR (below) --reads (readsUnderLoad) --soak N --soak-step S --soak-grow N1,N2 (scripts/bench-soak.ts)
+ *
+ * Each run also prints the CPU a request cost the serving process tree and PostgreSQL's backends of the bench
+ * databases (scripts/bench-cpu.ts, from /proc): a shared machine's slow spell moves latencies, not CPU per request.
  *
  * On a shared or virtual machine one run's figures move by a millisecond or more at concurrency 1 from one run to
  * the next (measured: svc's p50 between 4.7 and 8.4 ms, same code, same machine, minutes apart). --rounds N runs
