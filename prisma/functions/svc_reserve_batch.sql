@@ -251,10 +251,11 @@ BEGIN
         EXIT;
       END IF;
 
-      INSERT INTO "holds" ("account_id", "api_key_id", "offer_id", "model_id", "day", "price_cents",
+      -- A time-ordered id (svc_uuid_v7): the hold lands at its indexes' right edge.
+      INSERT INTO "holds" ("id", "account_id", "api_key_id", "offer_id", "model_id", "day", "price_cents",
                            "amount_micros", "burn_micro_diem", "expires_at", "created_at",
                            "input_micro_diem_per_mtok", "output_micro_diem_per_mtok", "key_period_start")
-      VALUES (v_key."account_id", v_key."id", v_offer."id", p_model_ids[i], v_day, v_offer."price_cents",
+      VALUES (svc_uuid_v7(), v_key."account_id", v_key."id", v_offer."id", p_model_ids[i], v_day, v_offer."price_cents",
               v_charge, v_burn, p_expires_at, p_now, v_model.input, v_model.output, v_period)
       RETURNING "id" INTO v_hold;
 

@@ -471,7 +471,7 @@ describe("the hot path's plans", () => {
   });
 });
 
-describe("time-ordered ids (prisma/migrations/20261130000000_time_ordered_ids)", () => {
+describe("time-ordered ids (prisma/functions/svc_uuid_v7.sql)", () => {
   /** The Unix milliseconds a version 7 UUID leads with. */
   const uuidMs = (id: string) => parseInt(id.replace(/-/g, "").slice(0, 12), 16);
 
