@@ -7,29 +7,12 @@ import { INJECTED_WALLET_NAME, installInjectedWallet } from "../fixtures/injecte
 import { usdTextToMicros } from "../fixtures/money";
 import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
 import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
+import { PUBLIC_PAGES, SIGNED_IN_PAGES, VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 16, "the dashboard as careful as the money under it": one test per item of the issue, each run at
  * desktop (1440×900) and phone (390×844) width in Chromium.
  */
-const VIEWPORTS = [
-  { name: "desktop", width: 1440, height: 900 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
-
-const PUBLIC_PAGES = [
-  "/",
-  "/market",
-  "/market/llama-3.3-70b",
-  "/docs",
-  "/docs/top-up",
-  "/docs/errors",
-  "/docs/reference",
-  "/dashboard",
-  "/supply",
-  "/no-such-page",
-];
-const SIGNED_IN_PAGES = ["/dashboard", "/dashboard/keys", "/dashboard/usage", "/dashboard/history", "/supply", "/supply/earnings"];
 
 /** Signs in through the Connect dialog with the injected EIP-6963 wallet (as a MetaMask user would). */
 async function signInWithInjectedWallet(page: Page) {

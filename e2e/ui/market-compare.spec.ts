@@ -7,6 +7,7 @@ import { SvcSession } from "../fixtures/api";
 import { expect, test } from "../fixtures/index";
 import { APP_ORIGIN, E2E_PORTS, UPSTREAM_URL } from "../fixtures/stack";
 import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
+import { VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 28, items 8 and 11: the market page as a buyer compares (price history over 1H / 1D / 1W with its gaps,
@@ -15,10 +16,6 @@ import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
  *
  * Dev account 8 is this file's (no other spec uses it): its default max price and its offer are changed here.
  */
-const VIEWPORTS = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-] as const;
 const MODEL = "llama-3.3-70b";
 const WALLET = 8;
 const DIR = "test-results/screenshots";

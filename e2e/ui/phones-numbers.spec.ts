@@ -5,6 +5,7 @@ import { bearerClient, SvcSession } from "../fixtures/api";
 import { expect, hydratingPage, test } from "../fixtures/index";
 import { UPSTREAM_URL } from "../fixtures/stack";
 import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
+import { PUBLIC_PAGES, VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 28 items 1 and 7, "phones and numbers", at desktop (1440×900) and phone (390×844, touch) width: the tables
@@ -18,22 +19,6 @@ import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
 const PHONES_WALLET = 9;
 const SCREENSHOTS = "test-results/screenshots";
 
-const VIEWPORTS = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-] as const;
-
-const PUBLIC_PAGES = [
-  "/",
-  "/market",
-  "/market/llama-3.3-70b",
-  "/docs",
-  "/docs/top-up",
-  "/docs/errors",
-  "/docs/reference",
-  "/dashboard",
-  "/supply",
-];
 const SIGNED_IN_PAGES = [
   "/dashboard",
   "/dashboard/keys",

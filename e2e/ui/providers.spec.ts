@@ -1,6 +1,7 @@
 import type { ModelOfferList } from "../../lib/market/schemas";
 import { expect, test } from "../fixtures/index";
 import { APP_ORIGIN } from "../fixtures/stack";
+import { VIEWPORTS } from "../fixtures/pages";
 
 /**
  * The model page's provider table (GET /v1/market/models/{id}/offers): each live offer with its price per 1M tokens,
@@ -8,10 +9,6 @@ import { APP_ORIGIN } from "../fixtures/stack";
  * table at desktop width and one card per offer on a phone.
  */
 const MODEL = "llama-3.3-70b";
-const VIEWPORTS = [
-  { name: "desktop", width: 1440, height: 900 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
 
 async function modelOffers(): Promise<ModelOfferList> {
   const res = await fetch(`${APP_ORIGIN}/v1/market/models/${MODEL}/offers`);

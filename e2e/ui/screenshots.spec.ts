@@ -3,15 +3,12 @@ import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
 import { bearerClient, SvcSession } from "../fixtures/api";
 import { expect, hydratingPage, test } from "../fixtures/index";
 import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
+import { VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Every main page at desktop and phone width, saved under test-results/screenshots/ for a person to look at
  * (nothing overlapping, nothing unstyled). The showcase wallet is given some history first so pages are not empty.
  */
-const VIEWPORTS = [
-  { name: "desktop", width: 1440, height: 900 },
-  { name: "phone", width: 390, height: 844 },
-] as const;
 const DIR = "test-results/screenshots";
 
 test.use({ wallet: "showcase" });

@@ -9,6 +9,7 @@ import { usdcBalance } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { APP_ORIGIN, E2E_WALLETS, RPC_URL } from "../fixtures/stack";
 import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
+import { VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 28, items 2-5 and two of 11: the page follows the wallet and the session as they change under it, and money
@@ -17,10 +18,6 @@ import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
  * Wallets: the buyer (4) for most; dev account 8 (the local USDC admin, which transacts normally and no other spec
  * signs in with) as "the other account" and as the wallet holding only $2.00.
  */
-const VIEWPORTS = [
-  { name: "desktop", width: 1440, height: 900, touch: false },
-  { name: "phone", width: 390, height: 844, touch: true },
-] as const;
 const OTHER = 8;
 const DIR = "test-results/screenshots";
 
