@@ -393,7 +393,7 @@ for (const viewport of VIEWPORTS) {
       expect(Number(firstTick!.replace("¢", ""))).toBeGreaterThan(0);
       await depth.focus();
       await page.keyboard.press("ArrowRight");
-      await expect(page.getByTestId("depth-detail")).toContainText(/At \d+¢ or less: [\d.,]+ diem available today/);
+      await expect(page.getByTestId("depth-detail")).toContainText(/At \d+¢ or less: [\d.,]+\sdiem available today/);
       const snippet = page.getByRole("region", { name: "Use this model" });
       await expect(snippet).toContainText('"model": "llama-3.3-70b"');
       await expect(snippet.getByRole("button", { name: "Copy curl" })).toBeVisible();
@@ -413,13 +413,16 @@ for (const viewport of VIEWPORTS) {
       ).toBeVisible();
 
       await agentPage.getByRole("navigation", { name: "Dashboard" }).getByRole("link", { name: "History" }).click();
-      const ledger = agentPage.getByRole("table", { name: "Money history" });
-      const topUpRow = ledger.getByRole("row").filter({ hasText: "Top-up" }).first();
+      // A table on a desktop, one card per entry on a phone (the day's requests grouped as "Spent").
+      const ledger = agentPage.getByRole("table", { name: "Money history" }).or(agentPage.getByRole("list", { name: "Money history" }));
+      const entries = ledger.getByRole(viewport.name === "phone" ? "listitem" : "row");
+      const topUpRow = entries.filter({ hasText: "Top-up" }).first();
       await expect(topUpRow).toContainText("+$5.00");
       await expect(topUpRow.getByLabel(/^Transaction 0x[0-9a-f]{64}$/)).toBeVisible();
-      await expect(ledger.getByRole("row").filter({ hasText: "Request charge" }).first()).toContainText("−$");
-      await agentPage.getByRole("button", { name: "Top-ups and withdrawals" }).click();
-      await expect(ledger.getByRole("row").filter({ hasText: "Request charge" })).toHaveCount(0);
+      await expect(entries.filter({ hasText: "Spent" }).first()).toContainText("−$");
+      await agentPage.getByRole("button", { name: "Top-ups", exact: true }).click();
+      await expect(entries.filter({ hasText: "Spent" })).toHaveCount(0);
+      await expect(entries.filter({ hasText: "Top-up" }).first()).toBeVisible();
     });
 
     test("8 small: /market, a favicon, no 401 from /auth/session when anonymous, docs in pages with contents and search", async ({

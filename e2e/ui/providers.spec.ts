@@ -59,7 +59,7 @@ test("the model page lists its providers with measured, declared and probe figur
     // The 24 h window is shown first; the 1 h window holds this test's traffic, measured: a latency and 100 % success.
     await providers.getByRole("radio", { name: "1 h" }).click();
     await expect(providers.getByRole("radio", { name: "1 h" })).toHaveAttribute("aria-checked", "true");
-    await expect(entry).toContainText(/\d+ \/ \d+ ms/);
+    await expect(entry).toContainText(/\d+ \/ \d+\sms/);
     await expect(entry).toContainText("100.0%");
     await expect(entry).toContainText(/Probes pass|Not probed yet|Flagged/);
     // Nothing on the page is wider than the screen.

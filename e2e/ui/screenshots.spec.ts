@@ -88,7 +88,11 @@ test("main pages at desktop and phone widths", async ({ browser, page }) => {
       name: "usage",
       ready: () => page.getByRole("table", { name: "Requests" }).or(page.getByRole("list", { name: "Requests" })),
     },
-    { path: "/dashboard/history", name: "history", ready: () => page.getByRole("table", { name: "Money history" }) },
+    {
+      path: "/dashboard/history",
+      name: "history",
+      ready: () => page.getByRole("table", { name: "Money history" }).or(page.getByRole("list", { name: "Money history" })),
+    },
     { path: "/supply", name: "supply", ready: () => page.getByRole("article").first() },
     { path: "/supply/earnings", name: "earnings", ready: () => page.getByRole("group", { name: "Available to withdraw" }) },
   ];

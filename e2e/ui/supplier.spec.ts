@@ -46,7 +46,7 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   await visitor.goto("/market/llama-3.3-70b");
   const book = visitor.getByRole("table", { name: "Order book for llama-3.3-70b" });
   // One number of decimals down the column: "50 diem" beside whole levels, "50.000000 diem" beside a burned one.
-  await expect(book.getByRole("row").filter({ hasText: `${price}¢` })).toContainText(/\b50(\.0+)?\sdiem/);
+  await expect(book.getByRole("row").filter({ hasText: `${price}¢` })).toContainText(/(^|[^\d.])50(\.0+)?\sdiem/);
   const provider = visitor
     .getByRole("table", { name: "Providers for llama-3.3-70b" })
     .locator("tbody tr")
@@ -100,7 +100,7 @@ test("the offer form and the earnings page state what the supplier keeps after t
   await expect(price).toHaveAccessibleDescription("20% above list. You earn 105¢ per diem after svc's 12.5% fee.");
 
   await page.goto("/supply/earnings");
-  await expect(page.getByRole("region", { name: "Earnings" })).toContainText("87.5% of every request your offers serve");
+  await expect(page.getByRole("region", { name: "Earnings", exact: true })).toContainText("87.5% of every request your offers serve");
 });
 
 test("an offer that fails the upstream check is refused inline", async ({ signedInPage: page }) => {
