@@ -60,10 +60,24 @@ export function postgresCpuMs(snapshot: CpuSnapshot, backends?: ReadonlySet<numb
   return total;
 }
 
-/** The backends connected to the databases whose names start with this one's (the --baseline database too). */
+/**
+ * PostgreSQL CPU ms between two snapshots, per process alive in both: a process that exited in between (an idle
+ * pooled connection closed, an autovacuum worker done) would otherwise subtract all its CPU from the sum.
+ */
+function postgresCpuDeltaMs(before: CpuSnapshot, after: CpuSnapshot, backends?: ReadonlySet<number>): number {
+  let total = 0;
+  for (const [pid, proc] of after) {
+    if (proc.comm !== "postgres" || (backends && !backends.has(pid))) continue;
+    const earlier = before.get(pid);
+    if (earlier && earlier.comm === "postgres") total += proc.cpuMs - earlier.cpuMs;
+  }
+  return total;
+}
+
+/** The client backends connected to the databases whose names start with this one's (the --baseline database too). */
 export async function benchBackends(query: (sql: string) => Promise<{ pid: number }[]>): Promise<Set<number>> {
   const rows = await query(
-    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() OR datname LIKE current_database() || '\\_%'",
+    "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND (datname = current_database() OR datname LIKE current_database() || '\\_%')",
   );
   return new Set(rows.map((r) => Number(r.pid)));
 }
@@ -80,6 +94,6 @@ export function cpuPerRequest(
   const per = (ms: number) => (ms * 1000) / requests;
   return {
     serverUs: root === undefined ? null : per(treeCpuMs(after, root) - treeCpuMs(before, root)),
-    postgresUs: per(postgresCpuMs(after, backends) - postgresCpuMs(before, backends)),
+    postgresUs: per(postgresCpuDeltaMs(before, after, backends)),
   };
 }
