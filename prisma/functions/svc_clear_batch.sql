@@ -14,7 +14,7 @@
 -- share and fee = the other two), so the answer can state them to the micro-unit (usage.cost_details,
 -- 20261128010000_generations). p_latency_ms is the upstream's latency (forward sent to answer read), stored as
 -- completions.latency_ms; p_total_latency_ms is the request's own, from its arrival to this clear's submission.
--- SET enable_seqscan = off: see svc_reserve_batch.
+-- SET enable_seqscan = off, SET jit = off: see svc_reserve_batch.
 CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   p_hold_ids uuid[],
   p_completion_ids text[],
@@ -44,6 +44,7 @@ CREATE OR REPLACE FUNCTION "svc_clear_batch"(
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -1,8 +1,10 @@
 -- Releases a hold that will not be cleared (upstream failure, or a crash left it past its deadline). Returns false
--- when the hold was no longer active (already cleared or released): releasing is idempotent.
+-- when the hold was no longer active (already cleared or released): releasing is idempotent. SET enable_seqscan = off,
+-- SET jit = off: see svc_reserve_batch.
 CREATE OR REPLACE FUNCTION "svc_release_hold"(p_hold_id uuid, p_now timestamptz) RETURNS boolean
 LANGUAGE plpgsql
 SET enable_seqscan = off
+SET jit = off
 AS $$
 DECLARE
   v_hold "holds"%ROWTYPE;

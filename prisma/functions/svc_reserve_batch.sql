@@ -21,6 +21,10 @@
 --       the arrays.
 -- SET enable_seqscan = off: every row is looked up by key, and a plan made while the tables were nearly empty must
 -- not scan them (20261126000000_hot_path_index_plans).
+-- SET jit = off: a scan the planner cannot avoid (a small table with no index for its condition) is costed at 10^10
+-- once sequential scans are "off", far past jit_above_cost, and PostgreSQL's JIT then compiled (and inlined and
+-- optimized) that statement on every execution: 3.7-4.2 ms of PostgreSQL CPU per completion at concurrency 1, where
+-- a batch of one pays it alone (issue 25; `EXPLAIN ANALYZE` of such a scan: 228 ms of JIT for 4 rows, cold).
 CREATE OR REPLACE FUNCTION "svc_reserve_batch"(
   p_key_hashes text[],
   p_model_ids text[],
@@ -56,6 +60,7 @@ CREATE OR REPLACE FUNCTION "svc_reserve_batch"(
 )
 LANGUAGE plpgsql
 SET enable_seqscan = off
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -469,6 +469,19 @@ describe("the hot path's plans", () => {
       ["svc_reserve_batch", true],
     ]);
   });
+
+  // With sequential scans priced out, a scan the planner cannot avoid costs 10^10, past jit_above_cost: PostgreSQL
+  // then JIT-compiled that statement on every execution, milliseconds of CPU per completion at concurrency 1.
+  it("never JIT-compile the reservation's, the clear's and the release's statements", async () => {
+    const rows = await db.$queryRaw<{ name: string; config: string[] | null }[]>`
+      SELECT proname::text AS name, proconfig AS config FROM pg_proc
+      WHERE proname IN ('svc_reserve_batch', 'svc_clear_batch', 'svc_release_hold') ORDER BY proname`;
+    expect(rows.map((r) => [r.name, r.config?.includes("jit=off") ?? false])).toEqual([
+      ["svc_clear_batch", true],
+      ["svc_release_hold", true],
+      ["svc_reserve_batch", true],
+    ]);
+  });
 });
 
 describe("time-ordered ids (prisma/functions/svc_uuid_v7.sql)", () => {
