@@ -50,17 +50,6 @@ export function treeCpuMs(snapshot: CpuSnapshot, root: number): number {
 }
 
 /**
- * CPU ms of PostgreSQL's processes: the given backends (those connected to the benchmark's databases: other
- * databases on a shared server are not its work), or without them every server process (backends, WAL writer,
- * autovacuum, checkpointer).
- */
-export function postgresCpuMs(snapshot: CpuSnapshot, backends?: ReadonlySet<number>): number {
-  let total = 0;
-  for (const [pid, proc] of snapshot) if (proc.comm === "postgres" && (!backends || backends.has(pid))) total += proc.cpuMs;
-  return total;
-}
-
-/**
  * PostgreSQL CPU ms between two snapshots, per process alive in both: a process that exited in between (an idle
  * pooled connection closed, an autovacuum worker done) would otherwise subtract all its CPU from the sum.
  */

@@ -8,6 +8,7 @@ import { bearerClient, SvcSession } from "../fixtures/api";
 import { expect, test } from "../fixtures/index";
 import { UPSTREAM_URL } from "../fixtures/stack";
 import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
+import { deviceOf, VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 28 items 6 and 10: histories people can read (a running balance, a day's requests grouped per offer, filter
@@ -20,11 +21,6 @@ import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
 const TRADER = 8;
 const MODEL = "mistral-31-24b";
 const SCREENSHOTS = "test-results/screenshots";
-
-const VIEWPORTS = [
-  { name: "desktop", viewport: { width: 1440, height: 900 }, touch: false },
-  { name: "phone", viewport: { width: 390, height: 844 }, touch: true },
-] as const;
 
 type Trader = { session: SvcSession; offerId: string; requests: number };
 
@@ -102,9 +98,10 @@ const shownUsd = (micros: bigint) => {
 const amountText = (micros: bigint) => new RegExp(`${shownUsd(micros).replace(/[$.]/g, "\\$&")}(?!\\d)`);
 const DAY_LABEL = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
 
-for (const { name, viewport, touch } of VIEWPORTS) {
-  test.describe(`${name} ${viewport.width}×${viewport.height}`, () => {
-    test.use({ viewport, hasTouch: touch, isMobile: touch });
+for (const device of VIEWPORTS) {
+  const { name } = device;
+  test.describe(`${name} ${device.width}×${device.height}`, () => {
+    test.use(deviceOf(device));
 
     test("the running balance is the balance shown, and a day's requests are one row per offer that opens to its lines", async ({
       page,

@@ -7,7 +7,7 @@ import { SvcSession } from "../fixtures/api";
 import { expect, test } from "../fixtures/index";
 import { APP_ORIGIN, E2E_PORTS, UPSTREAM_URL } from "../fixtures/stack";
 import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
-import { VIEWPORTS } from "../fixtures/pages";
+import { deviceOf, VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 28, items 8 and 11: the market page as a buyer compares (price history over 1H / 1D / 1W with its gaps,
@@ -75,11 +75,7 @@ async function pricedRuns(page: Page, history: ReturnType<Page["getByRole"]>) {
 
 for (const viewport of VIEWPORTS) {
   test.describe(`${viewport.name} ${viewport.width}×${viewport.height}`, () => {
-    test.use({
-      viewport: { width: viewport.width, height: viewport.height },
-      hasTouch: viewport.touch,
-      isMobile: viewport.touch,
-    });
+    test.use(deviceOf(viewport));
 
     test("price history: 1H / 1D / 1W ranges, a line that breaks where nothing traded, round axis values, words for the pointer", async ({
       page,

@@ -5,7 +5,7 @@ import { bearerClient, SvcSession } from "../fixtures/api";
 import { expect, hydratingPage, test } from "../fixtures/index";
 import { UPSTREAM_URL } from "../fixtures/stack";
 import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
-import { PUBLIC_PAGES, VIEWPORTS } from "../fixtures/pages";
+import { deviceOf, PUBLIC_PAGES, VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 28 items 1 and 7, "phones and numbers", at desktop (1440×900) and phone (390×844, touch) width: the tables
@@ -118,11 +118,7 @@ async function seed() {
 
 for (const viewport of VIEWPORTS) {
   test.describe(`${viewport.name} ${viewport.width}×${viewport.height}`, () => {
-    test.use({
-      viewport: { width: viewport.width, height: viewport.height },
-      hasTouch: viewport.touch,
-      isMobile: viewport.touch,
-    });
+    test.use(deviceOf(viewport));
 
     test("1 phones and 7 numbers: keys and requests as cards with status and amount in view, balances at cents with the exact value a tap away", async ({
       page,
@@ -251,11 +247,7 @@ for (const viewport of VIEWPORTS) {
       test.setTimeout(360_000);
       await seed();
       const violations: string[] = [];
-      const visitorContext = await browser.newContext({
-        viewport: { width: viewport.width, height: viewport.height },
-        hasTouch: viewport.touch,
-        isMobile: viewport.touch,
-      });
+      const visitorContext = await browser.newContext(deviceOf(viewport));
       const visitor = hydratingPage(await visitorContext.newPage());
       for (const path of PUBLIC_PAGES) {
         await visitor.goto(path);

@@ -1,6 +1,6 @@
 import { expect, test } from "../fixtures/index";
 import { E2E_WALLETS } from "../fixtures/stack";
-import { useTestWallet } from "../fixtures/wallet";
+import { connectTestWallet, useTestWallet } from "../fixtures/wallet";
 
 test.use({ wallet: "buyer" });
 
@@ -13,11 +13,7 @@ test("a wallet on the wrong network is asked to switch to Base, signs in with SI
   const main = page.getByRole("main");
   await expect(main.getByRole("heading", { name: "Sign in with your wallet" })).toBeVisible();
 
-  await main.getByRole("button", { name: "Connect wallet" }).click();
-  await page
-    .getByRole("dialog", { name: "Connect a wallet" })
-    .getByRole("button", { name: /Test wallet/ })
-    .click();
+  await connectTestWallet(page);
 
   await expect(page.getByRole("status").filter({ hasText: "Wrong network" })).toContainText("Your wallet is on Ethereum");
   await expect(main.getByRole("button", { name: "Sign in" })).toHaveCount(0);

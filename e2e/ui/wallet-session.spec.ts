@@ -8,8 +8,8 @@ import { ANVIL_DEV_ACCOUNTS, BASE_USDC_ADDRESS } from "../../lib/chain/constants
 import { usdcBalance } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { APP_ORIGIN, E2E_WALLETS, RPC_URL } from "../fixtures/stack";
-import { signInThroughUi, useTestWallet } from "../fixtures/wallet";
-import { VIEWPORTS } from "../fixtures/pages";
+import { connectTestWallet, signInThroughUi, useTestWallet } from "../fixtures/wallet";
+import { deviceOf, VIEWPORTS } from "../fixtures/pages";
 
 /**
  * Issue 28, items 2-5 and two of 11: the page follows the wallet and the session as they change under it, and money
@@ -78,9 +78,7 @@ async function leaveUsdc(index: number, micros: bigint) {
 for (const viewport of VIEWPORTS) {
   test.describe(`${viewport.name} ${viewport.width}×${viewport.height}`, () => {
     test.use({
-      viewport: { width: viewport.width, height: viewport.height },
-      hasTouch: viewport.touch,
-      isMobile: viewport.touch,
+      ...deviceOf(viewport),
       wallet: "buyer",
     });
 
@@ -260,12 +258,8 @@ for (const viewport of VIEWPORTS) {
       await useTestWallet(page, E2E_WALLETS.buyer);
       await page.addInitScript((key) => window.localStorage.setItem(key, "1"), TEST_WALLET_REJECT_SIGN_IN_KEY);
       await page.goto("/dashboard");
+      await connectTestWallet(page);
       const main = page.getByRole("main");
-      await main.getByRole("button", { name: "Connect wallet" }).click();
-      await page
-        .getByRole("dialog", { name: "Connect a wallet" })
-        .getByRole("button", { name: /Test wallet/ })
-        .click();
       const signIn = main.getByRole("button", { name: "Sign in" });
       await signIn.click();
       await expect(main.getByRole("alert")).toContainText("You cancelled the request in your wallet.");
