@@ -70,6 +70,13 @@ function describe(item: LedgerItem): { label: string; tone: "green" | "neutral" 
 const isRequestLine = (item: LedgerItem) => item.kind === "clear" || item.kind === "probe";
 const groupKey = (item: LedgerItem) => `${item.kind}:${item.ledger}:${item.created_at.slice(0, 10)}:${item.offer ?? item.model ?? ""}`;
 
+/** What the table and the phone cards both show of an item: its label, its group key, and whether it is an open group. */
+function itemView(item: LedgerItem, expanded: ReadonlySet<string>) {
+  const key = groupKey(item);
+  const grouped = isRequestLine(item) && item.count > 1;
+  return { d: describe(item), key, grouped, open: grouped && expanded.has(key) };
+}
+
 /**
  * Every movement of this account's money (GET /v1/account/ledger?group=day): top-ups and withdrawals one by one with
  * their Base transaction, a day's requests as one row per offer (earnings) or model (spending) that opens to its
@@ -284,10 +291,7 @@ function HistoryTable({ items, expanded, onToggle }: ListProps) {
         </thead>
         <tbody>
           {items.map((item) => {
-            const d = describe(item);
-            const key = groupKey(item);
-            const grouped = isRequestLine(item) && item.count > 1;
-            const open = grouped && expanded.has(key);
+            const { d, key, grouped, open } = itemView(item, expanded);
             return (
               <Fragment key={`${item.id}-${item.ledger}`}>
                 <tr>
@@ -359,10 +363,7 @@ function HistoryCards({ items, expanded, onToggle }: ListProps) {
   return (
     <ul aria-label="Money history" className="flex flex-col gap-2 md:hidden">
       {items.map((item) => {
-        const d = describe(item);
-        const key = groupKey(item);
-        const grouped = isRequestLine(item) && item.count > 1;
-        const open = grouped && expanded.has(key);
+        const { d, key, grouped, open } = itemView(item, expanded);
         return (
           <li key={`${item.id}-${item.ledger}`} className="rounded-lg border border-zinc-200 p-3 dark:border-zinc-800">
             <div className="flex items-center justify-between gap-2">

@@ -1,6 +1,7 @@
 "use client";
 
 import { useOffers, type OfferView } from "@/components/supply/queries";
+import { ModelChips } from "@/components/supply/model-chips";
 import { Badge } from "@/components/ui/badge";
 import { formatDateTime, formatUsd, plural } from "@/components/ui/format";
 
@@ -52,13 +53,7 @@ function DelistedOffer({ offer }: { offer: OfferView }) {
         <span className="text-sm text-zinc-600 dark:text-zinc-400">/ diem</span>
         <Badge tone={withdrawn ? "neutral" : "red"}>{withdrawn ? "Delisted by you" : "Off the book: probes"}</Badge>
       </div>
-      <div className="flex flex-wrap gap-1">
-        {offer.models.map((m) => (
-          <span key={m.id} className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-xs dark:bg-zinc-800">
-            {m.id}
-          </span>
-        ))}
-      </div>
+      <ModelChips models={offer.models} />
       <p className="text-sm text-zinc-700 dark:text-zinc-300">
         Earned <strong className="tabular-nums">{formatUsd(offer.earnings_usdc)}</strong> from {plural(offer.clears, "request")}.{" "}
         {withdrawn

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { declaredBody, DeclaredFields, draftOf, tokensProblem } from "@/components/supply/declared-fields";
 import { offersKey, useOffers, type OfferView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
+import { ModelChips } from "@/components/supply/model-chips";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, Panel } from "@/components/ui/card";
@@ -105,13 +106,7 @@ function OfferCard({ offer, onEdit, onWithdraw }: { offer: OfferView; onEdit: ()
             </span>
             <Badge tone={status.tone}>{status.label}</Badge>
           </div>
-          <div className="flex flex-wrap gap-1">
-            {offer.models.map((m) => (
-              <span key={m.id} className="rounded bg-zinc-100 px-1.5 py-0.5 font-mono text-xs dark:bg-zinc-800">
-                {m.id}
-              </span>
-            ))}
-          </div>
+          <ModelChips models={offer.models} />
           <p className="flex flex-wrap items-center gap-2 text-xs text-zinc-600">
             <span className="max-w-full truncate font-mono" title={offer.upstream_base_url}>
               {offer.upstream_base_url}
