@@ -1,9 +1,8 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { requireDatabaseUrl } from "@/lib/env";
 import { hearDatabaseErrors } from "@/lib/db-errors";
-import { registerPool } from "@/lib/db-pools";
+import { pgConfig, registerPool } from "@/lib/db-pools";
 import { processState } from "@/lib/process-state";
 
 /**
@@ -18,7 +17,7 @@ const holder = processState<{ pool?: pg.Pool }>("pg-pool", () => ({}));
 
 export function pgPool(): pg.Pool {
   if (holder.pool) return holder.pool;
-  const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 3 });
+  const pool = new pg.Pool({ ...pgConfig(), max: 3 });
   hearDatabaseErrors(pool, "hot-path");
   registerPool("hot_path", pool);
   return (holder.pool = pool);

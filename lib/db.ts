@@ -2,9 +2,8 @@ import "server-only";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
 import pg from "pg";
-import { requireDatabaseUrl } from "@/lib/env";
 import { hearDatabaseErrors } from "@/lib/db-errors";
-import { registerPool } from "@/lib/db-pools";
+import { pgConfig, registerPool } from "@/lib/db-pools";
 import { processState } from "@/lib/process-state";
 
 export { Prisma } from "@prisma/client";
@@ -14,7 +13,7 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
 
 function createPrismaClient() {
   // Our own pool, so /metrics can report its use (svc_db_pool_connections).
-  const pool = new pg.Pool({ connectionString: requireDatabaseUrl(), max: 10 });
+  const pool = new pg.Pool({ ...pgConfig(), max: 10 });
   hearDatabaseErrors(pool, "prisma");
   registerPool("prisma", pool);
   const adapter = new PrismaPg(pool);

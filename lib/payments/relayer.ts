@@ -3,7 +3,7 @@ import pg from "pg";
 import { BaseError, NonceTooLowError, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from "viem";
 import { publicClient, relayerAccount, relayerClient } from "@/lib/chain/client";
 import { isTransactionKnown, isTransportError } from "@/lib/chain/lookups";
-import { requireDatabaseUrl } from "@/lib/env";
+import { pgConfig } from "@/lib/db-pools";
 import { log } from "@/lib/log";
 import { metrics } from "@/lib/ops/metrics";
 import { faults } from "@/lib/payments/faults";
@@ -66,7 +66,7 @@ function serialize<T>(fn: () => Promise<T>): Promise<T> {
 async function withRelayerNonce<T>(fn: (nonce: number, sent: () => void) => Promise<T>): Promise<T> {
   const address = relayerAccount.address.toLowerCase();
   const lockKey = `svc.relayer_nonce:${address}`;
-  const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+  const client = new pg.Client(pgConfig());
   // Between its queries (while the node takes the transaction) a dropped connection is an 'error' event: heard here,
   // the next query fails and the send is left for reconciliation; unheard, it would crash the process.
   client.on("error", (error) => log.warn("relayer lock connection failed", { error: error.message }));

@@ -8,6 +8,25 @@ import { startLocalChain } from "../../scripts/local-chain";
 import { migrateDatabase } from "../../server/migrate";
 import { resetTestDatabase } from "../../scripts/migrate";
 
+/**
+ * A PostgreSQL server's default zone is its machine's, not UTC (CI's is not): the suite's database defaults to a
+ * zone off UTC by a fraction of an hour, so a statement that leans on the session's zone (a zone-less JS Date
+ * read as local time, a day cut at local midnight) fails here and not on someone's server. The app pins its own
+ * sessions to UTC (lib/db-pools.ts); the embedded database is always on GMT.
+ */
+const TEST_DATABASE_TIME_ZONE = "Asia/Kathmandu";
+
+async function setDefaultTimeZone(url: string, zone: string): Promise<void> {
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`ALTER DATABASE "${new URL(url).pathname.slice(1).replaceAll('"', '""')}" SET timezone = '${zone}'`);
+  } finally {
+    await client.end();
+  }
+}
+
 export default async function setup(_project: TestProject) {
   const stops: (() => Promise<void>)[] = [];
   // eslint-disable-next-line no-restricted-properties -- the test runner hands configuration to workers
@@ -16,6 +35,7 @@ export default async function setup(_project: TestProject) {
   let databaseUrl = env.DATABASE_URL;
   if (databaseUrl) {
     await resetTestDatabase(databaseUrl);
+    await setDefaultTimeZone(databaseUrl, TEST_DATABASE_TIME_ZONE);
   } else {
     const embedded = await startEmbeddedDatabase();
     stops.push(embedded.stop);
