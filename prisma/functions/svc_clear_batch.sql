@@ -87,9 +87,13 @@ BEGIN
              AND COALESCE(p_burn_micro_diem[i.n], 0) >= 0
              AND p_usage_estimated[i.n] IS NOT NULL AND p_usage_disputed[i.n] IS NOT NULL
              AND row_number() OVER (PARTITION BY p_completion_ids[i.n] ORDER BY i.n) = 1
-             AND NOT EXISTS (SELECT 1 FROM "completions" c WHERE c."id" = p_completion_ids[i.n]),
+             AND used."id" IS NULL,
            false) AS ok
     FROM unnest(p_hold_ids) WITH ORDINALITY AS i(id, n)
+    -- Each id looked up by key (a LATERAL with a LIMIT stays a nested loop). As a NOT EXISTS in the select list the
+    -- planner may hash the whole table instead, and it did while completions was small (a few thousand rows, a
+    -- fresh market's): every clear read every completion.
+    LEFT JOIN LATERAL (SELECT c."id" FROM "completions" c WHERE c."id" = p_completion_ids[i.n] LIMIT 1) used ON true
   ) v;
 
   -- 1. Lock the batch's holds in id order (a hold id given twice counts at its first position), keep the active

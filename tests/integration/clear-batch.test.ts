@@ -482,6 +482,35 @@ describe("the hot path's plans", () => {
       ["svc_reserve_batch", true],
     ]);
   });
+  // The clear checks that each completion id is new. Written as NOT EXISTS in a select list, the planner could hash
+  // the whole completions table instead of probing it, and with the table small (a fresh market's first few
+  // thousand) it did: every clear read every completion, most of the clear's PostgreSQL time at concurrency 1.
+  it("look each completion id up by key: a clear reads one completion row, not the table", async () => {
+    const { modelA, x } = await seedMarket();
+    // A table of a few hundred completions, the size at which hashing it looked cheaper than probing it.
+    const holds = [];
+    for (let i = 0; i < 300; i++) holds.push(await reserve(x.key, modelA.id));
+    const cleared = await clearBatch(holds.slice(1).map((h) => ({ holdId: h.holdId, promptTokens: 1, completionTokens: 1 })));
+    expect(cleared.every((r) => r.status === "ok")).toBe(true);
+    await db.$executeRaw`ANALYZE completions`;
+
+    // A new connection plans the function afresh; the transaction's own table counters say what it read.
+    const client = new pg.Client({ connectionString: requireDatabaseUrl() });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      const [row] = await clearBatch([{ holdId: holds[0].holdId, promptTokens: 1, completionTokens: 1 }], new Date(), client);
+      expect(row.status).toBe("ok");
+      const { rows } = await client.query<{ fetched: string; scanned: string }>(
+        "SELECT COALESCE(idx_tup_fetch, 0)::text AS fetched, COALESCE(seq_tup_read, 0)::text AS scanned FROM pg_stat_xact_user_tables WHERE relname = 'completions'",
+      );
+      // At most the foreign key's check of the new clear's completion (and the probe, which finds none).
+      expect(Number(rows[0].fetched) + Number(rows[0].scanned)).toBeLessThanOrEqual(2);
+      await client.query("COMMIT");
+    } finally {
+      await client.end();
+    }
+  });
 });
 
 describe("time-ordered ids (prisma/functions/svc_uuid_v7.sql)", () => {
