@@ -129,6 +129,12 @@ async function growHistory(client: pg.Client, count: number): Promise<void> {
            FROM "journal_lines" l WHERE l."entry_id" = $1 AND la."id" = l."ledger_account_id"`,
         [template.entry_id, n],
       );
+      // The clones count on the template's offer day (its hold's day), as its clear did.
+      await client.query(
+        `UPDATE "offer_days" d SET "clears" = d."clears" + $3, "earned_micros" = d."earned_micros" + c."supplier_micros" * $3
+           FROM "holds" h, "clears" c WHERE h."id" = $1 AND c."id" = $2 AND d."offer_id" = h."offer_id" AND d."day" = h."day"`,
+        [template.hold_id, template.clear_id, n],
+      );
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK");

@@ -10,7 +10,8 @@ export const INVARIANTS_TIMEOUT_MS = 10 * 60_000;
  * Checks the ledger's invariants on one consistent snapshot:
  * every journal entry sums to zero; every materialized balance equals the sum of its lines;
  * no balance but the external contra account is negative; held money is within [0, balance] and
- * equals the active holds; an offer-day's held capacity equals its active holds' burn; every clear moved exactly
+ * equals the active holds; an offer-day's held capacity equals its active holds' burn; an offer's days count its
+ * clears and their supplier shares; every clear moved exactly
  * its charge, supplier share and fee; every probe moved exactly its supplier share (and a platform account holds exactly
  * its reserved probes); a settled payment is
  * credited by exactly its amount and no other payment at all; a pending or sent withdrawal has debited exactly
@@ -63,6 +64,24 @@ export async function checkLedgerInvariants(tx?: Tx): Promise<LedgerReport> {
     WHERE d.held_micro_diem <> COALESCE(h.total, 0)`;
   for (const d of capacityDrift)
     violations.push(`offer ${d.offer_id} on ${d.day} holds ${d.held} micro-diem but its active holds burn ${d.holds}`);
+
+  // An offer's running sums on its days (what its supplier's offers list shows) are its clears' count and shares.
+  const earningsDrift = await tx.$queryRaw<
+    { offer_id: string; clears: string; earned: string; actual_clears: string; actual_earned: string }[]
+  >`
+    SELECT o.id::text AS offer_id, COALESCE(d.clears, 0)::text AS clears, COALESCE(d.earned, 0)::text AS earned,
+           COALESCE(c.clears, 0)::text AS actual_clears, COALESCE(c.earned, 0)::text AS actual_earned
+    FROM offers o
+    LEFT JOIN (SELECT offer_id, SUM(clears) AS clears, SUM(earned_micros) AS earned FROM offer_days GROUP BY offer_id) d
+      ON d.offer_id = o.id
+    LEFT JOIN (SELECT offer_id, COUNT(*) AS clears, SUM(supplier_micros) AS earned FROM clears GROUP BY offer_id) c
+      ON c.offer_id = o.id
+    WHERE COALESCE(d.clears, 0) <> COALESCE(c.clears, 0) OR COALESCE(d.earned, 0) <> COALESCE(c.earned, 0)`;
+  for (const d of earningsDrift) {
+    violations.push(
+      `offer ${d.offer_id} counts ${d.clears} clears earning ${d.earned} on its days, but made ${d.actual_clears} earning ${d.actual_earned}`,
+    );
+  }
 
   // Money in: a settled payment is credited by exactly its amount; no other payment is credited at all.
   const miscredited = await tx.$queryRaw<{ id: string; status: string; amount: string; credited: string }[]>`

@@ -41,13 +41,14 @@ export async function loadOfferViews(
     },
   });
   if (offers.length === 0) return [];
-  const earnings = await db.clear.groupBy({
+  // Running sums on the offer's days (svc_clear_batch adds each clear's share to its day): a row per offer and day,
+  // not one per clear.
+  const earnings = await db.offerDay.groupBy({
     by: ["offerId"],
     where: { offerId: { in: offers.map((o) => o.id) } },
-    _sum: { supplierMicros: true },
-    _count: { _all: true },
+    _sum: { earnedMicros: true, clears: true },
   });
-  const earned = new Map(earnings.map((e) => [e.offerId, e]));
+  const earned = new Map(earnings.map((e) => [e.offerId, e._sum]));
   const probes = await probeViews(offers);
   const resetsAt = nextUtcMidnight(now).toISOString();
   return offers.map((o) => {
@@ -76,8 +77,8 @@ export async function loadOfferViews(
         remaining_diem: formatMicros(remaining),
         resets_at: resetsAt,
       },
-      earnings_usdc: formatMicros(earned.get(o.id)?._sum.supplierMicros ?? 0n),
-      clears: earned.get(o.id)?._count._all ?? 0,
+      earnings_usdc: formatMicros(earned.get(o.id)?.earnedMicros ?? 0n),
+      clears: earned.get(o.id)?.clears ?? 0,
       health: healthView(o, now, o.days),
       declared: declaredView(o),
       probe: probes.get(o.id)!,

@@ -125,11 +125,13 @@ BEGIN
   LEFT JOIN "ledger_accounts" sa ON sa."kind" = 'supplier' AND sa."owner_id" = o."supplier_id";
 
   IF c_n IS NOT NULL THEN
-    -- 2. Offer days: burn, release the reserved burn, count the clears, once per (offer, day).
+    -- 2. Offer days: burn, release the reserved burn, count the clears and add the supplier's share, once per
+    --    (offer, day).
     WITH a AS (
       SELECT i.offer_id, i.day, SUM(i.reserved_burn)::bigint AS reserved_burn, SUM(i.burn)::bigint AS burn,
-             COUNT(*)::integer AS n, (COUNT(*) FILTER (WHERE p_usage_disputed[i.n]))::integer AS disputed
-      FROM unnest(c_offer, c_day, c_reserved_burn, c_burn, c_n) AS i(offer_id, day, reserved_burn, burn, n)
+             COUNT(*)::integer AS n, (COUNT(*) FILTER (WHERE p_usage_disputed[i.n]))::integer AS disputed,
+             SUM(i.share)::bigint AS earned
+      FROM unnest(c_offer, c_day, c_reserved_burn, c_burn, c_n, c_share) AS i(offer_id, day, reserved_burn, burn, n, share)
       GROUP BY i.offer_id, i.day
     ), locked AS MATERIALIZED (
       SELECT d."offer_id", d."day" FROM "offer_days" d JOIN a ON a.offer_id = d."offer_id" AND a.day = d."day"
@@ -140,7 +142,8 @@ BEGIN
     SET "held_micro_diem" = d."held_micro_diem" - a.reserved_burn,
         "burned_micro_diem" = d."burned_micro_diem" + a.burn,
         "clears" = d."clears" + a.n,
-        "disputed_clears" = d."disputed_clears" + a.disputed
+        "disputed_clears" = d."disputed_clears" + a.disputed,
+        "earned_micros" = d."earned_micros" + a.earned
     FROM locked l JOIN a ON a.offer_id = l."offer_id" AND a.day = l."day"
     WHERE d."offer_id" = l."offer_id" AND d."day" = l."day";
 

@@ -170,9 +170,10 @@ export async function seedClear(options: {
     ].filter((l) => l.amountMicros !== 0n);
     if (lines.length > 0) await postEntry(tx, { kind: "clear", clearId: clear.id, lines });
     await tx.$executeRaw`
-      INSERT INTO offer_days (offer_id, day, burned_micro_diem, held_micro_diem)
-      VALUES (${options.offerId}::uuid, ${utcDayKey(at)}::date, ${options.burnMicroDiem}, 0)
-      ON CONFLICT (offer_id, day) DO UPDATE SET burned_micro_diem = offer_days.burned_micro_diem + EXCLUDED.burned_micro_diem`;
+      INSERT INTO offer_days (offer_id, day, burned_micro_diem, held_micro_diem, clears, earned_micros)
+      VALUES (${options.offerId}::uuid, ${utcDayKey(at)}::date, ${options.burnMicroDiem}, 0, 1, ${supplierMicros})
+      ON CONFLICT (offer_id, day) DO UPDATE SET burned_micro_diem = offer_days.burned_micro_diem + EXCLUDED.burned_micro_diem,
+        clears = offer_days.clears + 1, earned_micros = offer_days.earned_micros + EXCLUDED.earned_micros`;
     return clear;
   });
 }

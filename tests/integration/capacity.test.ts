@@ -104,7 +104,7 @@ describe("daily capacity", () => {
       price_cents: 4_321,
       remaining_diem: "3.000000",
       offers: 1,
-      dispute_rate: null,
+      dispute_rate: 0, // yesterday's clear, undisputed, is in the window
     });
     expect((await listOffers(supplier.id, {}, LAST_MS)).data[0].on_book).toBe(false);
     expect((await listOffers(supplier.id, {}, MIDNIGHT)).data[0].on_book).toBe(true);

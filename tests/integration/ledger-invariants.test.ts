@@ -83,6 +83,18 @@ describe("the ledger invariant check", () => {
     expect(report.violations.join("\n")).toContain(`clear ${clear.id} of ${clear.chargeMicros + 1n} moved buyer -${clear.chargeMicros}`);
   });
 
+  it("catches an offer whose days do not count its clears and their shares (what its supplier's list shows)", async () => {
+    const model = await seedPrivateModel();
+    const offer = await seedOffer({ models: [model.id], priceCents: 90, dailyCapacityMicroDiem: 10_000_000n });
+    const clear = await seedClear({ offerId: offer.id, modelId: model.id, burnMicroDiem: 5_000n });
+    const report = await reportOnBrokenLedger(async (tx) => {
+      await tx.offerDay.updateMany({ where: { offerId: offer.id }, data: { earnedMicros: { increment: 1n } } });
+    });
+    expect(report.violations).toEqual([
+      `offer ${offer.id} counts 1 clears earning ${clear.supplierMicros + 1n} on its days, but made 1 earning ${clear.supplierMicros}`,
+    ]);
+  });
+
   it("catches a probe its entry did not pay exactly, and platform money held for no reserved probe", async () => {
     const model = await seedPrivateModel();
     const offer = await seedOffer({ models: [model.id], priceCents: 100, dailyCapacityMicroDiem: 10_000_000n });

@@ -95,14 +95,15 @@ describe("market views on a seeded market", () => {
       offers: 4,
       suppliers: 2,
       levels: [
-        { price_cents: 80, remaining_diem: "10.000000", offers: 2, dispute_rate: null },
+        // Its offers cleared the seeded trades, none disputed; the others have cleared nothing yet.
+        { price_cents: 80, remaining_diem: "10.000000", offers: 2, dispute_rate: 0 },
         { price_cents: 95, remaining_diem: "5.000000", offers: 1, dispute_rate: null },
         { price_cents: 120, remaining_diem: "20.000000", offers: 1, dispute_rate: null },
       ],
     });
     // A model sold only by B1 shares B1's remaining capacity.
     const shared = await get<BookView>(bookRoute, `/v1/market/book?model=${otherModel}`);
-    expect(shared.levels).toEqual([{ price_cents: 80, remaining_diem: "2.000000", offers: 1, dispute_rate: null }]);
+    expect(shared.levels).toEqual([{ price_cents: 80, remaining_diem: "2.000000", offers: 1, dispute_rate: 0 }]);
   });
 
   it("trades are the clears, newest first, without identities", async () => {
