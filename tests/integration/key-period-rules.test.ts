@@ -37,16 +37,34 @@ const EDGES = [
   0,
 ];
 
-let client: pg.Client;
+let connection: pg.Client;
 beforeAll(async () => {
-  client = new pg.Client({ connectionString: requireDatabaseUrl() });
-  await client.connect();
-  // A zone with a half-hour offset and daylight saving: a rule that read the session's zone would show here.
-  await client.query("SET TIME ZONE 'America/St_Johns'");
+  connection = new pg.Client({ connectionString: requireDatabaseUrl() });
+  await connection.connect();
 });
 afterAll(async () => {
-  await client.end();
+  await connection.end();
 });
+
+/**
+ * Each statement in a zone with a half-hour offset and daylight saving: a rule that read the session's zone would
+ * show here. Set for its own transaction only: the embedded database is one session behind every connection, where
+ * a session-wide SET would move every other test file's zone too.
+ */
+const client = {
+  async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    await connection.query("BEGIN");
+    try {
+      await connection.query("SET LOCAL TIME ZONE 'America/St_Johns'");
+      const result = await connection.query<R>(text, values);
+      await connection.query("COMMIT");
+      return result;
+    } catch (error) {
+      await connection.query("ROLLBACK");
+      throw error;
+    }
+  },
+};
 
 function randomInstant(): number {
   if (rng.chance(0.3)) {
