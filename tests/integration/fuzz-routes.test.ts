@@ -9,7 +9,8 @@
  * The world is built so that no valid request has a legitimate reason for a 5xx: the models the generator calls
  * valid have an offer at 1 cent (every max price routes) on a healthy reference upstream, with ample capacity. One
  * 503 is the request's own doing and allowed: a `provider` preference that excludes every offer
- * (no_offer_matches_provider_*, e.g. data_collection "deny" against offers that have not declared their policy).
+ * (no_offer_matches_provider_*, e.g. data_collection "deny" against offers that have not declared their policy), or
+ * every offer at or below the request's max price (no_offer_at_or_below_max, with preferences sent).
  * SVC_FUZZ_SEED=<n> replays a run; SVC_FUZZ_REQUESTS=<n> changes its size. The seed is printed on every run.
  */
 import { request } from "node:http";
@@ -518,16 +519,30 @@ describe("every route, from the OpenAPI description", () => {
   );
 });
 
-/** A 503 that says the request's own provider preferences left no offer (documented, and its own doing). */
-function excludedByOwnPreferences(answer: Answer): boolean {
+/**
+ * A 503 that says the request's own provider preferences left no offer (documented, and its own doing): either none
+ * meets them, or the ones that do are above the request's max price (the 1-cent offers have declared no data policy,
+ * so `data_collection: "deny"` leaves only the fuzzer's own offers, posted at any price).
+ */
+function excludedByOwnPreferences(p: Plan, answer: Answer): boolean {
   if (answer.status !== 503 || !answer.contentType.startsWith("application/json")) return false;
   const code = (JSON.parse(answer.body) as { error?: { code?: unknown } }).error?.code;
-  return typeof code === "string" && code.startsWith("no_offer_matches_provider_");
+  if (typeof code !== "string") return false;
+  return code.startsWith("no_offer_matches_provider_") || (code === "no_offer_at_or_below_max" && sentProviderPreferences(p));
+}
+
+function sentProviderPreferences(p: Plan): boolean {
+  try {
+    const body = JSON.parse(String(p.body)) as { provider?: unknown };
+    return typeof body.provider === "object" && body.provider !== null;
+  } catch {
+    return false;
+  }
 }
 
 /** What every answer must satisfy. */
 function checkAnswer(p: Plan, answer: Answer): string | null {
-  if (answer.status >= 500 && !excludedByOwnPreferences(answer)) return "a 5xx";
+  if (answer.status >= 500 && !excludedByOwnPreferences(p, answer)) return "a 5xx";
   if (answer.status >= 400 && p.method !== "HEAD" && answer.body !== "") {
     if (!answer.contentType.startsWith("application/json")) return `an error that is not JSON (${answer.contentType})`;
     const body = JSON.parse(answer.body) as { error?: { message?: unknown; type?: unknown; code?: unknown }; x402Version?: number };
