@@ -72,14 +72,13 @@ export async function readLedgerRows(
     SELECT jl.id AS line_id, jl.ledger_account_id, je.id::text AS entry_id, je.kind::text AS kind, la.kind::text AS ledger_kind,
            jl.amount_micros, je.created_at, COALESCE(je.tx_hash, w.tx_hash, p.tx_hash) AS tx_hash,
            COALESCE(c.model_id, pr.model_id) AS model_id, COALESCE(c.offer_id, pr.offer_id)::text AS offer_id
-    FROM ledger_accounts la
-    JOIN journal_lines jl ON jl.ledger_account_id = la.id
-    JOIN journal_entries je ON je.id = jl.entry_id
-    LEFT JOIN withdrawals w ON w.id = je.withdrawal_id
-    LEFT JOIN payments p ON p.id = je.payment_id
-    LEFT JOIN clears c ON c.id = je.clear_id
-    LEFT JOIN probe_runs pr ON pr.id = je.probe_run_id
-    WHERE la.owner_id = ${ownerId}::uuid AND la.kind IN ('buyer', 'supplier') ${filterSql(filter)}`;
+    ${filteredLines(
+      ownerId,
+      filter,
+      Prisma.sql`
+      LEFT JOIN withdrawals w ON w.id = je.withdrawal_id
+      LEFT JOIN payments p ON p.id = je.payment_id`,
+    )}`;
 
   const shown = page.group
     ? Prisma.sql`
@@ -130,15 +129,24 @@ export async function readLedgerRows(
 /** The lines the filter holds, counted no further than `cap`. */
 export async function countLedgerLines(ownerId: string, filter: LedgerFilter, cap: number): Promise<number> {
   const [row] = await db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM (
-      SELECT 1 FROM ledger_accounts la
-      JOIN journal_lines jl ON jl.ledger_account_id = la.id
-      JOIN journal_entries je ON je.id = jl.entry_id
-      LEFT JOIN clears c ON c.id = je.clear_id
-      LEFT JOIN probe_runs pr ON pr.id = je.probe_run_id
-      WHERE la.owner_id = ${ownerId}::uuid AND la.kind IN ('buyer', 'supplier') ${filterSql(filter)}
-      LIMIT ${cap}) capped`;
+    SELECT count(*) AS n FROM (SELECT 1 ${filteredLines(ownerId, filter)} LIMIT ${cap}) capped`;
   return Number(row?.n ?? 0);
+}
+
+/**
+ * FROM … WHERE of an account's journal lines under a filter, shared by the history and its count: the lines of its
+ * buying balance and earnings with their entry, and the clear or probe each came from (what `offer` and `model`
+ * filter on); `joins` adds what only the caller's columns need.
+ */
+function filteredLines(ownerId: string, filter: LedgerFilter, joins: Prisma.Sql = Prisma.empty): Prisma.Sql {
+  return Prisma.sql`
+    FROM ledger_accounts la
+    JOIN journal_lines jl ON jl.ledger_account_id = la.id
+    JOIN journal_entries je ON je.id = jl.entry_id
+    ${joins}
+    LEFT JOIN clears c ON c.id = je.clear_id
+    LEFT JOIN probe_runs pr ON pr.id = je.probe_run_id
+    WHERE la.owner_id = ${ownerId}::uuid AND la.kind IN ('buyer', 'supplier') ${filterSql(filter)}`;
 }
 
 function filterSql(filter: LedgerFilter): Prisma.Sql {
