@@ -1,8 +1,8 @@
 "use client";
 
-import { useInfiniteQuery } from "@tanstack/react-query";
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
 import { Fragment, useState, type ReactNode } from "react";
+import { useCursorPages } from "@/components/buyer/queries";
 import { useOffers } from "@/components/supply/queries";
 import { Badge } from "@/components/ui/badge";
 import { Button, buttonClass } from "@/components/ui/button";
@@ -14,8 +14,7 @@ import { LoadMore, QueryState } from "@/components/ui/query-state";
 import { Table, Td, Th } from "@/components/ui/table";
 import { Term } from "@/components/ui/term";
 import { useSettings } from "@/components/wallet/providers";
-import { api } from "@/lib/browser/api";
-import { LEDGER_TYPES, type LedgerItem, type LedgerPage, type LedgerType } from "@/lib/ledger/schemas";
+import { LEDGER_TYPES, type LedgerItem, type LedgerType } from "@/lib/ledger/schemas";
 
 const PAGE = 50;
 const GROUP_PAGE = 100;
@@ -91,17 +90,11 @@ export function HistoryPanel() {
   const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
   const query = filterQuery(filter);
   const rangeProblem = filter.from && filter.to && filter.from > filter.to ? "The range ends before it starts." : null;
-  const ledger = useInfiniteQuery({
-    enabled: !rangeProblem,
-    queryKey: [...ledgerKey, "grouped", query],
-    queryFn: ({ pageParam }) =>
-      api<LedgerPage>(
-        `/v1/account/ledger?group=day&limit=${PAGE}${query ? `&${query}` : ""}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`,
-      ),
-    initialPageParam: "",
-    getNextPageParam: (last) => last.next_cursor ?? undefined,
-  });
-  const items = ledger.data?.pages.flatMap((p) => p.data);
+  const ledger = useCursorPages<LedgerItem>(
+    [...ledgerKey, "grouped", query],
+    `/v1/account/ledger?group=day&limit=${PAGE}${query ? `&${query}` : ""}`,
+    { enabled: !rangeProblem },
+  );
 
   function setFilter(next: Filter) {
     const q = filterQuery(next);
@@ -170,7 +163,7 @@ export function HistoryPanel() {
         )}
       </div>
       {!rangeProblem && (
-        <QueryState query={{ ...ledger, data: items }} loadingLabel="Loading your history" errorTitle="Couldn't load your history">
+        <QueryState query={ledger} loadingLabel="Loading your history" errorTitle="Couldn't load your history">
           {(rows) =>
             rows.length === 0 ? (
               <EmptyState title={query ? "Nothing matches" : "Nothing here yet"}>
@@ -448,14 +441,8 @@ function GroupLines({
     to: day,
     ...(group.offer ? { offer: group.offer } : { model: group.model ?? undefined }),
   });
-  const lines = useInfiniteQuery({
-    queryKey: [...ledgerKey, "lines", query],
-    queryFn: ({ pageParam }) =>
-      api<LedgerPage>(`/v1/account/ledger?limit=${GROUP_PAGE}&${query}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
-    initialPageParam: "",
-    getNextPageParam: (last) => last.next_cursor ?? undefined,
-  });
-  const rows = lines.data?.pages.flatMap((p) => p.data).filter((l) => l.kind === group.kind && l.created_at <= group.created_at);
+  const lines = useCursorPages<LedgerItem>([...ledgerKey, "lines", query], `/v1/account/ledger?limit=${GROUP_PAGE}&${query}`);
+  const rows = lines.data?.filter((l) => l.kind === group.kind && l.created_at <= group.created_at);
   if (lines.isPending) return status("Loading the lines…");
   if (lines.isError || !rows) return status("Couldn't load the lines.");
   return (

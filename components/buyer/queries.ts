@@ -1,6 +1,6 @@
 "use client";
 
-import { useQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import type { AccountProfile, DailySpend, DailySpendList, UsagePage } from "@/lib/account/schemas";
 import type { ApiKeyList, ApiKeyView, CreatedApiKey } from "@/lib/auth/schemas";
 import type { ModelList, ModelListing } from "@/lib/market/schemas";
@@ -11,6 +11,22 @@ export type { AccountProfile, ApiKeyView, CreatedApiKey, DailySpend, ModelListin
 export const accountKey = ["account"] as const;
 export const apiKeysKey = ["api-keys"] as const;
 export const usageKey = ["usage"] as const;
+
+/**
+ * A cursor-paged list (`limit`, `cursor` → `next_cursor`) read page by page: `path` carries its query string, the
+ * cursor is appended. `data` is every page's items in order.
+ */
+export function useCursorPages<T>(queryKey: readonly unknown[], path: string, options: { enabled?: boolean } = {}) {
+  const pages = useInfiniteQuery({
+    enabled: options.enabled,
+    queryKey,
+    queryFn: ({ pageParam }) =>
+      api<{ data: T[]; next_cursor: string | null }>(`${path}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
+    initialPageParam: "",
+    getNextPageParam: (last) => last.next_cursor ?? undefined,
+  });
+  return { ...pages, data: pages.data?.pages.flatMap((p) => p.data) };
+}
 
 export function useAccount() {
   return useQuery({ queryKey: accountKey, queryFn: () => api<AccountProfile>("/v1/account"), refetchInterval: 15_000 });

@@ -1,7 +1,6 @@
 "use client";
 
-import { useInfiniteQuery } from "@tanstack/react-query";
-import { usageKey, type UsagePage } from "@/components/buyer/queries";
+import { useCursorPages, usageKey, type UsagePage } from "@/components/buyer/queries";
 import { Badge } from "@/components/ui/badge";
 import { ButtonLink } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
@@ -10,19 +9,11 @@ import { diemColumn, formatCents, formatDateTime, formatInteger, formatMs, usdCo
 import { LoadMore, QueryState } from "@/components/ui/query-state";
 import { RowCard, Table, Td, Th } from "@/components/ui/table";
 import { Term } from "@/components/ui/term";
-import { api } from "@/lib/browser/api";
 
 const PAGE = 25;
 
 export function UsagePanel() {
-  const usage = useInfiniteQuery({
-    queryKey: usageKey,
-    queryFn: ({ pageParam }) =>
-      api<UsagePage>(`/v1/account/usage?limit=${PAGE}${pageParam ? `&cursor=${encodeURIComponent(pageParam)}` : ""}`),
-    initialPageParam: "",
-    getNextPageParam: (last) => last.next_cursor ?? undefined,
-  });
-  const query = { ...usage, data: usage.data?.pages.flatMap((p) => p.data) };
+  const query = useCursorPages<UsagePage["data"][number]>(usageKey, `/v1/account/usage?limit=${PAGE}`);
 
   return (
     <Panel title="Requests" description="Every completion: tokens, the capacity it burned, the price it cleared at and what it cost.">
@@ -40,7 +31,7 @@ export function UsagePanel() {
                 request&apos;s <Term term="burn">burn</Term> is its tokens × the model&apos;s list price per million tokens, and its cost is
                 that burn × the price it cleared at: a million tokens on a cheap model can cost well under a dollar. Times are UTC.
               </p>
-              <LoadMore query={usage} />
+              <LoadMore query={query} />
             </div>
           )
         }
