@@ -5,7 +5,7 @@ import { useMarketHistory, type HistoryRange, type MarketHistory } from "@/compo
 import { BarChart, type ChartPoint } from "@/components/ui/bar-chart";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDecimalCents, formatDiem, formatUsd, microsOf, plural } from "@/components/ui/format";
+import { formatDecimalCents, formatDiem, formatUsd, microsOf, plural, shortDateTimeAt, shortDayAt } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { Term } from "@/components/ui/term";
 
@@ -16,15 +16,6 @@ const RANGES: { id: HistoryRange; label: string; name: string; bucket: string }[
 ];
 
 const TIME = new Intl.DateTimeFormat("en-US", { hour: "2-digit", minute: "2-digit", hour12: false, timeZone: "UTC" });
-const DAY = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
-const DAY_TIME = new Intl.DateTimeFormat("en-US", {
-  month: "short",
-  day: "numeric",
-  hour: "2-digit",
-  minute: "2-digit",
-  hour12: false,
-  timeZone: "UTC",
-});
 
 /** Where the x axis puts a label: quarter hours in the last hour, every 3 hours in a day, midnights in a week. */
 const TICK_MS: Record<HistoryRange, number> = { "1h": 15 * 60_000, "1d": 3 * 3_600_000, "1w": 86_400_000 };
@@ -37,8 +28,8 @@ export function historyPoints(history: MarketHistory): ChartPoint[] {
   const range = history.range;
   return history.data.map((b) => {
     const at = Date.parse(b.start);
-    const label = range === "1w" ? (at % 86_400_000 === 0 ? DAY.format(at) : TIME.format(at)) : TIME.format(at);
-    const when = range === "1h" ? TIME.format(at) : DAY_TIME.format(at);
+    const label = range === "1w" ? (at % 86_400_000 === 0 ? shortDayAt(at) : TIME.format(at)) : TIME.format(at);
+    const when = range === "1h" ? TIME.format(at) : shortDateTimeAt(at);
     return {
       label,
       value: Number(microsOf(b.volume_usdc)),

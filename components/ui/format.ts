@@ -199,6 +199,15 @@ export function formatTime(iso: string): string {
   return TIME.format(new Date(iso));
 }
 
+/** "Nov 26, 14:05" and "Nov 26" of an instant (ms), in UTC, without the zone: for a chart that says UTC once. */
+export function shortDateTimeAt(ms: number): string {
+  return DATE_TIME.format(ms);
+}
+
+export function shortDayAt(ms: number): string {
+  return DAY.format(ms);
+}
+
 export function formatDay(isoDay: string): string {
   return DAY.format(new Date(`${isoDay}T00:00:00Z`));
 }

@@ -455,15 +455,20 @@ describe.skipIf(process.env.SVC_TEST_EMBEDDED_DB === "1")("concurrent clear batc
 });
 
 describe("the hot path's plans", () => {
+  /** Whether each hot-path function carries `setting` (e.g. "jit=off") in its own configuration, by name. */
+  async function hotPathFunctionsSetting(setting: string): Promise<[string, boolean][]> {
+    const rows = await db.$queryRaw<{ name: string; config: string[] | null }[]>`
+      SELECT proname::text AS name, proconfig AS config FROM pg_proc
+      WHERE proname IN ('svc_reserve_batch', 'svc_clear_batch', 'svc_release_hold') ORDER BY proname`;
+    return rows.map((r) => [r.name, r.config?.includes(setting) ?? false]);
+  }
+
   // Each connection plans these functions' statements once and keeps the plans; planned while the tables were nearly
   // empty (a fresh deploy, a new instance), they were sequential scans of holds, balances, keys and offer days for
   // as long as the connection lived (prisma/migrations/20261126000000_hot_path_index_plans). A CREATE OR REPLACE
   // that forgets to restate the setting brings that back.
   it("price sequential scans out of the reservation, the clear and the release, whatever the tables' statistics", async () => {
-    const rows = await db.$queryRaw<{ name: string; config: string[] | null }[]>`
-      SELECT proname::text AS name, proconfig AS config FROM pg_proc
-      WHERE proname IN ('svc_reserve_batch', 'svc_clear_batch', 'svc_release_hold') ORDER BY proname`;
-    expect(rows.map((r) => [r.name, r.config?.includes("enable_seqscan=off") ?? false])).toEqual([
+    expect(await hotPathFunctionsSetting("enable_seqscan=off")).toEqual([
       ["svc_clear_batch", true],
       ["svc_release_hold", true],
       ["svc_reserve_batch", true],
@@ -473,15 +478,13 @@ describe("the hot path's plans", () => {
   // With sequential scans priced out, a scan the planner cannot avoid costs 10^10, past jit_above_cost: PostgreSQL
   // then JIT-compiled that statement on every execution, milliseconds of CPU per completion at concurrency 1.
   it("never JIT-compile the reservation's, the clear's and the release's statements", async () => {
-    const rows = await db.$queryRaw<{ name: string; config: string[] | null }[]>`
-      SELECT proname::text AS name, proconfig AS config FROM pg_proc
-      WHERE proname IN ('svc_reserve_batch', 'svc_clear_batch', 'svc_release_hold') ORDER BY proname`;
-    expect(rows.map((r) => [r.name, r.config?.includes("jit=off") ?? false])).toEqual([
+    expect(await hotPathFunctionsSetting("jit=off")).toEqual([
       ["svc_clear_batch", true],
       ["svc_release_hold", true],
       ["svc_reserve_batch", true],
     ]);
   });
+
   // The clear checks that each completion id is new. Written as NOT EXISTS in a select list, the planner could hash
   // the whole completions table instead of probing it, and with the table small (a fresh market's first few
   // thousand) it did: every clear read every completion, most of the clear's PostgreSQL time at concurrency 1.
