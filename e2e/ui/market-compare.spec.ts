@@ -128,6 +128,11 @@ for (const viewport of VIEWPORTS) {
       expect([0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50]).toContain(Number(step.toPrecision(6)));
       for (const t of priceTicks) expect(Math.abs(t / step - Math.round(t / step))).toBeLessThan(1e-9);
 
+      // The newest bucket with a trade: the "now" trade's, or an older one when a 5-minute boundary has passed since it.
+      const hourDetails = await history.locator("table tbody tr td:nth-child(2)").allTextContents();
+      const newest = hourDetails.map((text) => !text.includes("no trades")).lastIndexOf(true);
+      expect(newest).toBeGreaterThanOrEqual(0);
+
       // The reader is told how to see a bucket's numbers in the words of their pointer.
       const detail = history.getByTestId("chart-detail");
       const depthDetail = page.getByTestId("depth-detail");
@@ -136,15 +141,17 @@ for (const viewport of VIEWPORTS) {
         await expect(detail.getByText(/Hover/)).toBeHidden();
         await expect(depthDetail.getByText(/Hover/)).toBeHidden();
         await expect(depthDetail.getByText(/^Tap the chart/)).toBeVisible();
-        // A tap on the last bar shows its numbers.
-        const box = (await hourChart.boundingBox())!;
-        await hourChart.tap({ position: { x: box.width - 52, y: box.height / 2 } });
+        // A tap in that bucket's column (above its bar) shows its numbers.
+        const column = (await hourChart.locator('rect[fill="transparent"]').nth(newest).boundingBox())!;
+        const chartBox = (await hourChart.boundingBox())!;
+        await hourChart.tap({ position: { x: column.x - chartBox.x + column.width / 2, y: column.y - chartBox.y + 4 } });
         await expect(detail).toContainText(/UTC: \$[\d.,]+ volume/);
       } else {
         await expect(detail.getByText("Hover or focus the chart and use ←/→ for each time.")).toBeVisible();
         await expect(detail.getByText(/^Tap/)).toBeHidden();
+        // ← from the end steps onto the last bucket, then back to that one.
         await hourChart.focus();
-        await page.keyboard.press("ArrowLeft");
+        for (let i = hourDetails.length; i > newest; i--) await page.keyboard.press("ArrowLeft");
         await expect(detail).toContainText(/UTC: \$[\d.,]+ volume/);
       }
       await expectNoSidewaysScroll(page);
