@@ -94,10 +94,15 @@ function parseUsage(raw: unknown): ClaimedUsage | null {
   return { promptTokens, completionTokens, cachedTokens: cached, reasoningTokens: reasoning };
 }
 
-/** A short, single-line excerpt of an upstream's error message, safe to show the buyer. */
+/**
+ * A short, single-line excerpt of an upstream's error message, safe to show the buyer. Read from OpenAI's
+ * `{"error":{"message"}}`, a bare `{"error":"..."}` (Venice, vLLM's key check), or the flat
+ * `{"object":"error","message"}` of older vLLM releases, SGLang and Mistral.
+ */
 export function upstreamErrorMessage(json: unknown): string | null {
-  const error = isObject(json) ? json.error : undefined;
-  const message = isObject(error) ? error.message : typeof error === "string" ? error : undefined;
+  if (!isObject(json)) return null;
+  const { error } = json;
+  const message = isObject(error) ? error.message : typeof error === "string" ? error : json.object === "error" ? json.message : undefined;
   if (typeof message !== "string") return null;
   // eslint-disable-next-line no-control-regex -- control characters are exactly what it removes
   const flat = message.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
