@@ -54,10 +54,11 @@ export function parseUpstreamAnswer(json: unknown): UpstreamAnswer | null {
 }
 
 function parseMessage(raw: Json): AssistantMessageOut | null {
-  if (raw.content !== undefined && raw.content !== null && typeof raw.content !== "string") return null;
-  const message: AssistantMessageOut = { role: "assistant", content: typeof raw.content === "string" ? raw.content : null };
+  const content = parseContent(raw.content);
+  if (!content) return null;
+  const message: AssistantMessageOut = { role: "assistant", content: content.text };
   if (typeof raw.refusal === "string" || raw.refusal === null) message.refusal = raw.refusal;
-  const reasoning = raw.reasoning_content ?? raw.reasoning;
+  const reasoning = raw.reasoning_content ?? raw.reasoning ?? content.thinking;
   if (typeof reasoning === "string" && reasoning !== "") message.reasoning_content = reasoning;
   if (raw.tool_calls !== undefined && raw.tool_calls !== null) {
     if (!Array.isArray(raw.tool_calls)) return null;
@@ -72,6 +73,37 @@ function parseMessage(raw: Json): AssistantMessageOut | null {
   // A reply with nothing at all in it reads as empty text, as OpenAI's clients expect a string then.
   if (message.content === null && !message.tool_calls && typeof message.refusal !== "string") message.content = "";
   return message;
+}
+
+/**
+ * A message's content: a string or nothing, or (Mistral's reasoning models) a list of typed parts, the text parts
+ * making the reply and the thinking parts (each a list of text parts) its reasoning. Anything else is not an answer.
+ */
+function parseContent(raw: unknown): { text: string | null; thinking: string } | null {
+  if (raw === undefined || raw === null) return { text: null, thinking: "" };
+  if (typeof raw === "string") return { text: raw, thinking: "" };
+  if (!Array.isArray(raw)) return null;
+  let text = "";
+  let thinking = "";
+  for (const part of raw as unknown[]) {
+    if (!isObject(part)) return null;
+    if (part.type === "text" && typeof part.text === "string") text += part.text;
+    else if (part.type === "thinking" && Array.isArray(part.thinking)) {
+      const thought = joinTextParts(part.thinking);
+      if (thought === null) return null;
+      thinking += thought;
+    } else return null;
+  }
+  return { text, thinking };
+}
+
+function joinTextParts(parts: unknown[]): string | null {
+  let text = "";
+  for (const part of parts) {
+    if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") return null;
+    text += part.text;
+  }
+  return text;
 }
 
 function parseToolCall(call: unknown, index: number): ToolCallOut | null {
