@@ -28,6 +28,8 @@ export type UpstreamAnswer = {
 };
 
 const FINISH_REASONS = new Set<string>(["stop", "length", "tool_calls", "content_filter"]);
+/** Other servers' names for one of OpenAI's reasons: Mistral's answer cut at the model's context window. */
+const FINISH_REASON_ALIASES = new Map<string, FinishReason>([["model_length", "length"]]);
 const MAX_FINGERPRINT_CHARS = 256;
 
 type Json = Record<string, unknown>;
@@ -42,11 +44,13 @@ export function parseUpstreamAnswer(json: unknown): UpstreamAnswer | null {
   const message = parseMessage(choice.message);
   if (!message) return null;
 
-  const finish = typeof choice.finish_reason === "string" && FINISH_REASONS.has(choice.finish_reason) ? choice.finish_reason : null;
+  const reason = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
+  const finish =
+    reason === null ? null : FINISH_REASONS.has(reason) ? (reason as FinishReason) : (FINISH_REASON_ALIASES.get(reason) ?? null);
   const fingerprint = typeof json.system_fingerprint === "string" ? json.system_fingerprint.slice(0, MAX_FINGERPRINT_CHARS) : null;
   return {
     message,
-    finishReason: (finish ?? (message.tool_calls ? "tool_calls" : "stop")) as FinishReason,
+    finishReason: finish ?? (message.tool_calls ? "tool_calls" : "stop"),
     logprobs: isObject(choice.logprobs) ? choice.logprobs : null,
     systemFingerprint: fingerprint,
     usage: parseUsage(json.usage),
