@@ -1,6 +1,7 @@
 /**
  * Reading a supplier's answer: what of it reaches the buyer (OpenAI's shape, our own id and model), and what
- * it claims to have used. Anything that is not a chat completion is the supplier's fault (an unusable answer).
+ * it claims to have used. Anything that is not a chat completion, or one whose generation the upstream says failed,
+ * is the supplier's fault (an unusable answer).
  */
 import "server-only";
 
@@ -30,6 +31,11 @@ export type UpstreamAnswer = {
 const FINISH_REASONS = new Set<string>(["stop", "length", "tool_calls", "content_filter"]);
 /** Other servers' names for one of OpenAI's reasons: Mistral's answer cut at the model's context window. */
 const FINISH_REASON_ALIASES = new Map<string, FinishReason>([["model_length", "length"]]);
+/**
+ * Reasons saying the generation failed (OpenRouter's and Mistral's "error", vLLM's "abort", DeepSeek's
+ * "insufficient_system_resource"): whatever text came with one is not an answer.
+ */
+const FAILED_FINISH_REASONS = new Set<string>(["error", "abort", "insufficient_system_resource"]);
 const MAX_FINGERPRINT_CHARS = 256;
 
 type Json = Record<string, unknown>;
@@ -41,10 +47,11 @@ export function parseUpstreamAnswer(json: unknown): UpstreamAnswer | null {
   if (!isObject(json) || !Array.isArray(json.choices) || json.choices.length === 0) return null;
   const choice = json.choices[0] as unknown;
   if (!isObject(choice) || !isObject(choice.message)) return null;
+  const reason = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
+  if (reason !== null && FAILED_FINISH_REASONS.has(reason)) return null;
   const message = parseMessage(choice.message);
   if (!message) return null;
 
-  const reason = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
   const finish =
     reason === null ? null : FINISH_REASONS.has(reason) ? (reason as FinishReason) : (FINISH_REASON_ALIASES.get(reason) ?? null);
   const fingerprint = typeof json.system_fingerprint === "string" ? json.system_fingerprint.slice(0, MAX_FINGERPRINT_CHARS) : null;
