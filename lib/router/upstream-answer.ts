@@ -132,7 +132,9 @@ function parseUsage(raw: unknown): ClaimedUsage | null {
   const promptTokens = count(raw.prompt_tokens);
   const completionTokens = count(raw.completion_tokens);
   if (promptTokens === null || completionTokens === null) return null;
-  const cached = isObject(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : null;
+  // DeepSeek's first cache-aware answers gave the hits only as prompt_cache_hit_tokens.
+  const cached =
+    (isObject(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : null) ?? count(raw.prompt_cache_hit_tokens);
   const reasoning = isObject(raw.completion_tokens_details) ? count(raw.completion_tokens_details.reasoning_tokens) : null;
   return { promptTokens, completionTokens, cachedTokens: cached, reasoningTokens: reasoning };
 }
