@@ -1,6 +1,7 @@
 /**
  * Reading a supplier's answer: what of it reaches the buyer (OpenAI's shape, our own id and model), and what
- * it claims to have used. Anything that is not a chat completion is the supplier's fault (an unusable answer).
+ * it claims to have used. Anything that is not a chat completion, or one whose generation the upstream says failed,
+ * is the supplier's fault (an unusable answer).
  */
 import "server-only";
 
@@ -28,6 +29,13 @@ export type UpstreamAnswer = {
 };
 
 const FINISH_REASONS = new Set<string>(["stop", "length", "tool_calls", "content_filter"]);
+/** Other servers' names for one of OpenAI's reasons: Mistral's answer cut at the model's context window. */
+const FINISH_REASON_ALIASES = new Map<string, FinishReason>([["model_length", "length"]]);
+/**
+ * Reasons saying the generation failed (OpenRouter's and Mistral's "error", vLLM's "abort", DeepSeek's
+ * "insufficient_system_resource"): whatever text came with one is not an answer.
+ */
+const FAILED_FINISH_REASONS = new Set<string>(["error", "abort", "insufficient_system_resource"]);
 const MAX_FINGERPRINT_CHARS = 256;
 
 type Json = Record<string, unknown>;
@@ -39,14 +47,17 @@ export function parseUpstreamAnswer(json: unknown): UpstreamAnswer | null {
   if (!isObject(json) || !Array.isArray(json.choices) || json.choices.length === 0) return null;
   const choice = json.choices[0] as unknown;
   if (!isObject(choice) || !isObject(choice.message)) return null;
+  const reason = typeof choice.finish_reason === "string" ? choice.finish_reason : null;
+  if (reason !== null && FAILED_FINISH_REASONS.has(reason)) return null;
   const message = parseMessage(choice.message);
   if (!message) return null;
 
-  const finish = typeof choice.finish_reason === "string" && FINISH_REASONS.has(choice.finish_reason) ? choice.finish_reason : null;
+  const finish =
+    reason === null ? null : FINISH_REASONS.has(reason) ? (reason as FinishReason) : (FINISH_REASON_ALIASES.get(reason) ?? null);
   const fingerprint = typeof json.system_fingerprint === "string" ? json.system_fingerprint.slice(0, MAX_FINGERPRINT_CHARS) : null;
   return {
     message,
-    finishReason: (finish ?? (message.tool_calls ? "tool_calls" : "stop")) as FinishReason,
+    finishReason: finish ?? (message.tool_calls ? "tool_calls" : "stop"),
     logprobs: isObject(choice.logprobs) ? choice.logprobs : null,
     systemFingerprint: fingerprint,
     usage: parseUsage(json.usage),
@@ -54,10 +65,11 @@ export function parseUpstreamAnswer(json: unknown): UpstreamAnswer | null {
 }
 
 function parseMessage(raw: Json): AssistantMessageOut | null {
-  if (raw.content !== undefined && raw.content !== null && typeof raw.content !== "string") return null;
-  const message: AssistantMessageOut = { role: "assistant", content: typeof raw.content === "string" ? raw.content : null };
+  const content = parseContent(raw.content);
+  if (!content) return null;
+  const message: AssistantMessageOut = { role: "assistant", content: content.text };
   if (typeof raw.refusal === "string" || raw.refusal === null) message.refusal = raw.refusal;
-  const reasoning = raw.reasoning_content ?? raw.reasoning;
+  const reasoning = raw.reasoning_content ?? raw.reasoning ?? content.thinking;
   if (typeof reasoning === "string" && reasoning !== "") message.reasoning_content = reasoning;
   if (raw.tool_calls !== undefined && raw.tool_calls !== null) {
     if (!Array.isArray(raw.tool_calls)) return null;
@@ -72,6 +84,37 @@ function parseMessage(raw: Json): AssistantMessageOut | null {
   // A reply with nothing at all in it reads as empty text, as OpenAI's clients expect a string then.
   if (message.content === null && !message.tool_calls && typeof message.refusal !== "string") message.content = "";
   return message;
+}
+
+/**
+ * A message's content: a string or nothing, or (Mistral's reasoning models) a list of typed parts, the text parts
+ * making the reply and the thinking parts (each a list of text parts) its reasoning. Anything else is not an answer.
+ */
+function parseContent(raw: unknown): { text: string | null; thinking: string } | null {
+  if (raw === undefined || raw === null) return { text: null, thinking: "" };
+  if (typeof raw === "string") return { text: raw, thinking: "" };
+  if (!Array.isArray(raw)) return null;
+  let text = "";
+  let thinking = "";
+  for (const part of raw as unknown[]) {
+    if (!isObject(part)) return null;
+    if (part.type === "text" && typeof part.text === "string") text += part.text;
+    else if (part.type === "thinking" && Array.isArray(part.thinking)) {
+      const thought = joinTextParts(part.thinking);
+      if (thought === null) return null;
+      thinking += thought;
+    } else return null;
+  }
+  return { text, thinking };
+}
+
+function joinTextParts(parts: unknown[]): string | null {
+  let text = "";
+  for (const part of parts) {
+    if (!isObject(part) || part.type !== "text" || typeof part.text !== "string") return null;
+    text += part.text;
+  }
+  return text;
 }
 
 function parseToolCall(call: unknown, index: number): ToolCallOut | null {
@@ -89,15 +132,22 @@ function parseUsage(raw: unknown): ClaimedUsage | null {
   const promptTokens = count(raw.prompt_tokens);
   const completionTokens = count(raw.completion_tokens);
   if (promptTokens === null || completionTokens === null) return null;
-  const cached = isObject(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : null;
+  // DeepSeek's first cache-aware answers gave the hits only as prompt_cache_hit_tokens.
+  const cached =
+    (isObject(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : null) ?? count(raw.prompt_cache_hit_tokens);
   const reasoning = isObject(raw.completion_tokens_details) ? count(raw.completion_tokens_details.reasoning_tokens) : null;
   return { promptTokens, completionTokens, cachedTokens: cached, reasoningTokens: reasoning };
 }
 
-/** A short, single-line excerpt of an upstream's error message, safe to show the buyer. */
+/**
+ * A short, single-line excerpt of an upstream's error message, safe to show the buyer. Read from OpenAI's
+ * `{"error":{"message"}}`, a bare `{"error":"..."}` (Venice, vLLM's key check), or the flat
+ * `{"object":"error","message"}` of older vLLM releases, SGLang and Mistral.
+ */
 export function upstreamErrorMessage(json: unknown): string | null {
-  const error = isObject(json) ? json.error : undefined;
-  const message = isObject(error) ? error.message : typeof error === "string" ? error : undefined;
+  if (!isObject(json)) return null;
+  const { error } = json;
+  const message = isObject(error) ? error.message : typeof error === "string" ? error : json.object === "error" ? json.message : undefined;
   if (typeof message !== "string") return null;
   // eslint-disable-next-line no-control-regex -- control characters are exactly what it removes
   const flat = message.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
