@@ -240,10 +240,24 @@ export const CostDetailsSchema = component(
       .nullable()
       .describe("The prompt tokens the upstream reported; null when it reported no usage (then svc's own count is billed)"),
     claimed_completion_tokens: z.number().int().nullable().describe("The completion tokens the upstream reported; null as above"),
+    billed_reasoning_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "The reasoning tokens billed, within billed_completion_tokens (= usage.completion_tokens_details.reasoning_tokens); on a model that bills hidden reasoning, at most the request's reasoning budget and what the answer makes plausible. null when the upstream reported none",
+      ),
+    claimed_reasoning_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The reasoning tokens the upstream reported (completion_tokens_details.reasoning_tokens); null when it reported none"),
     usage_estimated: z.boolean().describe("The upstream reported no usage: svc counted the tokens itself"),
     usage_disputed: z
       .boolean()
-      .describe("The upstream's claim exceeded svc's own count beyond the tolerance: svc's count was billed, not the claim"),
+      .describe(
+        "The upstream's claim exceeded svc's own count beyond the tolerance, or its reasoning claim the bound: svc's count (and the bound) was billed, not the claim",
+      ),
   }),
 );
 export type CostDetails = z.output<typeof CostDetailsSchema>;
@@ -286,7 +300,9 @@ export const ChatCompletionSchema = component(
         completion_tokens: z.number().int(),
         total_tokens: z.number().int(),
         prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
-        completion_tokens_details: z.object({ reasoning_tokens: z.number().int() }).optional(),
+        completion_tokens_details: z
+          .object({ reasoning_tokens: z.number().int().describe("The reasoning tokens billed (within completion_tokens)") })
+          .optional(),
         ...CostFields,
       })
       .describe(
@@ -321,6 +337,10 @@ export const GenerationSchema = component(
       prompt_tokens: z.number().int(),
       completion_tokens: z.number().int(),
       total_tokens: z.number().int(),
+      completion_tokens_details: z
+        .object({ reasoning_tokens: z.number().int() })
+        .optional()
+        .describe("The reasoning tokens billed, when the upstream reported reasoning (as in the answer)"),
       ...CostFields,
     }),
     upstream_latency_ms: z.number().int().describe("The supplier's upstream: from the forward sent to its answer read"),

@@ -180,6 +180,8 @@ const cost = {
     billed_completion_tokens: 5,
     claimed_prompt_tokens: 10,
     claimed_completion_tokens: 5,
+    billed_reasoning_tokens: null,
+    claimed_reasoning_tokens: null,
     usage_estimated: false,
     usage_disputed: false,
   },
