@@ -10,6 +10,7 @@ import { createApiKey, revokeApiKey } from "@/lib/auth/api-keys";
 import { createSession } from "@/lib/auth/sessions";
 import { db } from "@/lib/db";
 import { formatMicros } from "@/lib/money";
+import { defaultReasoningBudget } from "@/lib/router/metering";
 import { COMPLETION_ID_PATTERN, type CostDetails, type Generation } from "@/lib/router/schemas";
 import { startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { seedAccount } from "../helpers/factories";
@@ -296,6 +297,42 @@ describe("GET /v1/generations/{id}", () => {
     expect(sameRecord.supplier_id).toBe(g.supplier_id);
     expect(sameRecord.finish_reason).toBe("stop");
     expect(sameRecord.usage.cost_details.usage_estimated).toBe(true);
+  });
+
+  it("shows the reasoning tokens claimed beside those billed, as the answer did", async () => {
+    const model = await seedPrivateModel({ billsReasoning: true });
+    const upstreamModel = `canned-reasoning-${model.id}`;
+    // Reasoning claimed for all the room the forwarded max_tokens (50 + the high effort's budget) leaves a 4-token answer.
+    const room = 50 + defaultReasoningBudget("high");
+    plans.set(upstreamModel, {
+      content: "four words of answer",
+      finish: "stop",
+      usage: { prompt_tokens: 9, completion_tokens: room, completion_tokens_details: { reasoning_tokens: room - 4 } },
+    });
+    await seedOffer({
+      models: [{ id: model.id, upstreamModel }],
+      priceCents: 100,
+      dailyCapacityMicroDiem: 1_000_000_000n,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
+    });
+    const buyer = await seedBuyer(10n * USDC);
+    const { body: answer } = await chat(buyer.key, model.id, "Say four words", 50, { reasoning_effort: "high" });
+    const bound = defaultReasoningBudget("high");
+    expect(answer.usage).toMatchObject({
+      completion_tokens: 4 + bound,
+      completion_tokens_details: { reasoning_tokens: bound },
+      cost_details: {
+        claimed_completion_tokens: room,
+        billed_reasoning_tokens: bound,
+        claimed_reasoning_tokens: room - 4,
+        usage_disputed: true,
+      },
+    });
+    const res = await lookup(answer.id, { key: buyer.key });
+    expect(res.status).toBe(200);
+    const g = (await res.json()) as Generation;
+    expect(g.usage).toEqual(answer.usage);
   });
 
   it("is a 404 to another account, exactly as an unknown id is; 400 for a malformed id; 401 without a live credential", async () => {

@@ -274,7 +274,7 @@ async function sendProbe(
   }
 
   const verdict = judgeAnswer(probe, target.upstreamModel, outcome.model, outcome.answer);
-  const billed = await billUsage(meter, outcome.answer, maxOutput, billingRules(request, { billsReasoning: target.billsReasoning }));
+  const billed = await billUsage(meter, outcome.answer, maxOutput, billingRules(request, target));
   const record: ProbeRecord = {
     outcome: verdict.failures.length > 0 ? "failed" : "passed",
     failures: verdict.failures,
