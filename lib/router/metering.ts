@@ -27,30 +27,31 @@ import {
  * request sent tools (an answer calling tools nobody offered is not billed for them). An empty answer (no content,
  * refusal, reasoning text or billable tool calls) bills no completion tokens at all.
  *
- * Hidden reasoning. When the model bills reasoning (models.bills_reasoning) and the buyer asked for it (reasoning_effort,
- * or OpenRouter's `reasoning` object: its effort, max_tokens or enabled; anything but "none" or enabled: false), the
- * claimed reasoning tokens are billed up to their bound, and the rest of the completion claim is checked against our
- * count of the reply. The bound is the lesser of
- * - the reasoning budget: reasoning.max_tokens, else max_completion_tokens (OpenAI's: it covers the visible answer and
- *   the reasoning), else DEFAULT_REASONING_BUDGET_TOKENS scaled by the effort (minimal ¼, low ½, medium 1, high 2:
- *   256 to 2,048 tokens), never more than the output forwarded; and
- * - what the answer makes plausible: the effort's default budget, or REASONING_TOKENS_PER_ANSWER_TOKEN tokens per token
- *   of our count of the reply (its visible reasoning included), whichever is more.
- * A reasoning claim beyond its bound is a dispute billed at the bound, and it counts against the offer's health like a
- * claim outside the request's bounds (below): an upstream that did the reasoning it claims was told no such budget
- * only if the buyer sent none, and then the default applies to every offer alike. The output forwarded as max_tokens
- * (and reserved) is the visible cap (max_tokens, else the model's) plus the budget, within the model's cap and the
- * context; max_completion_tokens, when sent, is the whole. Asking for reasoning never reserves more than that. Otherwise
- * (a model that does not bill reasoning, or a buyer who did not ask) hidden reasoning is part of the completion claim,
- * checked against our count.
+ * Hidden reasoning. When the model bills reasoning (models.bills_reasoning) and the buyer asked for it
+ * (reasoning_effort, or OpenRouter's `reasoning` object: its effort, max_tokens or enabled; anything but "none" or
+ * enabled: false), the claimed reasoning tokens are billed up to their bound, and the rest of the completion claim
+ * is checked against our count of the reply. The bound is the lesser of
+ * - the reasoning budget: reasoning.max_tokens, else max_completion_tokens (OpenAI's: it covers the visible answer
+ *   and the reasoning), else DEFAULT_REASONING_BUDGET_TOKENS scaled by the effort (minimal ¼, low ½, medium 1,
+ *   high 2: 256 to 2,048 tokens), never more than the output forwarded; and
+ * - what the answer makes plausible: the effort's default budget, or REASONING_TOKENS_PER_ANSWER_TOKEN tokens per
+ *   token of our count of the reply (its visible reasoning included), whichever is more.
+ * A reasoning claim beyond its bound is a dispute billed at the bound, and it counts against the offer's health like
+ * a claim outside the request's bounds (below), weighed across buyers. The upstream is told the effort
+ * (reasoning_effort) and the whole output (max_tokens), not the budget (OpenAI-compatible servers take none), so one
+ * that honestly reasons past it is billed at the bound like one that pads: the budget is the buyer's price cap. The
+ * output forwarded as max_tokens (and reserved) is the visible cap (max_tokens, else the model's) plus the budget,
+ * within the model's cap and the context; max_completion_tokens, when sent, is the whole. Asking for reasoning never
+ * reserves more than that. Otherwise (a model that does not bill reasoning, or a buyer who did not ask) hidden
+ * reasoning is part of the completion claim, checked against our count.
  *
- * Why these numbers. The default budget is what a buyer who did not bound reasoning pays for it at most: 1,024 tokens
- * at medium is Anthropic's smallest thinking budget and OpenRouter's floor for a budget it derives from an effort, what
- * reasoning models spend on an everyday question, and far below their output caps (32k to 100k; 8,192 for the reference
- * qwen3-235b). A buyer who wants longer reasoning says so (reasoning.max_tokens or max_completion_tokens) and pays for
- * it. 32 reasoning tokens per answer token: honest reasoning runs from under once the answer (long code) to a few tens
- * of times it (a worked answer to a hard question); a claim beyond both that and the effort's default budget is not
- * what any effort makes of that answer (the case found: 8,135 reasoning tokens claimed for a 57-token answer).
+ * Why these numbers. The default budget is what a buyer who did not bound reasoning pays for it at most: 1,024
+ * tokens at medium is Anthropic's smallest thinking budget, enough for what reasoning models spend on an everyday
+ * question, and far below their output caps (32k to 100k; 8,192 for the reference qwen3-235b). A buyer who wants
+ * longer reasoning says so (reasoning.max_tokens or max_completion_tokens) and pays for it. 32 reasoning tokens per
+ * answer token: honest reasoning runs from under once the answer (long code) to a few tens of times it (a worked
+ * answer to a hard question); a claim beyond both that and the effort's default budget is not what any effort makes
+ * of that answer (the case found: 8,135 reasoning tokens claimed for a 57-token answer).
  *
  * The bounds. A claim outside what the request allows (prompt beyond the tolerance of its byte bound plus
  * PROMPT_TEMPLATE_TOKENS for the upstream's own template and system prompt; completion beyond the max_tokens
