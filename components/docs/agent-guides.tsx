@@ -3,8 +3,12 @@ import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import type { DeploymentFacts } from "@/components/docs/guides";
 import {
+  DEFAULT_REASONING_BUDGET_TOKENS,
+  defaultReasoningBudget,
   MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN,
   PROMPT_TEMPLATE_TOKENS,
+  REASONING_EFFORTS,
+  REASONING_TOKENS_PER_ANSWER_TOKEN,
   USAGE_TOLERANCE_FLOOR_TOKENS,
   USAGE_TOLERANCE_PERCENT,
 } from "@/lib/router/metering";
@@ -41,10 +45,11 @@ export function ToolsAndStructuredOutputs({ facts }: { facts: DeploymentFacts })
         <C>required</C> or a named function), <C>parallel_tool_calls</C>, assistant messages with <C>tool_calls</C> and <C>tool</C>{" "}
         messages, content parts (<C>text</C>, and <C>image_url</C> with an https or base64 data URL, up to {MAX_IMAGES} images),{" "}
         <C>response_format</C> (<C>text</C>, <C>json_object</C>, <C>json_schema</C> with <C>strict</C>), <C>logprobs</C>/<C>top_logprobs</C>
-        , <C>logit_bias</C>, <C>reasoning_effort</C>, <C>stop</C>, <C>seed</C>, <C>user</C>. <C>metadata</C> and <C>stream_options</C> are
-        accepted and not forwarded. Each field is checked and a bad one is a 400 whose <C>param</C> names it, before anything is reserved or
-        charged; an unknown field is <C>unknown_field</C>. The answer comes back in OpenAI&apos;s shape (tool calls, refusal, finish reason,
-        logprobs, fingerprint, usage details) under our own <C>id</C> and your <C>model</C>.
+        , <C>logit_bias</C>, <C>reasoning_effort</C> and OpenRouter&apos;s <C>reasoning</C> object (<C>effort</C>, <C>max_tokens</C>,{" "}
+        <C>enabled</C>, <C>exclude</C>), <C>stop</C>, <C>seed</C>, <C>user</C>. <C>metadata</C> and <C>stream_options</C> are accepted and
+        not forwarded. Each field is checked and a bad one is a 400 whose <C>param</C> names it, before anything is reserved or charged; an
+        unknown field is <C>unknown_field</C>. The answer comes back in OpenAI&apos;s shape (tool calls, refusal, finish reason, logprobs,
+        fingerprint, usage details) under our own <C>id</C> and your <C>model</C>.
       </p>
       <p>
         Not every offer serves every feature. <C>GET /v1/models</C> lists each model&apos;s <C>supported_parameters</C> (OpenRouter&apos;s
@@ -163,9 +168,17 @@ export function BillingAndHealthRules() {
           bills no completion tokens.
         </li>
         <li>
-          Hidden reasoning, only when you ask for it (<C>reasoning_effort</C> other than <C>none</C>) on a model whose catalog entry bills
-          reasoning (<C>bills_reasoning</C>): the reasoning tokens the upstream reports, within the <C>max_tokens</C> forwarded (which the
-          reservation covers). Otherwise reasoning you do not see is not billed.
+          Hidden reasoning, only when you ask for it (<C>reasoning_effort</C> other than <C>none</C>, or the <C>reasoning</C> object) on a
+          model whose catalog entry bills reasoning (<C>bills_reasoning</C>): the reasoning tokens the upstream reports, up to the lesser of
+          your <strong>reasoning budget</strong> and what the answer makes plausible. The budget is <C>reasoning.max_tokens</C>, else{" "}
+          <C>max_completion_tokens</C> (OpenAI&apos;s: answer and reasoning together), else a default by effort:{" "}
+          {REASONING_EFFORTS.map((e) => `${e} ${defaultReasoningBudget(e)}`).join(", ")} tokens (one constant,{" "}
+          {DEFAULT_REASONING_BUDGET_TOKENS} at medium: what reasoning models spend on an everyday question, far below their output caps; ask
+          for more with <C>reasoning.max_tokens</C>). Plausible: up to the effort&apos;s default for any answer, or{" "}
+          {REASONING_TOKENS_PER_ANSWER_TOKEN} reasoning tokens per token of the answer you received (its visible reasoning included) when
+          that is more. The reservation covers your <C>max_tokens</C> (or the model&apos;s cap) plus the budget, within the model&apos;s
+          cap, and that is the <C>max_tokens</C> forwarded. Otherwise reasoning you do not see is not billed. <C>usage.cost_details</C>{" "}
+          shows the reasoning tokens claimed beside those billed.
         </li>
         <li>
           The <C>usage</C> in the answer is what you were billed, not what the upstream claimed.
@@ -178,20 +191,22 @@ export function BillingAndHealthRules() {
           <strong>Can:</strong> the usage its upstream reports, when each side (prompt, completion) is within <strong>{tolerance}</strong>{" "}
           more than svc&apos;s own count (tokenizers and chat templates differ): up to twice a count below {floor} tokens, {floor} more up
           to {floor * 4}, {USAGE_TOLERANCE_PERCENT}% more beyond, and nothing over a count of 0. Without reported usage, svc&apos;s count.
-          The reasoning tokens it reports, when the buyer asked for reasoning on a model that bills it.
+          The reasoning tokens it reports, when the buyer asked for reasoning on a model that bills it, up to the budget and what the answer
+          makes plausible.
         </li>
         <li>
           <strong>Cannot:</strong> a claim beyond that tolerance (that side is billed at svc&apos;s count, and the clear is recorded as a{" "}
-          <strong>dispute</strong>); hidden reasoning the buyer did not ask for, or on a model that does not bill it; a system prompt the
-          buyer did not send; completion tokens for an empty reply; tool calls the request did not offer tools for; output beyond{" "}
-          <C>max_tokens</C>; more than {IMAGE_TOKENS} tokens per image; anything beyond the reservation; anything at all for a failed or
-          refused request.
+          <strong>dispute</strong>); hidden reasoning the buyer did not ask for, or on a model that does not bill it, or beyond the
+          buyer&apos;s budget or what the answer makes plausible; a system prompt the buyer did not send; completion tokens for an empty
+          reply; tool calls the request did not offer tools for; output beyond <C>max_tokens</C>; more than {IMAGE_TOKENS} tokens per image;
+          anything beyond the reservation; anything at all for a failed or refused request.
         </li>
         <li>
           A claim outside what the request allows (more prompt tokens than its byte length bounds, with the tolerance and{" "}
           {PROMPT_TEMPLATE_TOKENS} tokens for the upstream&apos;s own template and system prompt; more completion tokens than the{" "}
-          <C>max_tokens</C> forwarded) is a dispute billed at svc&apos;s count that also counts against the offer&apos;s health, like a
-          failed answer. The buyer still gets the answer.
+          <C>max_tokens</C> forwarded), and a reasoning claim beyond the budget or what the answer makes plausible, is a dispute billed at
+          svc&apos;s count (reasoning at the bound) that also counts against the offer&apos;s health, like a failed answer. The buyer still
+          gets the answer. Fidelity probes ask reasoning models for reasoning and flag an offer whose claims go beyond these bounds.
         </li>
         <li>
           Each offer&apos;s dispute rate over the last {DISPUTE_WINDOW_DAYS} UTC days is public: per price level in{" "}

@@ -280,9 +280,11 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
       <p>
         Before forwarding, the router reserves the most the request can cost: the prompt (at its byte-length bound, or counted, plus the
         usage tolerance) plus <C>max_tokens</C> (or the model&apos;s output cap when you send none), at the chosen offer&apos;s price, from
-        your balance and from the offer&apos;s capacity. After the answer it charges the actual usage and releases the rest. If your
-        available balance cannot cover the reservation you get 402 <C>insufficient_balance</C> with <C>needed</C> and <C>available</C>; a
-        key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
+        your balance and from the offer&apos;s capacity. When you ask for reasoning on a model that bills it, the output reserved (and
+        forwarded as <C>max_tokens</C>) is that plus the reasoning budget (<C>reasoning.max_tokens</C>, else a default by effort), within
+        the model&apos;s cap; <C>max_completion_tokens</C>, when you send it, is the whole. After the answer it charges the actual usage and
+        releases the rest. If your available balance cannot cover the reservation you get 402 <C>insufficient_balance</C> with <C>needed</C>{" "}
+        and <C>available</C>; a key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
         <strong>
           Send a <C>max_tokens</C> you actually need
         </strong>{" "}
@@ -296,8 +298,10 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         entry: <C>charge</C> (what you paid; also <C>X-Svc-Cost</C>), <C>supplier_share</C> and <C>platform_fee</C> (they add up to the
         charge), <C>burn</C> (diem) and <C>price_cents_per_diem</C> (the offer&apos;s price), and the tokens: <C>billed_prompt_tokens</C>/
         <C>billed_completion_tokens</C> beside the upstream&apos;s <C>claimed_prompt_tokens</C>/<C>claimed_completion_tokens</C> (null when
-        it reported none: <C>usage_estimated</C>, svc counted), and <C>usage_disputed</C> when the claim went beyond the tolerance of
-        svc&apos;s own count and svc&apos;s count was billed instead. Use the exact strings for accounting; the number can round.
+        it reported none: <C>usage_estimated</C>, svc counted), <C>billed_reasoning_tokens</C> beside the upstream&apos;s{" "}
+        <C>claimed_reasoning_tokens</C> (within the completion tokens; null when it reported no reasoning), and <C>usage_disputed</C> when
+        the claim went beyond the tolerance of svc&apos;s own count, or its reasoning beyond the bound, and svc&apos;s count (or the bound)
+        was billed instead. Use the exact strings for accounting; the number can round.
       </p>
       <p>
         The answer&apos;s <C>id</C> (also the header <C>X-Svc-Generation-Id</C>) finds its record later: <C>GET /v1/generations/{"{id}"}</C>{" "}

@@ -2,10 +2,11 @@
 import { C } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import { env } from "@/lib/env";
-import { PROBE_MAX_TOKENS, PROBE_SEED, PROBES } from "@/lib/market/probes/catalog";
+import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBE_SEED, PROBES } from "@/lib/market/probes/catalog";
 import { EVIDENCE_MAX_CHARS } from "@/lib/market/probes/judge";
 import { PROBE_KEEP_ROUNDS } from "@/lib/market/probes/round";
 import { formatMicros } from "@/lib/money";
+import { defaultReasoningBudget } from "@/lib/router/metering";
 
 function every(ms: number): string {
   if (ms === 0) return "never (probes are off on this deployment)";
@@ -28,9 +29,12 @@ export function ProbesGuide() {
       <p>
         A small fixed set of deterministic requests, the same for every offer of a model: <C>temperature</C> 0, <C>seed</C> {PROBE_SEED},{" "}
         <C>max_tokens</C> {PROBE_MAX_TOKENS}. Three short questions with one-word answers ({text.join(", ")}); to offers that serve
-        structured outputs for the model, one <C>json_schema</C> request; to those that serve tools, one request naming a tool. They go from
-        the platform straight to the offer&apos;s upstream, under the offer&apos;s upstream model name, with the router&apos;s timeout,
-        response-size limit and address rules, never through any buyer&apos;s account.
+        structured outputs for the model, one <C>json_schema</C> request; to those that serve tools, one request naming a tool. To a model
+        that bills hidden reasoning (<C>bills_reasoning</C>) every probe also sends <C>reasoning_effort</C> {PROBE_REASONING_EFFORT}, so its{" "}
+        <C>max_tokens</C> is {PROBE_MAX_TOKENS} plus that effort&apos;s reasoning budget ({defaultReasoningBudget(PROBE_REASONING_EFFORT)}{" "}
+        tokens) and the reasoning the offer claims is checked. They go from the platform straight to the offer&apos;s upstream, under the
+        offer&apos;s upstream model name, with the router&apos;s timeout, response-size limit and address rules, never through any
+        buyer&apos;s account.
       </p>
 
       <SubHeading id="probes-pay">Who pays, and the budget</SubHeading>
@@ -57,6 +61,12 @@ export function ProbesGuide() {
         </li>
         <li>
           <C>truncated</C>: <C>finish_reason</C> <C>length</C>, or an empty answer, to a question whose answer fits easily.
+        </li>
+        <li>
+          <C>usage</C>: the usage the upstream claims is one a buyer&apos;s request would hold against the offer&apos;s health: more prompt
+          tokens than the probe&apos;s length allows, more completion tokens than the <C>max_tokens</C> sent, or more hidden reasoning than
+          the budget and the answer make plausible (the billing rules, under Billing). The probe is billed as a buyer&apos;s would be, at
+          the bound.
         </li>
         <li>
           <C>consensus</C>: the normalized answer (case, spacing and surrounding punctuation ignored; JSON compared by value) differs from

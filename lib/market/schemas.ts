@@ -218,7 +218,7 @@ export const ProbeViewSchema = z.object({
     .array(
       z.object({
         probe: z.string().describe("The probe's name"),
-        check: z.string().describe("What failed: consensus, reference, model, json_schema, tool_schema, truncated, error"),
+        check: z.string().describe("What failed: consensus, reference, model, json_schema, tool_schema, truncated, usage, error"),
         expected: z.string().nullable(),
         got: z.string().nullable(),
         at: Timestamp,

@@ -89,11 +89,13 @@ export async function completeChat(input: {
   const features = requiredFeatures(body);
   const forwarded = serializeForwardedFields(body);
   const meter = new PromptMeter(body, model.contextTokens);
+  const rules = billingRules(body, model);
   try {
     const now = clock();
     const { sizing, reservation } = await reserve({
       meter,
       body,
+      rules,
       model,
       apiKey,
       requestedMaxPriceCents: input.requestedMaxPriceCents,
@@ -116,7 +118,6 @@ export async function completeChat(input: {
 
     // 9 time characters, then 18 random bytes (25 base62 characters).
     const completionId = `chatcmpl-${timeOrderedId(18)}`;
-    const rules = billingRules(body, model);
     const { usage, clear } = await billAndClear({
       meter,
       holdId,
@@ -131,7 +132,12 @@ export async function completeChat(input: {
     });
     // The offer's success (health) was recorded by the clear's own statement.
     if (usage.disputed)
-      log.info("usage disputed", { offerId, completionId, claimed: usage.claimed, billed: [usage.promptTokens, usage.completionTokens] });
+      log.info("usage disputed", {
+        offerId,
+        completionId,
+        claimed: usage.claimed,
+        billed: [usage.promptTokens, usage.completionTokens, usage.reasoningTokens],
+      });
 
     return {
       completion: responseBody({
@@ -139,6 +145,7 @@ export async function completeChat(input: {
         created: Math.floor(now.getTime() / 1000),
         model: model.id,
         answer: upstream.answer,
+        excludeReasoning: body.reasoning?.exclude === true,
         usage,
         clear,
       }),
@@ -157,7 +164,8 @@ export async function completeChat(input: {
 
 /**
  * Bills the usage checked against our count and clears it; any failure releases the hold (nothing charged). A claim
- * outside what the request allows is billed at our count and, once cleared, counts against the offer's health.
+ * outside what the request allows, or a reasoning claim beyond what the answer makes plausible, is billed at our count
+ * (at the bound) and, once cleared, counts against the offer's health.
  */
 async function billAndClear(input: {
   meter: PromptMeter;
@@ -183,6 +191,7 @@ async function billAndClear(input: {
       completionTokens: usage.completionTokens,
       usageEstimated: usage.claimed === null,
       claimed: usage.claimed,
+      reasoningTokens: usage.reasoningTokens,
       usageDisputed: usage.disputed,
       latencyMs: input.upstream.latencyMs,
       totalLatencyMs: performance.now() - input.startedAt,
@@ -219,14 +228,14 @@ type ReservedOk = Extract<KeyedReservation, { status: "ok" }>;
 async function reserve(input: {
   meter: PromptMeter;
   body: ChatCompletionRequest;
+  rules: BillingRules;
   model: CatalogEntry;
   apiKey: ApiKeyContext;
   requestedMaxPriceCents: number | null;
   features: Features;
   now: Date;
 }): Promise<{ sizing: PromptSizing; reservation: ReservedOk }> {
-  const { meter, body, model, apiKey, features, now } = input;
-  const requestedOutput = body.max_completion_tokens ?? body.max_tokens;
+  const { meter, body, rules, model, apiKey, features, now } = input;
   const provider = preferencesOrNull(body.provider);
   await assertRequestSupplierIds(provider);
   const attempt = (sizing: PromptSizing) =>
@@ -253,10 +262,10 @@ async function reserve(input: {
       await assertApiKeyLive(apiKey.keyHash);
       throw insufficientBalance({ amountMicros: floor, priceCents: null }, available);
     }
-    return sizeByCount(meter, model, requestedOutput);
+    return sizeByCount(meter, model, rules);
   };
 
-  let sizing = sizeByBounds(meter, model, requestedOutput) ?? (await countOrRefuse());
+  let sizing = sizeByBounds(meter, model, rules) ?? (await countOrRefuse());
   let reservation = await attempt(sizing);
   if (reservation.status !== "ok" && !sizing.counted && isRetryable(reservation)) {
     sizing = await countOrRefuse();
@@ -358,16 +367,19 @@ function responseBody(input: {
   created: number;
   model: string;
   answer: UpstreamAnswer;
+  /** reasoning.exclude: the answer leaves the visible reasoning out (it was billed all the same). */
+  excludeReasoning: boolean;
   usage: BilledUsage;
   clear: ClearResult;
 }): ChatCompletionResponse {
   const { answer, usage, clear } = input;
+  const message = input.excludeReasoning ? withoutReasoning(answer.message) : answer.message;
   return {
     id: input.completionId,
     object: "chat.completion",
     created: input.created,
     model: input.model,
-    choices: [{ index: 0, message: answer.message, finish_reason: answer.finishReason, logprobs: answer.logprobs }],
+    choices: [{ index: 0, message, finish_reason: answer.finishReason, logprobs: answer.logprobs }],
     usage: {
       prompt_tokens: usage.promptTokens,
       completion_tokens: usage.completionTokens,
@@ -379,12 +391,19 @@ function responseBody(input: {
         billedCompletionTokens: usage.completionTokens,
         claimedPromptTokens: usage.claimed?.promptTokens ?? null,
         claimedCompletionTokens: usage.claimed?.completionTokens ?? null,
+        billedReasoningTokens: usage.reasoningTokens,
+        claimedReasoningTokens: usage.claimed?.reasoningTokens ?? null,
         usageEstimated: usage.claimed === null,
         usageDisputed: usage.disputed,
       }),
     },
     ...(answer.systemFingerprint !== null && { system_fingerprint: answer.systemFingerprint }),
   };
+}
+
+function withoutReasoning(message: UpstreamAnswer["message"]): UpstreamAnswer["message"] {
+  const { reasoning_content: _hidden, ...rest } = message;
+  return rest;
 }
 
 async function availableBalance(accountId: string): Promise<bigint> {

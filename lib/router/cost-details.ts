@@ -22,6 +22,8 @@ export function costFields(
     billedCompletionTokens: number;
     claimedPromptTokens: number | null;
     claimedCompletionTokens: number | null;
+    billedReasoningTokens: number | null;
+    claimedReasoningTokens: number | null;
     usageEstimated: boolean;
     usageDisputed: boolean;
   },
@@ -40,6 +42,8 @@ export function costFields(
       billed_completion_tokens: tokens.billedCompletionTokens,
       claimed_prompt_tokens: clamp(tokens.claimedPromptTokens),
       claimed_completion_tokens: clamp(tokens.claimedCompletionTokens),
+      billed_reasoning_tokens: tokens.billedReasoningTokens,
+      claimed_reasoning_tokens: clamp(tokens.claimedReasoningTokens),
       usage_estimated: tokens.usageEstimated,
       usage_disputed: tokens.usageDisputed,
     },

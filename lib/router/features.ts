@@ -40,6 +40,7 @@ const BASE_PARAMETERS = [
   "logprobs",
   "top_logprobs",
   "reasoning_effort",
+  "reasoning",
   "response_format",
   "user",
   "provider",

@@ -1,12 +1,15 @@
 import "server-only";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { reasoningEffortOf } from "@/lib/router/metering";
 import type { ChatCompletionRequest } from "@/lib/router/schemas";
 
 /**
  * What the upstream gets of the buyer's request: the messages and the fields below as sent (nulls dropped). The
  * model, the token cap and `stream` are ours (the envelope lib/router/complete.ts adds when forwarding); metadata,
- * stream_options and n are accepted and never forwarded.
+ * stream_options and n are accepted and never forwarded. The effort the request asks for, by reasoning_effort or by
+ * OpenRouter's `reasoning` object, goes as reasoning_effort (the field OpenAI-compatible servers read); the object itself
+ * is svc's (its budget bounds what is billed, lib/router/metering.ts) and is not forwarded.
  */
 
 /** Fields forwarded to the upstream as sent (when not null), besides model, messages and the token cap. */
@@ -25,7 +28,6 @@ export const PASSTHROUGH_FIELDS = [
   "logprobs",
   "top_logprobs",
   "logit_bias",
-  "reasoning_effort",
 ] as const satisfies readonly (keyof ChatCompletionRequest)[];
 
 /**
@@ -36,6 +38,8 @@ export const PASSTHROUGH_FIELDS = [
 export function serializeForwardedFields(body: ChatCompletionRequest): string {
   const fields: Record<string, unknown> = { messages: body.messages };
   for (const field of PASSTHROUGH_FIELDS) if (body[field] != null) fields[field] = body[field];
+  const effort = reasoningEffortOf(body);
+  if (effort !== null) fields.reasoning_effort = effort;
   const json = JSON.stringify(fields);
   if (Buffer.byteLength(json) > env.MAX_BODY_BYTES) {
     // Only numbers written as e.g. 1e20 inside schemas re-encode longer than they were sent.

@@ -46,7 +46,9 @@ export type ClearInput = {
    * What the upstream claimed (null when it sent no usage: any size, stored clamped to the column) and whether it
    * exceeded our count beyond the tolerance.
    */
-  claimed: { promptTokens: number; completionTokens: number } | null;
+  claimed: { promptTokens: number; completionTokens: number; reasoningTokens: number | null } | null;
+  /** The reasoning tokens billed, within completionTokens (completions.reasoning_tokens); null when none were reported. */
+  reasoningTokens: number | null;
   usageDisputed: boolean;
   /** The upstream's latency: from the forward sent to its answer read (completions.latency_ms). */
   latencyMs: number;
@@ -67,9 +69,14 @@ export type ClearInput = {
 export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
   assertCount(input.promptTokens, "promptTokens");
   assertCount(input.completionTokens, "completionTokens");
+  if (input.reasoningTokens !== null) {
+    assertCount(input.reasoningTokens, "reasoningTokens");
+    if (input.reasoningTokens > input.completionTokens) throw new Error("clear: reasoningTokens beyond completionTokens");
+  }
   if (input.claimed) {
     assertClaim(input.claimed.promptTokens, "claimed.promptTokens");
     assertClaim(input.claimed.completionTokens, "claimed.completionTokens");
+    if (input.claimed.reasoningTokens !== null) assertClaim(input.claimed.reasoningTokens, "claimed.reasoningTokens");
   }
   const row = await clears().submit({ ...input, latencyMs: asLatency(input.latencyMs), totalLatencyMs: asLatency(input.totalLatencyMs) });
   if (row.status === "rejected")
@@ -125,6 +132,8 @@ async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
         col((i) => i.usageDisputed),
         col((i) => i.totalLatencyMs),
         col((i) => i.finishReason),
+        col((i) => i.claimed?.reasoningTokens ?? null),
+        col((i) => i.reasoningTokens),
         env.PLATFORM_FEE_BPS,
         (items[0].now ?? new Date()).toISOString(),
         randomInt(PLATFORM_SHARDS),
@@ -135,7 +144,8 @@ async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
 }
 
 const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
-  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::int, $14::timestamptz, $15::int)`;
+  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::bigint[], $14::bigint[], $15::int,
+  $16::timestamptz, $17::int)`;
 
 /** The largest value of the integer columns that hold counts (billed tokens, latency; claims are clamped to it). */
 const INT_MAX = 2_147_483_647;

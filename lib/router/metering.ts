@@ -28,16 +28,37 @@ import {
  * refusal, reasoning text or billable tool calls) bills no completion tokens at all.
  *
  * Hidden reasoning. When the model bills reasoning (models.bills_reasoning) and the buyer asked for it
- * (reasoning_effort other than "none"), the claimed reasoning tokens are billed as claimed: the rest of the
- * completion claim is checked against our count of the reply, and the whole stays within the max_tokens forwarded
- * (which the hold covers). Otherwise hidden reasoning is part of the completion claim, checked against our count.
+ * (reasoning_effort, or OpenRouter's `reasoning` object: its effort, max_tokens or enabled; anything but "none" or
+ * enabled: false), the claimed reasoning tokens are billed up to their bound, and the rest of the completion claim
+ * is checked against our count of the reply. The bound is the lesser of
+ * - the reasoning budget: reasoning.max_tokens, else max_completion_tokens (OpenAI's: it covers the visible answer
+ *   and the reasoning), else DEFAULT_REASONING_BUDGET_TOKENS scaled by the effort (minimal ¼, low ½, medium 1,
+ *   high 2: 256 to 2,048 tokens), never more than the output forwarded; and
+ * - what the answer makes plausible: the effort's default budget, or REASONING_TOKENS_PER_ANSWER_TOKEN tokens per
+ *   token of our count of the reply (its visible reasoning included), whichever is more.
+ * A reasoning claim beyond its bound is a dispute billed at the bound, and it counts against the offer's health like
+ * a claim outside the request's bounds (below), weighed across buyers. The upstream is told the effort
+ * (reasoning_effort) and the whole output (max_tokens), not the budget (OpenAI-compatible servers take none), so one
+ * that honestly reasons past it is billed at the bound like one that pads: the budget is the buyer's price cap. The
+ * output forwarded as max_tokens (and reserved) is the visible cap (max_tokens, else the model's) plus the budget,
+ * within the model's cap and the context; max_completion_tokens, when sent, is the whole. Asking for reasoning never
+ * reserves more than that. Otherwise (a model that does not bill reasoning, or a buyer who did not ask) hidden
+ * reasoning is part of the completion claim, checked against our count.
+ *
+ * Why these numbers. The default budget is what a buyer who did not bound reasoning pays for it at most: 1,024
+ * tokens at medium is Anthropic's smallest thinking budget, enough for what reasoning models spend on an everyday
+ * question, and far below their output caps (32k to 100k; 8,192 for the reference qwen3-235b). A buyer who wants
+ * longer reasoning says so (reasoning.max_tokens or max_completion_tokens) and pays for it. 32 reasoning tokens per
+ * answer token: honest reasoning runs from under once the answer (long code) to a few tens of times it (a worked
+ * answer to a hard question); a claim beyond both that and the effort's default budget is not what any effort makes
+ * of that answer (the case found: 8,135 reasoning tokens claimed for a 57-token answer).
  *
  * The bounds. A claim outside what the request allows (prompt beyond the tolerance of its byte bound plus
  * PROMPT_TEMPLATE_TOKENS for the upstream's own template and system prompt; completion beyond the max_tokens
  * forwarded) is impossible for an honest upstream: it is a dispute billed at our count, and it counts against the
  * offer's health like a failed answer. Whatever its size it never reaches SQL as more than the claim columns hold.
  * Output is never billed beyond the max_tokens we forwarded, and images at most IMAGE_TOKENS each. Without a claim
- * our count is billed.
+ * our count is billed (and no hidden reasoning).
  */
 export const USAGE_TOLERANCE_PERCENT = 25;
 /** Below 64 tokens the tolerance is min(ours, this): a short count may be claimed up to twice, never more. */
@@ -49,6 +70,52 @@ export const PROMPT_TEMPLATE_TOKENS = 1024;
  * runs 3 to 6 bytes a token; only degenerate runs go beyond 16, and the tokenizer never exceeds 128).
  */
 export const MAX_PROMPT_BYTES_PER_CONTEXT_TOKEN = 16;
+
+/** The reasoning budget of a request that bounds none, at effort "medium" (see the top of this file for why). */
+export const DEFAULT_REASONING_BUDGET_TOKENS = 1024;
+/** Hidden reasoning is plausible up to this many tokens per token of our count of the reply, or the effort's default budget. */
+export const REASONING_TOKENS_PER_ANSWER_TOKEN = 32;
+
+export const REASONING_EFFORTS = ["minimal", "low", "medium", "high"] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+/** The default budget per effort, in quarters of DEFAULT_REASONING_BUDGET_TOKENS. */
+const EFFORT_QUARTERS: Record<ReasoningEffort, number> = { minimal: 1, low: 2, medium: 4, high: 8 };
+
+/** The reasoning budget of a request at this effort that names none. */
+export function defaultReasoningBudget(effort: ReasoningEffort): number {
+  return (DEFAULT_REASONING_BUDGET_TOKENS * EFFORT_QUARTERS[effort]) / 4;
+}
+
+/** What a request says of reasoning and of its output: OpenAI's fields and OpenRouter's `reasoning` object. */
+export type ReasoningRequest = {
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  reasoning_effort?: string | null;
+  reasoning?: { effort?: string | null; max_tokens?: number | null; enabled?: boolean | null } | null;
+};
+
+/**
+ * The effort a request asks for: reasoning_effort, else reasoning.effort, else "none" for reasoning.enabled: false,
+ * else "medium" when reasoning.max_tokens or reasoning.enabled: true asks for reasoning (OpenRouter's default); null
+ * when it says nothing. The schema refuses a request whose fields disagree.
+ */
+export function reasoningEffortOf(request: ReasoningRequest): ReasoningEffort | "none" | null {
+  const effort = request.reasoning_effort ?? request.reasoning?.effort ?? null;
+  if (effort !== null) return effort as ReasoningEffort | "none";
+  const r = request.reasoning;
+  if (r?.enabled === false) return "none";
+  return r?.max_tokens != null || r?.enabled === true ? "medium" : null;
+}
+
+/** The most hidden reasoning an answer of `answerTokens` (our count of the reply) makes plausible under these rules. */
+export function plausibleReasoning(answerTokens: number, reasoning: ReasoningRules): number {
+  return Math.max(reasoning.floorTokens, answerTokens * REASONING_TOKENS_PER_ANSWER_TOKEN);
+}
+
+/** The smallest count of the reply that makes `claimed` reasoning tokens plausible (counting can stop there). */
+function answerTokensFor(claimed: number, reasoning: ReasoningRules): number {
+  return claimed <= reasoning.floorTokens ? 0 : Math.ceil(claimed / REASONING_TOKENS_PER_ANSWER_TOKEN);
+}
 
 /** The largest claim accepted as is against our count of `ours` tokens (0 for 0). */
 export function allowedClaim(ours: number): number {
@@ -135,7 +202,7 @@ export type PromptSizing = {
 export function sizeByBounds(
   meter: PromptMeter,
   model: { id: string; contextTokens: number; maxOutputTokens: number },
-  requestedOutput: number | null | undefined,
+  rules: BillingRules,
 ): PromptSizing | null {
   const context = model.contextTokens;
   const { lower, upper, textBytes } = meter.bounds;
@@ -147,7 +214,7 @@ export function sizeByBounds(
     );
   }
   if (lower >= context) throw contextExceeded(model, lower, "at least ");
-  const output = outputCap(model, requestedOutput);
+  const output = outputCap(model, rules);
   return upper + output <= context ? { reservedPromptTokens: allowedClaim(upper), maxOutputTokens: output, counted: false } : null;
 }
 
@@ -155,20 +222,21 @@ export function sizeByBounds(
 export async function sizeByCount(
   meter: PromptMeter,
   model: { id: string; contextTokens: number; maxOutputTokens: number },
-  requestedOutput: number | null | undefined,
+  rules: BillingRules,
 ): Promise<PromptSizing> {
   const context = model.contextTokens;
   const prompt = await meter.count();
   if (prompt >= context) throw contextExceeded(model, prompt, prompt === context ? "at least " : "");
   return {
     reservedPromptTokens: allowedClaim(prompt),
-    maxOutputTokens: Math.min(outputCap(model, requestedOutput), context - prompt),
+    maxOutputTokens: Math.min(outputCap(model, rules), context - prompt),
     counted: true,
   };
 }
 
-function outputCap(model: { maxOutputTokens: number }, requestedOutput: number | null | undefined): number {
-  return Math.min(requestedOutput ?? model.maxOutputTokens, model.maxOutputTokens);
+/** The output the request may use (forwarded as max_tokens, reserved), before the context: at most the model's cap. */
+export function outputCap(model: { maxOutputTokens: number }, rules: BillingRules): number {
+  return Math.min(rules.requestedOutputTokens ?? model.maxOutputTokens, model.maxOutputTokens);
 }
 
 function contextExceeded(model: { id: string; contextTokens: number }, tokens: number, qualifier: string) {
@@ -183,28 +251,58 @@ export type BilledUsage = {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number | null;
+  /** The reasoning tokens billed, within completionTokens; null when the upstream reported none. */
   reasoningTokens: number | null;
   /** The upstream's claim, null when it sent none (then our count is billed). */
   claimed: ClaimedUsage | null;
   disputed: boolean;
-  /** Why the claim is outside what the request allows (then it counts against the offer's health); null when it is not. */
+  /**
+   * Why the claim is outside what the request allows or the answer makes plausible (then it counts against the offer's
+   * health); null when it is not.
+   */
   outOfBounds: string | null;
+};
+
+/** Hidden reasoning a request pays for: its budget and the floor of what an answer makes plausible. */
+export type ReasoningRules = {
+  effort: ReasoningEffort;
+  /** The reasoning budget before the output forwarded caps it: reasoning.max_tokens, max_completion_tokens or the default. */
+  budgetTokens: number;
+  /** The effort's default budget: reasoning up to it is plausible for any answer. */
+  floorTokens: number;
 };
 
 /** What of the request decides how its answer is billed (see the top of this file). */
 export type BillingRules = {
   /** The request sent tools: tool calls in the answer are billed. */
   toolsRequested: boolean;
-  /** The model bills hidden reasoning and the buyer asked for reasoning: claimed reasoning tokens are billed. */
-  reasoningBillable: boolean;
+  /** The model bills hidden reasoning and the buyer asked for reasoning: its bounds; null when hidden reasoning is not billed. */
+  reasoning: ReasoningRules | null;
+  /**
+   * The output the request asks for, before the model's cap and the context (null: the model's cap): max_completion_tokens,
+   * else max_tokens, plus the reasoning budget when reasoning is billed.
+   */
+  requestedOutputTokens: number | null;
 };
 
 export function billingRules(
-  request: { tools?: readonly unknown[] | null; reasoning_effort?: string | null },
-  model: { billsReasoning: boolean },
+  request: ReasoningRequest & { tools?: readonly unknown[] | null },
+  model: { billsReasoning: boolean; maxOutputTokens: number },
 ): BillingRules {
-  const askedForReasoning = request.reasoning_effort != null && request.reasoning_effort !== "none";
-  return { toolsRequested: (request.tools?.length ?? 0) > 0, reasoningBillable: model.billsReasoning && askedForReasoning };
+  const toolsRequested = (request.tools?.length ?? 0) > 0;
+  const whole = request.max_completion_tokens ?? null;
+  const effort = reasoningEffortOf(request);
+  if (!model.billsReasoning || effort === null || effort === "none") {
+    return { toolsRequested, reasoning: null, requestedOutputTokens: whole ?? request.max_tokens ?? null };
+  }
+  const floorTokens = defaultReasoningBudget(effort);
+  const budget = request.reasoning?.max_tokens ?? whole ?? floorTokens;
+  const budgetTokens = whole === null ? budget : Math.min(budget, whole);
+  return {
+    toolsRequested,
+    reasoning: { effort, budgetTokens, floorTokens },
+    requestedOutputTokens: whole ?? (request.max_tokens ?? model.maxOutputTokens) + budgetTokens,
+  };
 }
 
 /** The part of the reply a buyer pays for: tool calls only when the request offered tools. */
@@ -228,13 +326,15 @@ export async function billUsage(
   const claim = answer.usage;
   const reply = billableReply(answer.message, rules);
   const empty = isEmptyReply(reply);
-  // Billable hidden reasoning is taken as claimed; the rest of the completion claim is what our count checks.
-  const claimedReasoning = claim && rules.reasoningBillable ? Math.min(claim.reasoningTokens ?? 0, claim.completionTokens) : 0;
+  const reasoning = rules.reasoning;
+  // Billable hidden reasoning is checked against its bound; the rest of the completion claim is what our count checks.
+  const claimedReasoning = claim && reasoning ? Math.min(claim.reasoningTokens ?? 0, claim.completionTokens) : 0;
   const claimedVisible = claim ? claim.completionTokens - claimedReasoning : 0;
-  // Counting the reply stops where the answer is settled: at max_tokens, or where our count accepts the claim.
+  // Counting the reply stops where the answer is settled: at max_tokens, or where our count both accepts the visible
+  // claim and makes the reasoning claim plausible.
   const limit =
     claim && claimedVisible <= allowedClaim(maxOutputTokens)
-      ? Math.min(maxOutputTokens, minCountAccepting(claimedVisible))
+      ? Math.min(maxOutputTokens, Math.max(minCountAccepting(claimedVisible), reasoning ? answerTokensFor(claimedReasoning, reasoning) : 0))
       : maxOutputTokens;
   const [oursPrompt, counted] = await Promise.all([meter.count(), empty ? 0 : countReplyTokens(reply, { limit })]);
   const oursCompletion = Math.min(counted, maxOutputTokens);
@@ -250,28 +350,36 @@ export async function billUsage(
     };
   }
   const promptBound = promptClaimBound(meter.bounds);
+  const budget = reasoning ? Math.min(reasoning.budgetTokens, maxOutputTokens) : 0;
+  const plausible = reasoning ? plausibleReasoning(oursCompletion, reasoning) : 0;
+  const reasoningBound = Math.min(budget, plausible);
+  const reasoningOk = claimedReasoning <= reasoningBound;
   const outOfBounds =
     claim.promptTokens > promptBound
       ? `usage claim of ${claim.promptTokens} prompt tokens for a prompt that allows at most ${promptBound}`
       : claim.completionTokens > maxOutputTokens
         ? `usage claim of ${claim.completionTokens} completion tokens beyond the max_tokens of ${maxOutputTokens} forwarded`
-        : null;
+        : !reasoningOk
+          ? `usage claim of ${claimedReasoning} reasoning tokens beyond the bound of ${reasoningBound} (a budget of ${budget}; ${plausible} plausible at effort ${reasoning!.effort} for a ${oursCompletion}-token answer)`
+          : null;
   const promptOk = claim.promptTokens <= allowedClaim(oursPrompt);
   const completionInBounds = claim.completionTokens <= maxOutputTokens;
   const visibleOk = claimedVisible <= allowedClaim(oursCompletion);
+  const billedReasoning = empty || !completionInBounds ? 0 : Math.min(claimedReasoning, reasoningBound);
   const promptTokens = promptOk ? claim.promptTokens : oursPrompt;
   const completionTokens = empty
     ? 0
     : completionInBounds
-      ? Math.min((visibleOk ? claimedVisible : oursCompletion) + claimedReasoning, maxOutputTokens)
+      ? Math.min((visibleOk ? claimedVisible : oursCompletion) + billedReasoning, maxOutputTokens)
       : oursCompletion;
   return {
     promptTokens,
     completionTokens,
     cachedTokens: claim.cachedTokens === null ? null : Math.min(claim.cachedTokens, promptTokens),
-    reasoningTokens: claim.reasoningTokens === null ? null : Math.min(claim.reasoningTokens, completionTokens),
+    reasoningTokens:
+      claim.reasoningTokens === null ? null : reasoning ? billedReasoning : Math.min(claim.reasoningTokens, completionTokens),
     claimed: claim,
-    disputed: !promptOk || !completionInBounds || !visibleOk,
+    disputed: !promptOk || !completionInBounds || !visibleOk || !reasoningOk,
     outOfBounds,
   };
 }

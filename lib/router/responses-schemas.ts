@@ -182,6 +182,14 @@ export const ResponsesRequest = z
     reasoning: z
       .strictObject({
         effort: z.enum(["none", "minimal", "low", "medium", "high"]).nullish(),
+        max_tokens: z
+          .number()
+          .int()
+          .min(1)
+          .nullish()
+          .describe(
+            "The reasoning budget (OpenRouter's): at most this many hidden reasoning tokens are billed (chat completions' reasoning.max_tokens); without it, max_output_tokens, else a default by effort",
+          ),
         summary: z.enum(["auto", "concise", "detailed"]).nullish().describe("Accepted; the upstream's visible reasoning is returned as is"),
       })
       .nullish(),

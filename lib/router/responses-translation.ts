@@ -8,7 +8,8 @@
  * Requests: `instructions` is a leading system message; input items are messages in order, consecutive
  * function_call items one assistant turn with tool_calls (joined to the assistant message just before them, as one
  * chat turn), each function_call_output a tool message; reasoning items are dropped (chat upstreams take none);
- * function tools, tool_choice, text.format, max_output_tokens and reasoning.effort map to their chat fields.
+ * function tools, tool_choice, text.format, max_output_tokens (max_completion_tokens: it covers the reasoning too),
+ * reasoning.effort and reasoning.max_tokens (the reasoning budget) map to their chat fields.
  * Answers: the visible reasoning, then the message (output_text or refusal), then one function_call item per tool
  * call; finish_reason `length` is status incomplete (max_output_tokens), `content_filter` incomplete (content_filter).
  */
@@ -78,6 +79,7 @@ export function toChatRequest(req: ResponsesRequest): ChatCompletionRequest {
   if (req.temperature != null) chat.temperature = req.temperature;
   if (req.top_p != null) chat.top_p = req.top_p;
   if (req.reasoning?.effort != null) chat.reasoning_effort = req.reasoning.effort;
+  if (req.reasoning?.max_tokens != null) chat.reasoning = { max_tokens: req.reasoning.max_tokens };
   if (req.metadata != null) chat.metadata = req.metadata;
   if (req.user != null) chat.user = req.user;
   if (req.provider != null) chat.provider = req.provider;

@@ -132,6 +132,25 @@ export const Stream = z
     params: { code: "stream_not_supported" },
   });
 
+const ReasoningEffortSchema = z.enum(["none", "minimal", "low", "medium", "high"]);
+
+/** OpenRouter's reasoning object; its effort is forwarded as reasoning_effort, the budget is svc's bound on what is billed. */
+export const ReasoningSchema = z
+  .strictObject({
+    effort: ReasoningEffortSchema.nullish().describe("As reasoning_effort (send one of the two, or the same value in both)"),
+    max_tokens: z
+      .number()
+      .int()
+      .min(1)
+      .nullish()
+      .describe(
+        "The reasoning budget: at most this many hidden reasoning tokens are billed; the output forwarded and reserved is max_tokens (or the model's cap) plus this, within the model's cap",
+      ),
+    enabled: z.boolean().nullish().describe("true asks for reasoning at effort medium; false for none"),
+    exclude: z.boolean().nullish().describe("true: the answer leaves out the visible reasoning (it is still billed)"),
+  })
+  .describe("OpenRouter's reasoning settings: effort, a budget of reasoning tokens, whether the answer shows the reasoning");
+
 export const ChatCompletionRequest = z
   .strictObject({
     model: z.string().min(1).max(200),
@@ -161,7 +180,10 @@ export const ChatCompletionRequest = z
       .record(z.string().regex(/^\d{1,7}$/, "keys must be token ids"), z.number().min(-100).max(100))
       .refine((bias) => Object.keys(bias).length <= 1024, "must bias at most 1024 tokens")
       .nullish(),
-    reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high"]).nullish(),
+    reasoning_effort: ReasoningEffortSchema.nullish().describe(
+      "Asks for reasoning (none: asks for none). On a model that bills reasoning (bills_reasoning) the hidden reasoning billed is bounded by the reasoning budget (reasoning.max_tokens, else max_completion_tokens, else a default by effort: minimal 256, low 512, medium 1024, high 2048 tokens) and by what the answer makes plausible",
+    ),
+    reasoning: ReasoningSchema.nullish(),
     metadata: z
       .record(z.string().max(64), z.string().max(512))
       .refine((m) => Object.keys(m).length <= 16, "must have at most 16 keys")
@@ -190,6 +212,16 @@ export const ChatCompletionRequest = z
         path: ["tool_choice", "function", "name"],
         message: `names no tool in tools ("${choice.function.name}")`,
       });
+    }
+    const reasoning = body.reasoning;
+    if (reasoning?.effort != null && body.reasoning_effort != null && reasoning.effort !== body.reasoning_effort) {
+      ctx.addIssue({ code: "custom", path: ["reasoning", "effort"], message: `contradicts reasoning_effort ("${body.reasoning_effort}")` });
+    }
+    const effort = body.reasoning_effort ?? reasoning?.effort;
+    if (reasoning?.max_tokens != null && (effort === "none" || reasoning.enabled === false)) {
+      ctx.addIssue({ code: "custom", path: ["reasoning", "max_tokens"], message: "is a budget for reasoning the request turns off" });
+    } else if (reasoning?.enabled === false && effort != null && effort !== "none") {
+      ctx.addIssue({ code: "custom", path: ["reasoning", "enabled"], message: `false contradicts the effort "${effort}"` });
     }
     if (body.top_logprobs != null && body.logprobs !== true) {
       ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "needs logprobs: true" });
@@ -240,10 +272,24 @@ export const CostDetailsSchema = component(
       .nullable()
       .describe("The prompt tokens the upstream reported; null when it reported no usage (then svc's own count is billed)"),
     claimed_completion_tokens: z.number().int().nullable().describe("The completion tokens the upstream reported; null as above"),
+    billed_reasoning_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "The reasoning tokens billed, within billed_completion_tokens (= usage.completion_tokens_details.reasoning_tokens); on a model that bills hidden reasoning, at most the request's reasoning budget and what the answer makes plausible. null when the upstream reported none",
+      ),
+    claimed_reasoning_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The reasoning tokens the upstream reported (completion_tokens_details.reasoning_tokens); null when it reported none"),
     usage_estimated: z.boolean().describe("The upstream reported no usage: svc counted the tokens itself"),
     usage_disputed: z
       .boolean()
-      .describe("The upstream's claim exceeded svc's own count beyond the tolerance: svc's count was billed, not the claim"),
+      .describe(
+        "The upstream's claim exceeded svc's own count beyond the tolerance, or its reasoning claim the bound: svc's count (and the bound) was billed, not the claim",
+      ),
   }),
 );
 export type CostDetails = z.output<typeof CostDetailsSchema>;
@@ -286,7 +332,9 @@ export const ChatCompletionSchema = component(
         completion_tokens: z.number().int(),
         total_tokens: z.number().int(),
         prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
-        completion_tokens_details: z.object({ reasoning_tokens: z.number().int() }).optional(),
+        completion_tokens_details: z
+          .object({ reasoning_tokens: z.number().int().describe("The reasoning tokens billed (within completion_tokens)") })
+          .optional(),
         ...CostFields,
       })
       .describe(
@@ -321,6 +369,10 @@ export const GenerationSchema = component(
       prompt_tokens: z.number().int(),
       completion_tokens: z.number().int(),
       total_tokens: z.number().int(),
+      completion_tokens_details: z
+        .object({ reasoning_tokens: z.number().int() })
+        .optional()
+        .describe("The reasoning tokens billed, when the upstream reported reasoning (as in the answer)"),
       ...CostFields,
     }),
     upstream_latency_ms: z.number().int().describe("The supplier's upstream: from the forward sent to its answer read"),

@@ -14,6 +14,8 @@
 -- share and fee = the other two), so the answer can state them to the micro-unit (usage.cost_details,
 -- 20261128010000_generations). p_latency_ms is the upstream's latency (forward sent to answer read), stored as
 -- completions.latency_ms; p_total_latency_ms is the request's own, from its arrival to this clear's submission.
+-- p_claimed_reasoning_tokens is the upstream's reasoning claim (any size, stored clamped; NULL: none reported),
+-- p_reasoning_tokens the reasoning tokens billed, within p_completion_tokens (20261202000000_reasoning_claims).
 -- SET enable_seqscan = off, SET jit = off: see svc_reserve_batch.
 CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   p_hold_ids uuid[],
@@ -28,6 +30,8 @@ CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   p_usage_disputed boolean[],
   p_total_latency_ms bigint[],
   p_finish_reasons text[],
+  p_claimed_reasoning_tokens bigint[],
+  p_reasoning_tokens bigint[],
   p_fee_bps integer,
   p_now timestamptz,
   p_platform_shard integer
@@ -84,6 +88,8 @@ BEGIN
              AND p_total_latency_ms[i.n] BETWEEN 0 AND 2147483647
              AND COALESCE(p_claimed_prompt_tokens[i.n], 0) >= 0
              AND COALESCE(p_claimed_completion_tokens[i.n], 0) >= 0
+             AND COALESCE(p_claimed_reasoning_tokens[i.n], 0) >= 0
+             AND COALESCE(p_reasoning_tokens[i.n] BETWEEN 0 AND p_completion_tokens[i.n], true)
              AND COALESCE(p_burn_micro_diem[i.n], 0) >= 0
              AND p_usage_estimated[i.n] IS NOT NULL AND p_usage_disputed[i.n] IS NOT NULL
              AND row_number() OVER (PARTITION BY p_completion_ids[i.n] ORDER BY i.n) = 1
@@ -232,13 +238,15 @@ BEGIN
       INSERT INTO "completions" ("id", "hold_id", "account_id", "api_key_id", "offer_id", "model_id",
                                  "prompt_tokens", "completion_tokens", "usage_estimated", "latency_ms", "created_at",
                                  "claimed_prompt_tokens", "claimed_completion_tokens", "usage_disputed",
-                                 "total_latency_ms", "finish_reason")
+                                 "total_latency_ms", "finish_reason", "claimed_reasoning_tokens", "reasoning_tokens")
       SELECT t.completion_id, t.hold_id, t.account_id, t.api_key_id, t.offer_id, t.model_id,
              p_prompt_tokens[t.n], p_completion_tokens[t.n], p_usage_estimated[t.n], p_latency_ms[t.n], p_now,
              -- LEAST ignores NULL: a missing claim must stay NULL, not become the column's largest value.
              CASE WHEN p_claimed_prompt_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_prompt_tokens[t.n], 2147483647) END,
              CASE WHEN p_claimed_completion_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_completion_tokens[t.n], 2147483647) END,
-             p_usage_disputed[t.n], p_total_latency_ms[t.n], left(p_finish_reasons[t.n], 32)
+             p_usage_disputed[t.n], p_total_latency_ms[t.n], left(p_finish_reasons[t.n], 32),
+             CASE WHEN p_claimed_reasoning_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_reasoning_tokens[t.n], 2147483647) END,
+             p_reasoning_tokens[t.n]
       FROM item t
     ),
     new_clears AS (

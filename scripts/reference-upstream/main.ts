@@ -3,7 +3,7 @@ import { DEFAULT_REFERENCE_API_KEY, parseUpstreamMode, startReferenceUpstream } 
 
 const USAGE =
   "usage: npx tsx scripts/reference-upstream/main.ts [--port 8787] [--host 127.0.0.1] [--api-key K] " +
-  "[--mode ok|latency:<ms>|error:<status>|flaky:<n>|substitute:<model>|timeout|garbage|no-usage|bad-shape|inflate|truncate|break-schema]";
+  "[--mode ok|latency:<ms>|error:<status>|flaky:<n>|substitute:<model>|timeout|garbage|no-usage|bad-shape|inflate|truncate|break-schema|pad-reasoning]";
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);

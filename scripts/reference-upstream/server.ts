@@ -22,9 +22,11 @@ export type UpstreamMode = SimpleMode | `latency:${number}` | `error:${number}` 
 
 /**
  * Beyond the faults: "truncate" cuts every text answer to a few tokens with finish_reason "length"; "break-schema"
- * answers structured outputs and tool calls with JSON that breaks the requested schema. (Fidelity probes' fixtures.)
+ * answers structured outputs and tool calls with JSON that breaks the requested schema (fidelity probes' fixtures);
+ * "pad-reasoning" answers as "ok" but, to a request that asks for reasoning (reasoning_effort other than "none"),
+ * claims hidden reasoning for all the room max_tokens leaves (a supplier billing reasoning it did not do).
  */
-type SimpleMode = "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | "truncate" | "break-schema";
+type SimpleMode = "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | "truncate" | "break-schema" | "pad-reasoning";
 
 type ResolvedMode =
   | { kind: SimpleMode }
@@ -68,7 +70,7 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LATENCY_MS = 600_000;
 const QUOTE_MAX_CHARS = 80;
 
-const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape", "inflate", "truncate", "break-schema"]);
+const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape", "inflate", "truncate", "break-schema", "pad-reasoning"]);
 /** What mode "truncate" leaves of a text answer, in tokens. */
 export const TRUNCATED_TOKENS = 3;
 /** What mode "break-schema" answers a json_schema or a tool call with: no schema a probe asks for allows it. */
@@ -134,6 +136,7 @@ const chatRequestSchema = z.object({
   max_tokens: maxTokensSchema,
   max_completion_tokens: maxTokensSchema,
   stream: z.boolean().nullish(),
+  reasoning_effort: z.string().nullish(),
   tools: z.array(toolSchema).nullish(),
   tool_choice: z
     .union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })])
@@ -364,10 +367,27 @@ async function buildCompletion(request: ChatRequest, model: ReferenceModel, mode
   const usage =
     mode.kind === "inflate"
       ? { prompt_tokens: INFLATED_USAGE_TOKENS, completion_tokens: INFLATED_USAGE_TOKENS, total_tokens: 2 * INFLATED_USAGE_TOKENS }
-      : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+      : mode.kind === "pad-reasoning" && asksForReasoning(request)
+        ? paddedReasoningUsage(promptTokens, completionTokens, effectiveMaxTokens(request, model))
+        : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
   if (mode.kind === "no-usage") return { ...base, choices };
   if (mode.kind === "bad-shape") return { ...base, usage };
   return { ...base, choices, usage };
+}
+
+function asksForReasoning(request: ChatRequest): boolean {
+  return request.reasoning_effort != null && request.reasoning_effort !== "none";
+}
+
+/** Mode "pad-reasoning": the visible answer as counted, and hidden reasoning claimed for the rest of max_tokens. */
+function paddedReasoningUsage(promptTokens: number, visibleTokens: number, maxTokens: number) {
+  const completion = Math.max(maxTokens, visibleTokens);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completion,
+    total_tokens: promptTokens + completion,
+    completion_tokens_details: { reasoning_tokens: completion - visibleTokens },
+  };
 }
 
 function toModelEntry(model: ReferenceModel) {

@@ -45,7 +45,8 @@ type Row = {
 };
 
 const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
-  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::int, $14::timestamptz, $15::int)`;
+  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::bigint[], $14::bigint[], $15::int,
+  $16::timestamptz, $17::int)`;
 
 function clearValues(items: Item[], now: Date) {
   return [
@@ -61,6 +62,8 @@ function clearValues(items: Item[], now: Date) {
     items.map((i) => i.usageDisputed ?? false),
     items.map(() => 57),
     items.map(() => "stop"),
+    items.map(() => null),
+    items.map(() => null),
     FEE_BPS,
     now,
     SHARD,

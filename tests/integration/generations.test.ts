@@ -10,6 +10,7 @@ import { createApiKey, revokeApiKey } from "@/lib/auth/api-keys";
 import { createSession } from "@/lib/auth/sessions";
 import { db } from "@/lib/db";
 import { formatMicros } from "@/lib/money";
+import { defaultReasoningBudget } from "@/lib/router/metering";
 import { COMPLETION_ID_PATTERN, type CostDetails, type Generation } from "@/lib/router/schemas";
 import { startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { seedAccount } from "../helpers/factories";
@@ -26,7 +27,7 @@ let upstream: CannedUpstream;
 let app: RouteServer;
 
 /** What the canned upstream answers for each upstream model name (one per offer), drawn by the test. */
-const plans = new Map<string, { content: string; finish: string; usage?: Record<string, number> }>();
+const plans = new Map<string, { content: string; finish: string; usage?: Record<string, unknown> }>();
 
 beforeAll(async () => {
   [upstream, app] = await Promise.all([startCannedUpstream(), startRouteServer()]);
@@ -54,14 +55,21 @@ afterAll(async () => {
 type ChatAnswer = {
   id: string;
   choices: { finish_reason: string }[];
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost: number; cost_details: CostDetails };
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    completion_tokens_details?: { reasoning_tokens: number };
+    cost: number;
+    cost_details: CostDetails;
+  };
 };
 
-async function chat(key: string, model: string, prompt: string, maxTokens: number) {
+async function chat(key: string, model: string, prompt: string, maxTokens: number, extra: Record<string, unknown> = {}) {
   const res = await fetch(`${app.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "x-svc-max-cents": "10000" },
-    body: JSON.stringify({ model, messages: [{ role: "user", content: prompt }], max_tokens: maxTokens }),
+    body: JSON.stringify({ model, messages: [{ role: "user", content: prompt }], max_tokens: maxTokens, ...extra }),
   });
   const body = (await res.json()) as ChatAnswer;
   expect(res.status, JSON.stringify(body)).toBe(200);
@@ -100,12 +108,14 @@ describe("usage.cost_details", () => {
     const PER_ROUND = 8; // sent together: the clears share batches
     let disputed = 0;
     let estimated = 0;
+    let reasoningBounded = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const cases = await Promise.all(
         Array.from({ length: PER_ROUND }, async (_, i) => {
           const model = await seedPrivateModel({
             inputMicroDiemPerMTok: rng.big(50_000_000n, [1n]) || 1n,
             outputMicroDiemPerMTok: rng.big(50_000_000n, [1n]) || 1n,
+            billsReasoning: rng.chance(0.5),
           });
           const upstreamModel = `canned-${round}-${i}-${model.id}`;
           const priceCents = rng.chance(0.25) ? rng.pick([1, 2, 99, 100, 101, 9_999, 10_000]) : rng.int(1, 10_000);
@@ -121,6 +131,11 @@ describe("usage.cost_details", () => {
           const content = Array.from({ length: rng.int(0, 40) }, () => rng.pick(WORDS)).join(" ");
           const maxTokens = rng.int(1, 300);
           const claim = rng.pick(["none", "honest", "small", "inflated"] as const);
+          // Reasoning asked for (half the models bill it) and claimed: within the completion, or padded far beyond the answer.
+          const effort = rng.pick([null, "none", "low", "high"] as const);
+          const reasoned = (completionTokens: number) =>
+            rng.chance(0.5) ? {} : { completion_tokens_details: { reasoning_tokens: rng.int(0, completionTokens + 5) } };
+          const padded = rng.int(0, 3_000);
           const usage =
             claim === "none"
               ? undefined
@@ -128,12 +143,17 @@ describe("usage.cost_details", () => {
                 ? { prompt_tokens: rng.int(5_000, 90_000), completion_tokens: rng.int(0, maxTokens), total_tokens: 0 }
                 : claim === "small"
                   ? { prompt_tokens: rng.int(0, 3), completion_tokens: rng.int(0, 3), total_tokens: 0 }
-                  : { prompt_tokens: words + rng.int(0, 12), completion_tokens: rng.int(0, Math.min(maxTokens, 80)), total_tokens: 0 };
+                  : rng.chance(0.3)
+                    ? { prompt_tokens: words, completion_tokens: padded + 20, completion_tokens_details: { reasoning_tokens: padded } }
+                    : { prompt_tokens: words + rng.int(0, 12), completion_tokens: rng.int(0, Math.min(maxTokens, 80)), total_tokens: 0 };
+          if (usage && !("completion_tokens_details" in usage)) Object.assign(usage, reasoned(usage.completion_tokens));
           plans.set(upstreamModel, { content, finish: rng.pick(["stop", "length", "content_filter"]), usage });
-          return { model, priceCents, prompt, maxTokens, buyer: buyers[i % 2] };
+          return { model, priceCents, prompt, maxTokens, effort, buyer: buyers[i % 2] };
         }),
       );
-      const answers = await Promise.all(cases.map((c) => chat(c.buyer.key, c.model.id, c.prompt, c.maxTokens)));
+      const answers = await Promise.all(
+        cases.map((c) => chat(c.buyer.key, c.model.id, c.prompt, c.maxTokens, c.effort ? { reasoning_effort: c.effort } : {})),
+      );
 
       for (const [i, { res, body }] of answers.entries()) {
         const d = body.usage.cost_details;
@@ -164,6 +184,14 @@ describe("usage.cost_details", () => {
           completion.claimedCompletionTokens,
         ]);
         expect([d.billed_prompt_tokens, d.billed_completion_tokens]).toEqual([body.usage.prompt_tokens, body.usage.completion_tokens]);
+        // Reasoning: claimed beside billed, as the row keeps them; billed within the completion tokens, as usage states it.
+        expect([d.billed_reasoning_tokens, d.claimed_reasoning_tokens], where).toEqual([
+          completion.reasoningTokens,
+          completion.claimedReasoningTokens,
+        ]);
+        expect(body.usage.completion_tokens_details?.reasoning_tokens ?? null, where).toBe(d.billed_reasoning_tokens);
+        expect(d.billed_reasoning_tokens ?? 0, where).toBeLessThanOrEqual(d.billed_completion_tokens);
+        if (d.billed_reasoning_tokens !== null && d.billed_reasoning_tokens !== d.claimed_reasoning_tokens) reasoningBounded += 1;
         expect([d.usage_estimated, d.usage_disputed]).toEqual([completion.usageEstimated, completion.usageDisputed]);
         expect(completion.finishReason).toBe(body.choices[0].finish_reason);
         expect(completion.totalLatencyMs).toBeGreaterThanOrEqual(completion.latencyMs);
@@ -174,6 +202,7 @@ describe("usage.cost_details", () => {
     // The draw reached the cases that differ: claims billed at svc's count, and answers without usage.
     expect(disputed).toBeGreaterThan(0);
     expect(estimated).toBeGreaterThan(0);
+    expect(reasoningBounded).toBeGreaterThan(0);
   });
 });
 
@@ -268,6 +297,42 @@ describe("GET /v1/generations/{id}", () => {
     expect(sameRecord.supplier_id).toBe(g.supplier_id);
     expect(sameRecord.finish_reason).toBe("stop");
     expect(sameRecord.usage.cost_details.usage_estimated).toBe(true);
+  });
+
+  it("shows the reasoning tokens claimed beside those billed, as the answer did", async () => {
+    const model = await seedPrivateModel({ billsReasoning: true });
+    const upstreamModel = `canned-reasoning-${model.id}`;
+    // Reasoning claimed for all the room the forwarded max_tokens (50 + the high effort's budget) leaves a 4-token answer.
+    const room = 50 + defaultReasoningBudget("high");
+    plans.set(upstreamModel, {
+      content: "four words of answer",
+      finish: "stop",
+      usage: { prompt_tokens: 9, completion_tokens: room, completion_tokens_details: { reasoning_tokens: room - 4 } },
+    });
+    await seedOffer({
+      models: [{ id: model.id, upstreamModel }],
+      priceCents: 100,
+      dailyCapacityMicroDiem: 1_000_000_000n,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
+    });
+    const buyer = await seedBuyer(10n * USDC);
+    const { body: answer } = await chat(buyer.key, model.id, "Say four words", 50, { reasoning_effort: "high" });
+    const bound = defaultReasoningBudget("high");
+    expect(answer.usage).toMatchObject({
+      completion_tokens: 4 + bound,
+      completion_tokens_details: { reasoning_tokens: bound },
+      cost_details: {
+        claimed_completion_tokens: room,
+        billed_reasoning_tokens: bound,
+        claimed_reasoning_tokens: room - 4,
+        usage_disputed: true,
+      },
+    });
+    const res = await lookup(answer.id, { key: buyer.key });
+    expect(res.status).toBe(200);
+    const g = (await res.json()) as Generation;
+    expect(g.usage).toEqual(answer.usage);
   });
 
   it("is a 404 to another account, exactly as an unknown id is; 400 for a malformed id; 401 without a live credential", async () => {

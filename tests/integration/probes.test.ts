@@ -3,8 +3,10 @@ import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { getBook } from "@/lib/market/book";
 import { probeEvidence, runProbeRound } from "@/lib/market/probes";
+import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBES } from "@/lib/market/probes/catalog";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { metrics } from "@/lib/ops/metrics";
+import { defaultReasoningBudget } from "@/lib/router/metering";
 import { utcDay } from "@/lib/supply/capacity";
 import { startReferenceUpstream, type ReferenceUpstream, type UpstreamMode } from "@/scripts/reference-upstream/server";
 import { seedPlatformBalance } from "../helpers/ledger-factories";
@@ -189,6 +191,41 @@ describe("fidelity probes", () => {
       expect(await db.offer.findUniqueOrThrow({ where: { id } })).toMatchObject({ probeStatus: "flagged", probeDelisted: false });
     }
     expect((await getBook(model.id, new Date())).offers).toBe(3);
+  });
+
+  it("ask a model that bills reasoning for reasoning, flag an offer claiming more than is plausible, and pay it only the bound", async () => {
+    const model = await seedPrivateModel({ supportsTools: true, supportsJsonSchema: true, billsReasoning: true });
+    const honest = await Promise.all([offerOn(model.id, await upstream(), 100), offerOn(model.id, await upstream(), 100)]);
+    const padding = await offerOn(model.id, await upstream("pad-reasoning"), 100);
+    // The same upstream on a model that does not bill reasoning is not asked for any, so it claims none.
+    const plainModel = await probeModel();
+    const plain = await offerOn(plainModel.id, await upstream("pad-reasoning"), 100);
+
+    const report = await runProbeRound({
+      modelIds: [model.id, plainModel.id],
+      budgetMicros: await budgetLeaving(100_000_000n),
+      reference: null,
+    });
+    expect(report.flagged).toEqual([padding.id]);
+    expect(report.passing.sort()).toEqual([...honest.map((o) => o.id), plain.id].sort());
+
+    // Every probe asked for reasoning at the probes' effort, max_tokens its visible cap plus that effort's budget.
+    const budget = defaultReasoningBudget(PROBE_REASONING_EFFORT);
+    const evidence = (await probeEvidence([padding.id])).get(padding.id)!;
+    expect(evidence.map((e) => `${e.probe}:${e.check}`).sort()).toEqual(PROBES.map((p) => `${p.name}:usage`).sort());
+    for (const e of evidence) {
+      expect(e.got).toMatch(new RegExp(`^usage claim of \\d+ reasoning tokens beyond the bound of ${budget} `));
+      expect(e.got).toContain(`effort ${PROBE_REASONING_EFFORT}`);
+    }
+    expect(await db.offer.findUniqueOrThrow({ where: { id: padding.id } })).toMatchObject({ probeStatus: "flagged", probeDelisted: true });
+
+    // Paid as a buyer would pay: the visible answer the honest offers were paid for, plus the bound, not the claim.
+    const runs = await db.probeRun.findMany({ where: { roundId: report.roundId, offerId: { in: [honest[0].id, padding.id] } } });
+    for (const probe of PROBES) {
+      const [fair, padded] = [honest[0].id, padding.id].map((id) => runs.find((r) => r.offerId === id && r.probe === probe.name)!);
+      expect(padded.completionTokens, probe.name).toBe(fair.completionTokens! + budget);
+      expect(padded.completionTokens).toBeLessThan(PROBE_MAX_TOKENS + budget);
+    }
   });
 
   it("leave an outage to the offer's health: not flagged, not charged, asked once", async () => {

@@ -212,6 +212,29 @@ describe("reference upstream: failure injection", () => {
     expect(parseUpstreamMode("substitute:a b")).toBeNull();
     expect(parseUpstreamMode("truncate")).toBe("truncate");
     expect(parseUpstreamMode("break-schema")).toBe("break-schema");
+    expect(parseUpstreamMode("pad-reasoning")).toBe("pad-reasoning");
+  });
+
+  it("pad-reasoning claims hidden reasoning for all the room max_tokens leaves, only when reasoning is asked for", async () => {
+    const headers = { "X-Upstream-Mode": "pad-reasoning" };
+    const padded = await client.chat.completions.create(
+      { model: "qwen3-235b", messages: MESSAGES, max_tokens: 500, reasoning_effort: "high" },
+      { headers },
+    );
+    const visible = countTextTokens(padded.choices[0].message.content ?? "");
+    expect(visible).toBeGreaterThan(10);
+    expect(padded.usage).toMatchObject({ completion_tokens: 500, completion_tokens_details: { reasoning_tokens: 500 - visible } });
+    // Without max_tokens: the model's cap; without reasoning asked for (or "none"): an honest claim.
+    const capped = await client.chat.completions.create({ model: "qwen3-235b", messages: MESSAGES, reasoning_effort: "low" }, { headers });
+    expect(capped.usage?.completion_tokens).toBe(REFERENCE_MODELS.find((m) => m.id === "qwen3-235b")!.maxOutputTokens);
+    for (const effort of [undefined, "none" as const]) {
+      const plain = await client.chat.completions.create(
+        { model: "qwen3-235b", messages: MESSAGES, reasoning_effort: effort },
+        { headers },
+      );
+      expect(plain.usage?.completion_tokens).toBe(visible);
+      expect(plain.usage?.completion_tokens_details).toBeUndefined();
+    }
   });
 
   it("substitute:<model> answers as that other model would, under its name", async () => {

@@ -105,6 +105,10 @@ describe("a Responses request as a chat request", () => {
       metadata: { run: "1" },
       user: "u1",
     });
+    // The reasoning budget (OpenRouter's reasoning.max_tokens) becomes chat's, beside max_output_tokens (the whole).
+    expect(
+      toChatRequest(parse({ model: "m", input: "x", max_output_tokens: 900, reasoning: { effort: "high", max_tokens: 600 } })),
+    ).toMatchObject({ max_completion_tokens: 900, reasoning_effort: "high", reasoning: { max_tokens: 600 } });
     expect(toChatRequest(parse({ model: "m", input: "x", text: { format: { type: "json_object" } } })).response_format).toEqual({
       type: "json_object",
     });
@@ -180,6 +184,8 @@ const cost = {
     billed_completion_tokens: 5,
     claimed_prompt_tokens: 10,
     claimed_completion_tokens: 5,
+    billed_reasoning_tokens: null,
+    claimed_reasoning_tokens: null,
     usage_estimated: false,
     usage_disputed: false,
   },

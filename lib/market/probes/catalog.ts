@@ -3,8 +3,9 @@ import "server-only";
 /**
  * The fidelity probes: a small fixed set of deterministic requests (temperature 0, a fixed seed, a small max_tokens)
  * whose answers honest deployments of one model agree on. Text probes go to every offer; the json_schema probe to
- * offers that serve structured outputs for the model, the tool probe to those that serve tools. Fixed in code: nothing
- * a stranger sends ever becomes a probe.
+ * offers that serve structured outputs for the model, the tool probe to those that serve tools. To a model that bills
+ * hidden reasoning every probe asks for reasoning (PROBE_REASONING_EFFORT), so the reasoning an offer claims is checked
+ * as a buyer's would be (lib/router/metering.ts). Fixed in code: nothing a stranger sends ever becomes a probe.
  */
 
 export type ProbeKind = "text" | "json_schema" | "tool";
@@ -18,8 +19,13 @@ export type ProbeDefinition = {
   toolName?: string;
 };
 
-/** Room for a short answer, and for the reference upstream's one-sentence reply; the largest a probe can be billed for. */
+/**
+ * Room for a short answer, and for the reference upstream's one-sentence reply: the visible cap of every probe, and with
+ * the reasoning budget of PROBE_REASONING_EFFORT (lib/router/metering.ts) the largest a probe can be billed for.
+ */
 export const PROBE_MAX_TOKENS = 128;
+/** The effort a probe asks for on a model that bills reasoning: the least that asks for any. */
+export const PROBE_REASONING_EFFORT = "low";
 export const PROBE_SEED = 23;
 
 const ONE_WORD = "Answer with one word only, no punctuation.";
@@ -62,8 +68,12 @@ export function probesFor(features: { supportsJsonSchema: boolean; supportsTools
   return PROBES.filter((p) => p.kind === "text" || (p.kind === "json_schema" ? features.supportsJsonSchema : features.supportsTools));
 }
 
-/** The chat request a probe sends upstream, for the upstream's own model name. */
-export function probeRequest(probe: ProbeDefinition, upstreamModel: string) {
+/** The chat request a probe sends upstream, for the upstream's own model name; asking for reasoning on a reasoning model. */
+export function probeRequest(
+  probe: ProbeDefinition,
+  upstreamModel: string,
+  model: { billsReasoning: boolean } = { billsReasoning: false },
+) {
   return {
     model: upstreamModel,
     messages: probe.messages,
@@ -71,6 +81,7 @@ export function probeRequest(probe: ProbeDefinition, upstreamModel: string) {
     temperature: 0,
     seed: PROBE_SEED,
     stream: false,
+    ...(model.billsReasoning && { reasoning_effort: PROBE_REASONING_EFFORT }),
     ...(probe.kind === "json_schema" && {
       response_format: { type: "json_schema" as const, json_schema: { name: "probe_answer", schema: probe.schema!, strict: true } },
     }),

@@ -1,10 +1,13 @@
 import "server-only";
 import type { ProbeDefinition } from "@/lib/market/probes/catalog";
+import type { BilledUsage } from "@/lib/router/metering";
 import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
 
 /**
- * Judging one probe's answer on its own (model, json_schema, tool_schema, truncated, error); the checks that compare
- * offers (consensus, reference) are the round's (lib/market/probes/round.ts). Every expected/got is bounded
+ * Judging one probe's answer on its own (model, json_schema, tool_schema, truncated, error, and usage: a claim outside
+ * what the probe allows or its answer makes plausible, hidden reasoning included, by the buyer's own billing rule,
+ * lib/router/metering.ts); the checks that compare offers (consensus, reference) are the round's
+ * (lib/market/probes/round.ts). Every expected/got is bounded
  * (EVIDENCE_MAX_CHARS) before it is stored or published: an upstream's answer is the supplier's text.
  *
  * An outage is not a fidelity failure: no answer at all (a timeout, a refused connection), or an HTTP status that
@@ -13,7 +16,7 @@ import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
  * refusal of the request (400, 404, 422), or with something that is not a chat completion, fails `error`.
  */
 
-export type ProbeCheck = "model" | "json_schema" | "tool_schema" | "truncated" | "consensus" | "reference" | "error";
+export type ProbeCheck = "model" | "json_schema" | "tool_schema" | "truncated" | "usage" | "consensus" | "reference" | "error";
 export type ProbeFailure = { check: ProbeCheck; expected: string | null; got: string | null };
 
 export const EVIDENCE_MAX_CHARS = 320;
@@ -171,4 +174,9 @@ export function judgeAnswer(
     return { answer: bounded(canonicalJson(parsed.ok ? parsed.value : null), 500), failures };
   }
   return { answer: bounded(normalizeText(content), 500), failures };
+}
+
+/** The answer's usage claim as billed: one the buyer's rule would count against the offer's health fails `usage`. */
+export function judgeUsage(billed: Pick<BilledUsage, "outOfBounds">): ProbeFailure | null {
+  return billed.outOfBounds === null ? null : failure("usage", "a usage claim within what the probe allows", billed.outOfBounds);
 }

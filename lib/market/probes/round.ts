@@ -4,11 +4,11 @@ import { db, Prisma } from "@/lib/db";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
-import { PROBE_MAX_TOKENS, probeRequest, probesFor, type ProbeDefinition, type ProbeRequest } from "@/lib/market/probes/catalog";
-import { failure, judgeAnswer, judgeHttpFailure, bounded, type ProbeFailure } from "@/lib/market/probes/judge";
+import { probeRequest, probesFor, type ProbeDefinition, type ProbeRequest } from "@/lib/market/probes/catalog";
+import { failure, judgeAnswer, judgeHttpFailure, judgeUsage, bounded, type ProbeFailure } from "@/lib/market/probes/judge";
 import { releaseProbe, reserveProbe, settleProbe, sweepStaleProbes, type ProbeRecord } from "@/lib/market/probes/payment";
 import { metrics } from "@/lib/ops/metrics";
-import { allowedClaim, billingRules, billUsage, PromptMeter } from "@/lib/router/metering";
+import { allowedClaim, billingRules, billUsage, outputCap, PromptMeter } from "@/lib/router/metering";
 import { parseUpstreamAnswer } from "@/lib/router/upstream-answer";
 import { upstreamKey } from "@/lib/router/upstream-key-cache";
 import { utcDay } from "@/lib/supply/capacity";
@@ -234,8 +234,10 @@ async function sendProbe(
   budgetMicros: bigint,
   report: ProbeRoundReport,
 ): Promise<Result | null> {
-  const request = probeRequest(probe, target.upstreamModel);
-  const maxOutput = Math.min(PROBE_MAX_TOKENS, target.maxOutputTokens);
+  const request = probeRequest(probe, target.upstreamModel, target);
+  // The visible cap plus, on a reasoning model, the effort's reasoning budget: what a buyer's request like it forwards.
+  const rules = billingRules(request, target);
+  const maxOutput = outputCap(target, rules);
   request.max_tokens = maxOutput;
   const meter = new PromptMeter(request, target.contextTokens);
   const promptTokens = await meter.count();
@@ -273,8 +275,10 @@ async function sendProbe(
     return { target, probe, runId, record };
   }
 
-  const verdict = judgeAnswer(probe, target.upstreamModel, outcome.model, outcome.answer);
-  const billed = await billUsage(meter, outcome.answer, maxOutput, billingRules(request, { billsReasoning: target.billsReasoning }));
+  const judged = judgeAnswer(probe, target.upstreamModel, outcome.model, outcome.answer);
+  const billed = await billUsage(meter, outcome.answer, maxOutput, rules);
+  const overClaim = judgeUsage(billed);
+  const verdict = overClaim ? { ...judged, failures: [...judged.failures, overClaim] } : judged;
   const record: ProbeRecord = {
     outcome: verdict.failures.length > 0 ? "failed" : "passed",
     failures: verdict.failures,

@@ -15,7 +15,7 @@ export const GET = route(
       tag: "Inference",
       summary: "Look up a generation",
       description:
-        "The record of one completion, by the id its answer carried (the body's `id`, also `X-Svc-Generation-Id`): model, the offer and the supplier's public id that served it, the tokens billed beside the upstream's claim and whether they were disputed, burn, price, charge, supplier share and platform fee (exactly its journal entry's lines), finish_reason, the upstream's and the total latency, the API key that made it and the journal entry id. Any live API key of the same account can read it (Authorization: Bearer, which wins when sent), and so can the account's session (the dashboard). Another account's id is a 404, exactly like an unknown one; a malformed id is a 400.",
+        "The record of one completion, by the id its answer carried (the body's `id`, also `X-Svc-Generation-Id`): model, the offer and the supplier's public id that served it, the tokens billed beside the upstream's claim (reasoning tokens too) and whether they were disputed, burn, price, charge, supplier share and platform fee (exactly its journal entry's lines), finish_reason, the upstream's and the total latency, the API key that made it and the journal entry id. Any live API key of the same account can read it (Authorization: Bearer, which wins when sent), and so can the account's session (the dashboard). Another account's id is a 404, exactly like an unknown one; a malformed id is a 400.",
       pathParams: { id: "The completion's id (chatcmpl- and its letters and digits), or the id of the response it answered (resp_…)." },
       responses: [response(200, GenerationSchema, "The generation.")],
       errors: ["invalid_request", "not_found"],
