@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicClient } from "@/lib/chain/client";
-import { ANVIL_DEV_ACCOUNTS, getDevAccount } from "@/lib/chain/constants";
+import { getAddress } from "viem";
+import { ANVIL_DEV_ACCOUNTS } from "@/lib/chain/constants";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { getBalance } from "@/lib/ledger/accounts";
@@ -22,7 +23,7 @@ import { readUsdcBalance } from "../helpers/x402-client";
 
 // Dev account 7 is this file's: it pays the CLI's top-ups (no other test file sends from it).
 const BUYER = ANVIL_DEV_ACCOUNTS[7];
-const TREASURY = getDevAccount("treasury").address;
+const TREASURY = getAddress(env.TREASURY_ADDRESS);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const USDC = 1_000_000n;
 
