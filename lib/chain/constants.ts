@@ -66,8 +66,8 @@ export const ANVIL_DEV_ACCOUNTS: readonly DevAccount[] = [
   },
 ] as const;
 
-// Indexes into ANVIL_DEV_ACCOUNTS. Each holds 1,000,000 test USDC on the local chain; 0, 1 and 4-7 are free for
-// tests and the agent CLI's default buyer (0). usdcAdmin (8) owns the local USDC (owner, master minter, minter, pauser,
+// Indexes into ANVIL_DEV_ACCOUNTS. Each holds 1,000,000 test USDC on the local chain; 0 is the agent CLI's default
+// buyer, 1 and 4-7 are the tests' (each test file owns the accounts it sends from). usdcAdmin (8) owns the local USDC (owner, master minter, minter, pauser,
 // blacklister); it can still transact normally. proxyAdmin (9) administers the USDC proxy, and the proxy refuses every
 // token call from its admin, so account 9 cannot call USDC directly; keep it out of tests.
 // The platform's own accounts (the treasury every top-up pays, the relayer) are never one of these public keys: a dev

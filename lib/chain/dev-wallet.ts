@@ -25,13 +25,13 @@ const DEV_CHAIN = "this dev chain reuses Base's chain id and USDC contract, so a
 export function devPaymentRefusal(wallet: Address, localUsdcMicros: bigint | null): string | null {
   const instead = suggestedDevAccount(wallet);
   if (!isAnvilDevAccount(wallet)) {
-    return `${wallet} is not one of the local chain's test accounts, and ${DEV_CHAIN}: pay from a funded dev account instead, such as the demo buyer ${instead} (\`npm run dev\` prints its public key).`;
+    return `${wallet} is not one of the local chain's test accounts, and ${DEV_CHAIN}: pay from a funded dev account instead, such as the demo buyer ${instead} (npm run dev prints its key).`;
   }
   if (localUsdcMicros === null) {
-    return `Could not read ${wallet}'s test USDC on the local chain, and ${DEV_CHAIN}, so svc signs nothing it has not checked: make sure the local chain is running (\`npm run dev\` starts it), then try again.`;
+    return `Could not read ${wallet}'s test USDC on the local chain, and ${DEV_CHAIN}, so svc signs nothing it has not checked: make sure the local chain is running (npm run dev starts it), then try again.`;
   }
   if (localUsdcMicros === 0n) {
-    return `${wallet} holds no test USDC on the local chain (${DEV_CHAIN}): pay from a funded dev account instead, such as ${instead} (\`npm run dev\` prints its public key).`;
+    return `${wallet} holds no test USDC on the local chain (${DEV_CHAIN}): pay from a funded dev account instead, such as ${instead} (npm run dev prints its key).`;
   }
   return null;
 }
