@@ -32,15 +32,17 @@ const CLIENT_SAFE = [
   "lib/money.ts",
   "lib/wire.ts",
   "lib/chain/constants.ts",
+  "lib/chain/dev-wallet.ts",
   "lib/chain/usdc-abi.ts",
   "lib/auth/siwe-message.ts",
 ];
 
 /**
  * Shared with the project's plain Node tools, which load no server module: the reference upstream (a stand-in for
- * a provider, run by the e2e stack and `npm run upstream`) counts tokens as svc does. Not for the browser (node:fs).
+ * a provider, run by the e2e stack and `npm run upstream`) counts tokens as svc does; `npm run chain` and the e2e
+ * fixtures read the dev stack's generated keys as the app does. Not for the browser (node:fs).
  */
-const NODE_TOOLS = ["lib/upstream/tokens.ts"];
+const NODE_TOOLS = ["lib/upstream/tokens.ts", "lib/chain/dev-keys.ts"];
 
 /** Server components: the docs pages render on the server (they start with `import "server-only"` themselves). */
 const SERVER_COMPONENTS = ["components/docs/**"];

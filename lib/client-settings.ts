@@ -19,5 +19,6 @@ export function getClientSettings(): ClientSettings {
     platformDefaultMaxPriceCents: env.DEFAULT_MAX_PRICE_CENTS,
     explorerTxUrl: localChain ? null : "https://basescan.org/tx/",
     walletConnectProjectId: env.WALLETCONNECT_PROJECT_ID ?? null,
+    devChain: env.SVC_ENV !== "production",
   };
 }

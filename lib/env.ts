@@ -1,16 +1,17 @@
 import "server-only";
+import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
-import { BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
+import { BASE_USDC_ADDRESS } from "@/lib/chain/constants";
+import { DEV_KEYS_FILE, loadOrCreateDevKeys } from "@/lib/chain/dev-keys";
+import { isAnvilDevAccount } from "@/lib/chain/dev-wallet";
 
 /**
  * The whole configuration, validated once. Nothing else reads `process.env`.
- * Defaults are for local development against `npm run dev` (anvil's public dev keys, loopback
- * services); production sets every secret explicitly and `SVC_ENV=production` refuses the dev ones.
+ * Defaults are for local development against `npm run dev` (loopback services, and the platform's treasury and
+ * relayer keys generated for this install in SVC_DEV_KEYS_FILE); production sets every secret explicitly and
+ * `SVC_ENV=production` refuses the dev ones.
  */
 
-// Anvil's well-known dev accounts: public keys, for local dev and tests only (SVC_ENV=production refuses them).
-const DEV_RELAYER_PRIVATE_KEY = getDevAccount("relayer").privateKey;
-const DEV_TREASURY_ADDRESS = getDevAccount("treasury").address;
 // The ASCII text "dev-only-secret-key-not-for-prod": obviously not a secret, local dev only.
 const DEV_SECRET_KEY = "6465762d6f6e6c792d7365637265742d6b65792d6e6f742d666f722d70726f64";
 
@@ -38,8 +39,14 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{32}$/, "must be the 32-hex-digit project id")
     .optional(),
-  RELAYER_PRIVATE_KEY: hex(32).default(DEV_RELAYER_PRIVATE_KEY),
-  TREASURY_ADDRESS: hex(20).default(DEV_TREASURY_ADDRESS),
+  /**
+   * The relayer's key and the treasury's address. Unset outside production: this install's own pair, generated
+   * once into SVC_DEV_KEYS_FILE (lib/chain/dev-keys.ts) when first read. Never one of anvil's public accounts, in any
+   * mode: the local chain reuses Base's chain id and USDC domain, so a dev top-up paid to a public key is anyone's.
+   */
+  RELAYER_PRIVATE_KEY: hex(32).optional(),
+  TREASURY_ADDRESS: hex(20).optional(),
+  SVC_DEV_KEYS_FILE: z.string().min(1).default(DEV_KEYS_FILE),
   USDC_ADDRESS: hex(20).default(BASE_USDC_ADDRESS),
   /** 32-byte hex key for AES-256-GCM encryption of supplier upstream credentials. */
   SECRET_KEY: z
@@ -138,13 +145,11 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
-export type Env = z.infer<typeof EnvSchema>;
+type ParsedEnv = z.infer<typeof EnvSchema>;
+export type Env = Omit<ParsedEnv, "RELAYER_PRIVATE_KEY" | "TREASURY_ADDRESS"> & { RELAYER_PRIVATE_KEY: string; TREASURY_ADDRESS: string };
 
-const DEV_ONLY_DEFAULTS = {
-  RELAYER_PRIVATE_KEY: DEV_RELAYER_PRIVATE_KEY,
-  SECRET_KEY: DEV_SECRET_KEY,
-  TREASURY_ADDRESS: DEV_TREASURY_ADDRESS,
-} as const;
+const DEV_ONLY_DEFAULTS = { SECRET_KEY: DEV_SECRET_KEY } as const;
+const PLATFORM_KEYS = ["RELAYER_PRIVATE_KEY", "TREASURY_ADDRESS"] as const;
 
 /** Parses an environment; exported for tests. Throws one error that lists every bad variable. */
 export function parseEnv(source: Record<string, string | undefined>): Env {
@@ -162,20 +167,49 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   if (parsed.RATE_LIMIT_STORE === "redis" && !parsed.REDIS_URL) {
     throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
   }
-  if (parsed.SVC_ENV === "production") {
-    // Every problem at once, so an operator fixes the deployment in one pass.
-    const problems: string[] = [];
-    for (const [name, devValue] of Object.entries(DEV_ONLY_DEFAULTS)) {
-      if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue)
-        problems.push(`${name}: must be set in production (the default is a public dev value)`);
-    }
-    if (!parsed.DATABASE_URL) problems.push("DATABASE_URL: required in production");
-    if (!parsed.METRICS_TOKEN)
-      problems.push("METRICS_TOKEN: required in production (the bearer token Prometheus sends to GET /metrics; openssl rand -hex 32)");
-    if (parsed.ALLOW_PRIVATE_UPSTREAMS) problems.push("ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
-    if (problems.length) throw new Error(`Invalid environment configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+  // A public key as the relayer or the treasury is refused in every mode: the local chain is Base to a wallet.
+  const publicKeys = PLATFORM_KEYS.filter((name) => {
+    const value = parsed[name];
+    return (
+      value !== undefined && isAnvilDevAccount(name === "TREASURY_ADDRESS" ? value : privateKeyToAccount(value as `0x${string}`).address)
+    );
+  }).map((name) => `${name}: is one of anvil's public dev accounts, whose key anyone holds`);
+  if (parsed.SVC_ENV !== "production") {
+    if (publicKeys.length)
+      throw new Error(
+        `Invalid environment configuration:\n${publicKeys.map((p) => `  ${p} (unset it: outside production this install's own key is generated)`).join("\n")}`,
+      );
+    return withDevKeys(parsed);
   }
-  return parsed;
+  // Every problem at once, so an operator fixes the deployment in one pass.
+  const problems: string[] = [...publicKeys];
+  for (const [name, devValue] of Object.entries(DEV_ONLY_DEFAULTS)) {
+    if (parsed[name as keyof typeof DEV_ONLY_DEFAULTS] === devValue)
+      problems.push(`${name}: must be set in production (the default is a public dev value)`);
+  }
+  for (const name of PLATFORM_KEYS) if (!parsed[name]) problems.push(`${name}: required in production`);
+  if (!parsed.DATABASE_URL) problems.push("DATABASE_URL: required in production");
+  if (!parsed.METRICS_TOKEN)
+    problems.push("METRICS_TOKEN: required in production (the bearer token Prometheus sends to GET /metrics; openssl rand -hex 32)");
+  if (parsed.ALLOW_PRIVATE_UPSTREAMS) problems.push("ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
+  if (problems.length) throw new Error(`Invalid environment configuration:\n${problems.map((p) => `  ${p}`).join("\n")}`);
+  return parsed as Env;
+}
+
+/**
+ * Outside production, an unset RELAYER_PRIVATE_KEY or TREASURY_ADDRESS is this install's generated one, read from
+ * (or first created in) SVC_DEV_KEYS_FILE when first used: a tool that never pays or settles (the catalog CLI, a
+ * migration) leaves no file behind.
+ */
+function withDevKeys(parsed: ParsedEnv): Env {
+  let keys: ReturnType<typeof loadOrCreateDevKeys> | undefined;
+  const devKeys = () => (keys ??= loadOrCreateDevKeys(parsed.SVC_DEV_KEYS_FILE));
+  const env = { ...parsed } as Env;
+  if (parsed.RELAYER_PRIVATE_KEY === undefined)
+    Object.defineProperty(env, "RELAYER_PRIVATE_KEY", { enumerable: true, get: () => devKeys().relayer.privateKey });
+  if (parsed.TREASURY_ADDRESS === undefined)
+    Object.defineProperty(env, "TREASURY_ADDRESS", { enumerable: true, get: () => devKeys().treasury.address });
+  return env;
 }
 
 export const env: Env = parseEnv(process.env);

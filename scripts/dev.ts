@@ -5,8 +5,11 @@
  * Ctrl-C stops everything it started.
  */
 import { spawn } from "node:child_process";
+import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
+import { getAddress } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { getDevAccount, type DEV_ROLES } from "../lib/chain/constants";
 import { env } from "../lib/env";
 import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
@@ -40,9 +43,15 @@ async function main() {
   await migrateDatabase(databaseUrl);
   step("migrations applied");
 
-  const chain = await startLocalChain({ port: PORTS.chain });
+  // This install's own treasury and relayer (lib/env.ts reads them from SVC_DEV_KEYS_FILE, creating it the first
+  // time), never anvil's public accounts; the app started below reads the same file.
+  const platform = {
+    treasury: getAddress(env.TREASURY_ADDRESS),
+    relayer: privateKeyToAccount(env.RELAYER_PRIVATE_KEY as `0x${string}`).address,
+  };
+  const chain = await startLocalChain({ port: PORTS.chain, platform });
   started.push({ name: "local chain", stop: chain.stop });
-  step(`chain: anvil (chain id 8453) at ${chain.rpcUrl}, USDC at the Base address, dev accounts funded`);
+  step(`chain: anvil (chain id 8453) at ${chain.rpcUrl}, test USDC at the Base address, dev accounts and this install's treasury funded`);
 
   const upstream = await startReferenceUpstream({ port: PORTS.upstream });
   started.push({ name: "reference upstream", stop: upstream.stop });
@@ -71,6 +80,8 @@ async function main() {
       env: {
         // eslint-disable-next-line no-restricted-properties -- orchestration: the app inherits the dev configuration
         ...process.env,
+        // An absolute path: the app reads the very keys the chain was funded for, whatever its working directory.
+        SVC_DEV_KEYS_FILE: path.resolve(env.SVC_DEV_KEYS_FILE),
         DATABASE_URL: databaseUrl,
         BASE_RPC_URL: chain.rpcUrl,
         ALLOW_PRIVATE_UPSTREAMS: "true",
@@ -96,10 +107,16 @@ async function main() {
     const res = await fetch(`${origin}/healthz`).catch(() => null);
     return res?.status === 200;
   });
-  printBanner(origin, chain.rpcUrl, upstream, Math.round(performance.now() - t0));
+  printBanner(origin, chain.rpcUrl, upstream, platform, Math.round(performance.now() - t0));
 }
 
-function printBanner(origin: string, rpcUrl: string, upstream: { url: string; apiKey: string }, ms: number) {
+function printBanner(
+  origin: string,
+  rpcUrl: string,
+  upstream: { url: string; apiKey: string },
+  platform: { treasury: string; relayer: string },
+  ms: number,
+) {
   const role = (name: keyof typeof DEV_ROLES) => getDevAccount(name);
   console.log(`
 \x1b[1msvc is running\x1b[0m (ready in ${(ms / 1000).toFixed(1)} s)
@@ -110,11 +127,14 @@ function printBanner(origin: string, rpcUrl: string, upstream: { url: string; ap
   Chain RPC         ${rpcUrl}   (chain id 8453; add it to your wallet as a custom network)
   Reference upstream ${upstream.url}   (key: ${upstream.apiKey})
 
-  Dev wallets (anvil's public test keys, each holding 1,000,000 test USDC):
+  The local chain is a test chain that reuses Base's chain id (8453) and USDC contract address: a payment a
+  wallet signs for it is valid on Base mainnet too. Pay only from these dev wallets (anvil's public test keys,
+  each holding 1,000,000 test USDC), never from a wallet that holds real funds:
     buyer      ${role("demoBuyer").address}   key ${role("demoBuyer").privateKey}
     supplier   ${role("demoSupplier").address}   key ${role("demoSupplier").privateKey}
-    treasury   ${role("treasury").address}
-    relayer    ${role("relayer").address}
+  This install's own platform accounts (keys generated once, in ${env.SVC_DEV_KEYS_FILE}, git-ignored):
+    treasury   ${platform.treasury}   (every top-up pays it)
+    relayer    ${platform.relayer}
 
   Next: open the web UI, connect a wallet with the buyer key, sign in, top up, create an API key,
   then call POST ${origin}/v1/chat/completions with it. Ctrl-C stops everything.

@@ -8,10 +8,13 @@
  * Next in dev mode instead, for working on the UI against the same stack (`SVC_E2E_REUSE=1 npm run test:e2e` then uses it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
+import path from "node:path";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
-import { APP_ORIGIN, E2E_PORTS, E2E_PLATFORM_FEE_BPS, E2E_WITHDRAWAL_MIN_USD } from "../e2e/fixtures/stack";
+import { APP_ORIGIN, E2E_DEV_KEYS_FILE, E2E_PORTS, E2E_PLATFORM_FEE_BPS, E2E_WITHDRAWAL_MIN_USD } from "../e2e/fixtures/stack";
 import { getDevAccount } from "../lib/chain/constants";
+import { loadOrCreateDevKeys } from "../lib/chain/dev-keys";
 import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
 import { startEmbeddedDatabase } from "./embedded-db";
 import { startLocalChain } from "./local-chain";
@@ -43,7 +46,14 @@ async function main() {
   }
   await migrateDatabase(databaseUrl);
 
-  const chain = await startLocalChain({ port: E2E_PORTS.chain });
+  // This run's own treasury and relayer, as `npm run dev` generates an install's: a fresh pair each run, in a file the
+  // specs read (e2e/fixtures/stack.ts) to check where the money went.
+  rmSync(E2E_DEV_KEYS_FILE, { force: true });
+  const keys = loadOrCreateDevKeys(E2E_DEV_KEYS_FILE);
+  const chain = await startLocalChain({
+    port: E2E_PORTS.chain,
+    platform: { treasury: keys.treasury.address, relayer: keys.relayer.address },
+  });
   started.push({ name: "local chain", stop: chain.stop });
   const upstream = await startReferenceUpstream({ port: E2E_PORTS.upstream });
   started.push({ name: "reference upstream", stop: upstream.stop });
@@ -65,6 +75,9 @@ async function main() {
     ...env,
     DATABASE_URL: databaseUrl,
     BASE_RPC_URL: chain.rpcUrl,
+    TREASURY_ADDRESS: keys.treasury.address,
+    RELAYER_PRIVATE_KEY: keys.relayer.privateKey,
+    SVC_DEV_KEYS_FILE: path.resolve(E2E_DEV_KEYS_FILE),
     SVC_ORIGIN: APP_ORIGIN,
     SVC_ENV: "test",
     ALLOW_PRIVATE_UPSTREAMS: "true",

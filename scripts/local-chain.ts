@@ -9,6 +9,7 @@ import {
   http,
   maxUint256,
   pad,
+  parseEther,
   publicActions,
   testActions,
   walletActions,
@@ -28,8 +29,18 @@ import {
   USDC_EIP712_NAME,
   getDevAccount,
 } from "../lib/chain/constants";
+import { DEV_KEYS_FILE, loadOrCreateDevKeys } from "../lib/chain/dev-keys";
+
+/**
+ * The platform's accounts on the chain: the treasury (top-ups pay it, withdrawals are paid from it) and the relayer
+ * (it holds the gas). A dev stack's are generated per install (lib/chain/dev-keys.ts), a test run's per run; never
+ * anvil's public accounts, since whatever is signed for this chain is valid on Base too.
+ */
+export type PlatformAccounts = { treasury: Address; relayer: Address };
 
 export type LocalChainOptions = {
+  /** Funded with ETH for gas; the treasury also with test USDC and its unlimited USDC approval of the relayer. */
+  platform: PlatformAccounts;
   port?: number;
   host?: string;
   silent?: boolean;
@@ -39,8 +50,10 @@ export type LocalChainOptions = {
 
 export type LocalChain = { rpcUrl: string; port: number; stop: () => Promise<void> };
 
-/** 1,000,000 USDC in micro-units, minted to every dev account. */
+/** 1,000,000 USDC in micro-units, minted to every dev account and to the platform's treasury. */
 export const DEV_ACCOUNT_USDC_BALANCE = 1_000_000n * 10n ** BigInt(USDC_DECIMALS);
+/** The ETH the platform's accounts get for gas (anvil_setBalance), as anvil gives its own accounts. */
+const PLATFORM_ETH = parseEther("10000");
 
 // Unstructured storage slots of Circle's AdminUpgradeabilityProxy (zeppelinos naming).
 const PROXY_IMPLEMENTATION_SLOT: Hex = "0x7050c9e0f4ca769c69bd3a8ef740bc37934f8e2c036e5a723fd8ee048ed3f8c3";
@@ -61,7 +74,7 @@ type Artifact = {
 
 type SetupClient = ReturnType<typeof createSetupClient>;
 
-export async function startLocalChain(opts: LocalChainOptions = {}): Promise<LocalChain> {
+export async function startLocalChain(opts: LocalChainOptions): Promise<LocalChain> {
   const startedAt = performance.now();
   const host = opts.host ?? "127.0.0.1";
   const silent = opts.silent ?? true;
@@ -74,7 +87,7 @@ export async function startLocalChain(opts: LocalChainOptions = {}): Promise<Loc
     await deployUsdc(client);
     await deployMulticall3(client);
     await fundDevAccounts(client);
-    await approveRelayerFromTreasury(client);
+    await fundPlatform(client, opts.platform);
     if (opts.blockTime) await client.setIntervalMining({ interval: opts.blockTime });
   } catch (error) {
     await stop();
@@ -351,19 +364,41 @@ async function fundDevAccounts(client: SetupClient) {
   }
 }
 
-// The treasury holds buyers' payments; supplier withdrawals are paid by the relayer (which holds
-// the gas) via transferFrom(treasury, supplier), so the treasury pre-approves it without limit.
-async function approveRelayerFromTreasury(client: SetupClient) {
+// The treasury holds buyers' payments; supplier withdrawals are paid by the relayer (which holds the gas) via
+// transferFrom(treasury, supplier), so the treasury approves it without limit. The treasury's approval is sent as an
+// impersonated transaction: the treasury's key signs nothing here (a signed transaction with chain id 8453 could be
+// replayed on Base), and a configured treasury whose key the stack does not hold works the same way.
+async function fundPlatform(client: SetupClient, { treasury, relayer }: PlatformAccounts) {
   const fiatToken = loadArtifact("v2/FiatTokenV2_2.sol/FiatTokenV2_2");
-  const hash = await client.writeContract({
-    address: BASE_USDC_ADDRESS,
-    abi: fiatToken.abi,
-    functionName: "approve",
-    args: [getDevAccount("relayer").address, maxUint256],
-    account: getDevAccount("treasury").address,
-    chain: base,
-  });
-  await confirm(client, hash);
+  await client.setBalance({ address: relayer, value: PLATFORM_ETH });
+  await client.setBalance({ address: treasury, value: PLATFORM_ETH });
+  await confirm(
+    client,
+    await client.writeContract({
+      address: BASE_USDC_ADDRESS,
+      abi: fiatToken.abi,
+      functionName: "mint",
+      args: [treasury, DEV_ACCOUNT_USDC_BALANCE],
+      account: getDevAccount("usdcAdmin").address,
+      chain: base,
+    }),
+  );
+  await client.impersonateAccount({ address: treasury });
+  try {
+    await confirm(
+      client,
+      await client.writeContract({
+        address: BASE_USDC_ADDRESS,
+        abi: fiatToken.abi,
+        functionName: "approve",
+        args: [relayer, maxUint256],
+        account: treasury,
+        chain: base,
+      }),
+    );
+  } finally {
+    await client.stopImpersonatingAccount({ address: treasury });
+  }
 }
 
 // viem does not export multicall3Bytecode publicly, so read it from viem's own build output.
@@ -386,7 +421,7 @@ async function deployMulticall3(client: SetupClient) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CLI: npx tsx scripts/local-chain.ts [--port 8545] [--host 127.0.0.1] [--block-time 2] [--verbose]
+// CLI: npx tsx scripts/local-chain.ts [--port 8545] [--host 127.0.0.1] [--block-time 2] [--keys-file .data/dev-keys.json] [--verbose]
 
 function readFlag(argv: string[], name: string): string | undefined {
   const index = argv.indexOf(name);
@@ -400,13 +435,15 @@ function describeRoles(index: number): string {
   return roles.length ? roles.join(", ") : "free";
 }
 
-function printSummary(rpcUrl: string, elapsedMs: number) {
+function printSummary(rpcUrl: string, elapsedMs: number, platform: PlatformAccounts, keysFile: string) {
   const lines = [
     `Local Base chain ready in ${elapsedMs} ms`,
     `  RPC URL     ${rpcUrl}`,
-    `  Chain ID    ${BASE_CHAIN_ID}`,
-    `  USDC        ${BASE_USDC_ADDRESS}`,
+    `  Chain ID    ${BASE_CHAIN_ID} (Base's id: what a wallet signs for this chain is valid on Base too)`,
+    `  USDC        ${BASE_USDC_ADDRESS} (test USDC at the real Base address)`,
     `  Multicall3  ${MULTICALL3_ADDRESS}`,
+    `  Treasury    ${platform.treasury}  (this install's, key in ${keysFile})`,
+    `  Relayer     ${platform.relayer}  (this install's, key in ${keysFile})`,
     "",
     "Dev accounts (public keys from anvil's test mnemonic; never use them on a real network):",
     ...ANVIL_DEV_ACCOUNTS.map(({ address, privateKey }, i) => `  [${i}] ${address}  ${privateKey}  ${describeRoles(i)}`),
@@ -418,13 +455,17 @@ function printSummary(rpcUrl: string, elapsedMs: number) {
 
 async function runCli(argv: string[]) {
   const startedAt = performance.now();
+  const keysFile = readFlag(argv, "--keys-file") ?? DEV_KEYS_FILE;
+  const keys = loadOrCreateDevKeys(keysFile);
+  const platform = { treasury: keys.treasury.address, relayer: keys.relayer.address };
   const chain = await startLocalChain({
+    platform,
     port: Number(readFlag(argv, "--port") ?? 8545),
     host: readFlag(argv, "--host"),
     blockTime: readFlag(argv, "--block-time") ? Number(readFlag(argv, "--block-time")) : undefined,
     silent: !argv.includes("--verbose"),
   });
-  printSummary(chain.rpcUrl, Math.round(performance.now() - startedAt));
+  printSummary(chain.rpcUrl, Math.round(performance.now() - startedAt), platform, keysFile);
   // The live anvil child keeps this process up; the exit hooks stop anvil on Ctrl-C.
 }
 

@@ -22,6 +22,7 @@ import { useWalletState } from "@/components/wallet/use-wallet-state";
 import { ApiError } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
 import { topUpWithX402, type TopUpStep } from "@/lib/browser/x402-payer";
+import { devPaymentRefusal, isAnvilDevAccount } from "@/lib/chain/dev-wallet";
 
 const PRESETS = ["5", "20", "100"];
 const NOTICE_KEY = "top-up";
@@ -40,7 +41,9 @@ function steps(micros: bigint | null): { key: TopUpStep; label: string }[] {
 
 /**
  * Top-up over x402: the wallet signs an EIP-3009 authorization for exactly this amount (no gas, no approval);
- * svc's relayer submits it on Base and credits the balance once the transfer has settled.
+ * svc's relayer submits it on Base and credits the balance once the transfer has settled. On a dev deployment only
+ * the local chain's funded dev accounts are asked to sign (lib/chain/dev-wallet.ts): what is signed there is valid
+ * on Base too.
  */
 export function TopUpForm() {
   const settings = useSettings();
@@ -73,7 +76,12 @@ export function TopUpForm() {
     query: { enabled: !!wallet.address && !wallet.wrongChain },
   });
   const held = block === null ? walletUsdc.data : undefined;
-  const short = held !== undefined && amount.micros !== null && amount.micros > held;
+  // A dev account's refusal waits for its balance; any other wallet is refused at once, whatever it holds.
+  const devRefusal =
+    settings.devChain && block === null && wallet.address && (walletUsdc.status !== "pending" || !isAnvilDevAccount(wallet.address))
+      ? devPaymentRefusal(wallet.address, walletUsdc.status === "success" ? walletUsdc.data : null)
+      : null;
+  const short = !devRefusal && held !== undefined && amount.micros !== null && amount.micros > held;
 
   const topUp = useMutation({
     // Offline, a paused mutation would resume on reconnect and open the wallet for a payment nobody re-confirmed:
@@ -82,6 +90,9 @@ export function TopUpForm() {
     mutationFn: async (value: { amount: string; micros: bigint; signal: AbortSignal }) => {
       // Never ask for a signature the chain will refuse: the wallet's balance, read now, must cover the amount.
       const fresh = await walletUsdc.refetch();
+      // On a dev deployment, nothing a real wallet could sign: only a dev account whose test USDC was just read.
+      const refusal = settings.devChain ? devPaymentRefusal(wallet.address!, fresh.status === "success" ? fresh.data : null) : null;
+      if (refusal) throw new ApiError(0, "dev_wallet_refused", `${refusal} Nothing was signed.`);
       if (fresh.data !== undefined && fresh.data < value.micros) {
         throw new ApiError(
           0,
@@ -142,7 +153,7 @@ export function TopUpForm() {
   const failed = topUp.isError && !cancelled && !isSessionEnded(topUp.error);
   // Before the signed authorization is sent, stopping costs nothing; after, the transfer is svc's to finish.
   const cancellable = topUp.isPending && step !== "settling";
-  const canPay = block === null && !short && amount.micros !== null;
+  const canPay = block === null && !short && !devRefusal && amount.micros !== null;
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -208,6 +219,12 @@ export function TopUpForm() {
           Paying from <span className="font-mono break-all">{wallet.address}</span>
           {held !== undefined && <> · holds {formatUsd(held)} USDC</>}
         </p>
+      )}
+
+      {devRefusal && (
+        <Alert tone="warning" title="Use a dev account to pay on this dev deployment">
+          {devRefusal}
+        </Alert>
       )}
 
       {short && (

@@ -9,7 +9,8 @@ import { expect, test } from "@playwright/test";
 import pg from "pg";
 import { createPublicClient, http, type Hash } from "viem";
 import { base } from "viem/chains";
-import { ANVIL_DEV_ACCOUNTS, getDevAccount } from "../../lib/chain/constants";
+import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
+import { generateDevKeys } from "../../lib/chain/dev-keys";
 import type { CreatedApiKey } from "../../lib/auth/schemas";
 import { startLocalChain, type LocalChain } from "../../scripts/local-chain";
 import { resetTestDatabase } from "../../scripts/migrate";
@@ -32,7 +33,9 @@ const PORTS = {
   app: E2E_PORTS.app + 40,
 };
 const [BUYER, SUPPLIER, BUYER2, BUYER3] = [4, 5, 6, 7].map((i) => ANVIL_DEV_ACCOUNTS[i]);
-const RELAYER = getDevAccount("relayer").address;
+// This file's own treasury and relayer, as a dev install generates its own (never anvil's public accounts).
+const PLATFORM = generateDevKeys();
+const RELAYER = PLATFORM.relayer.address;
 
 let chain: LocalChain;
 let upstream: ReferenceUpstream;
@@ -42,7 +45,7 @@ const gate = new AnswerGate();
 
 test.beforeAll(async () => {
   [chain, upstream, slowUpstream] = await Promise.all([
-    startLocalChain({ port: PORTS.chain }),
+    startLocalChain({ port: PORTS.chain, platform: { treasury: PLATFORM.treasury.address, relayer: RELAYER } }),
     startReferenceUpstream({ port: PORTS.upstream }),
     startReferenceUpstream({ port: PORTS.slowUpstream, gate: gate.pass }),
   ]);
@@ -63,6 +66,8 @@ function appEnv(db: string, port: number, extra: Record<string, string> = {}): N
     NODE_ENV: "production",
     DATABASE_URL: databaseUrl(db),
     BASE_RPC_URL: chain.rpcUrl,
+    TREASURY_ADDRESS: PLATFORM.treasury.address,
+    RELAYER_PRIVATE_KEY: PLATFORM.relayer.privateKey,
     SVC_ORIGIN: `http://127.0.0.1:${port}`,
     SVC_ENV: "test",
     ALLOW_PRIVATE_UPSTREAMS: "true",

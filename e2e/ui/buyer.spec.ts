@@ -1,15 +1,15 @@
 import { getAddress } from "viem";
 import { formatUsd } from "../../components/ui/format";
-import { getDevAccount } from "../../lib/chain/constants";
 import { bearerClient } from "../fixtures/api";
-import { usdcBalance, usdcTransfers } from "../fixtures/chain";
+import { platformAccounts, usdcBalance, usdcTransfers } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { usdTextToMicros } from "../fixtures/money";
 import { APP_ORIGIN } from "../fixtures/stack";
 
 test.use({ wallet: "buyer" });
 
-const TREASURY = getDevAccount("treasury").address;
+// This run's treasury (scripts/e2e-stack.ts generates it): never one of anvil's public accounts.
+const TREASURY = platformAccounts().treasury;
 
 test("tops up over x402 and sees the balance rise and the USDC move on chain", async ({ signedInPage: page, account }) => {
   const available = page.getByRole("group", { name: "Available" });

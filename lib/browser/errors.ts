@@ -47,6 +47,7 @@ function describeApiError(error: ApiError): string {
       return "You were signed out. Sign in again, then repeat this: what you entered is kept.";
     case "wallet_account_changed":
     case "wallet_insufficient_usdc":
+    case "dev_wallet_refused":
     case "payment_cancelled":
       // Written on this page, with the addresses and amounts involved: already the specific sentence.
       return error.message;

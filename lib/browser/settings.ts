@@ -18,4 +18,9 @@ export type ClientSettings = {
   explorerTxUrl: string | null;
   /** WalletConnect project id; null: no WalletConnect connector. */
   walletConnectProjectId: string | null;
+  /**
+   * A dev deployment (SVC_ENV is not production): its chain is a local test chain that reuses Base's chain id and
+   * USDC domain, so the top-up form asks only anvil's funded dev accounts to sign (lib/chain/dev-wallet.ts).
+   */
+  devChain: boolean;
 };

@@ -66,13 +66,13 @@ export const ANVIL_DEV_ACCOUNTS: readonly DevAccount[] = [
   },
 ] as const;
 
-// Indexes into ANVIL_DEV_ACCOUNTS. Accounts 4-7 are free for tests.
-// usdcAdmin (8) owns the local USDC (owner, master minter, minter, pauser, blacklister); it can
-// still transact normally. proxyAdmin (9) administers the USDC proxy, and the proxy refuses every
+// Indexes into ANVIL_DEV_ACCOUNTS. Each holds 1,000,000 test USDC on the local chain; 0 is the agent CLI's default
+// buyer, 1 and 4-7 are the tests' (each test file owns the accounts it sends from). usdcAdmin (8) owns the local USDC (owner, master minter, minter, pauser,
+// blacklister); it can still transact normally. proxyAdmin (9) administers the USDC proxy, and the proxy refuses every
 // token call from its admin, so account 9 cannot call USDC directly; keep it out of tests.
+// The platform's own accounts (the treasury every top-up pays, the relayer) are never one of these public keys: a dev
+// stack generates them per install (lib/chain/dev-keys.ts), since what is signed for the local chain is valid on Base.
 export const DEV_ROLES = {
-  relayer: 0,
-  treasury: 1,
   demoSupplier: 2,
   demoBuyer: 3,
   usdcAdmin: 8,

@@ -20,7 +20,10 @@ export type Flags = {
 
 export type Config = {
   baseUrl: string;
-  /** Loopback base URL: the dev key may be used and the SIWE domain may be another loopback host. */
+  /**
+   * Loopback base URL, taken for a dev deployment on the local chain: the dev key may be used, only the chain's funded
+   * dev accounts pay (lib/chain/dev-wallet.ts), and the SIWE domain may be another loopback host.
+   */
   isLocal: boolean;
   rpcUrl: string;
   sessionFile: string;
@@ -87,8 +90,7 @@ export function resolveSigner(config: Config, env: NodeJS.ProcessEnv): Signer {
       "no_wallet_key",
     );
   }
-  // anvil's first dev key: every anvil user knows it, and `npm run dev` funds it with test USDC (it also relays
-  // settlements locally, which does not matter to a buyer).
+  // anvil's first dev key: every anvil user knows it, and `npm run dev` funds it with test USDC.
   const dev = ANVIL_DEV_ACCOUNTS[0];
   return { account: privateKeyToAccount(dev.privateKey), source: "anvil's first dev key (a public test key)" };
 }

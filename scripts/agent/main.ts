@@ -64,6 +64,9 @@ Wallet key
   \`npm run dev\` funds with 1,000,000 test USDC (a public test key). So against \`npm run dev\`:
       npm run agent -- run
   For any other base URL that key is refused: set SVC_AGENT_PRIVATE_KEY or pass --key-file.
+  Against a localhost base URL (a dev deployment) only the local chain's funded dev accounts pay: its chain
+  reuses Base's chain id and USDC contract, so a top-up signed there would be a valid payment on Base too.
+  Never point the CLI at a dev deployment with a key that holds real funds.
 
 Exit codes
   0 ok · 1 failed (network, server, unexpected) · 2 usage or configuration · 3 not signed in, session

@@ -1,12 +1,15 @@
 /**
  * topup: POST /v1/x402/top-up through @x402/fetch. The first answer is a 402 for exactly the amount; the
  * client signs an EIP-3009 USDC authorization and retries. Before signing, the wallet's USDC is read on
- * chain so "no funds" is said plainly instead of as a failed settlement.
+ * chain so "no funds" is said plainly instead of as a failed settlement. Against a local (dev) deployment only
+ * one of the local chain's funded dev accounts signs: that chain reuses Base's chain id and USDC domain, so what a
+ * real wallet signed there would be a valid payment on Base too (lib/chain/dev-wallet.ts).
  */
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { createPublicClient, erc20Abi, formatUnits, http, type Address } from "viem";
 import { base } from "viem/chains";
+import { devPaymentRefusal, isAnvilDevAccount } from "../../lib/chain/dev-wallet";
 import { apiFailure, fetchOrExplain, type Context } from "./api";
 import { resolveSigner } from "./config";
 import { CliError, EXIT } from "./errors";
@@ -39,9 +42,21 @@ export async function topUp(ctx: Context, amount: string, note: (text: string) =
     const r = selectedRequirements as { amount?: string; maxAmountRequired?: string; asset: string; network: string };
     const needed = BigInt(r.amount ?? r.maxAmountRequired ?? "0");
     const held = await readUsdc(ctx.config.rpcUrl, r.asset as Address, signer.account.address).catch((error: unknown) => {
-      note(`(could not read the wallet's USDC at ${ctx.config.rpcUrl}: ${(error as Error).message}; paying anyway)`);
+      note(
+        `(could not read the wallet's USDC at ${ctx.config.rpcUrl}: ${(error as Error).message}; ${ctx.config.isLocal ? "not paying" : "paying anyway"})`,
+      );
       return null;
     });
+    const devRefusal = ctx.config.isLocal ? devPaymentRefusal(signer.account.address, held) : null;
+    if (devRefusal) {
+      refusal = new CliError(
+        `${devRefusal} Nothing was signed. (Without SVC_AGENT_PRIVATE_KEY or --key-file, a local base URL pays from anvil's first dev account.)`,
+        isAnvilDevAccount(signer.account.address) ? EXIT.funds : EXIT.usage,
+        "dev_wallet_refused",
+        { wallet: signer.account.address, wallet_usdc: held === null ? null : formatUnits(held, 6) },
+      );
+      return { abort: true, reason: "not one of the dev chain's funded test accounts" };
+    }
     if (held !== null && held < needed) {
       refusal = new CliError(
         `No funds on chain: wallet ${signer.account.address} holds ${formatUnits(held, 6)} USDC on Base (${r.network}), ` +

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicClient } from "@/lib/chain/client";
+import { getAddress } from "viem";
 import { ANVIL_DEV_ACCOUNTS, getDevAccount } from "@/lib/chain/constants";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
@@ -18,11 +19,11 @@ import { formatMicros, parseMicros } from "@/lib/money";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
-import { readUsdcBalance } from "../helpers/x402-client";
+import { readUsdcBalance, transferUsdc } from "../helpers/x402-client";
 
 // Dev account 7 is this file's: it pays the CLI's top-ups (no other test file sends from it).
 const BUYER = ANVIL_DEV_ACCOUNTS[7];
-const TREASURY = getDevAccount("treasury").address;
+const TREASURY = getAddress(env.TREASURY_ADDRESS);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const USDC = 1_000_000n;
 
@@ -306,20 +307,27 @@ describe("npm run agent -- run: the headless agent flow", () => {
   }, 60_000);
 });
 
-describe("npm run agent -- with an empty wallet", () => {
+describe("npm run agent -- against a dev deployment, with a wallet that is not one of the dev chain's accounts", () => {
+  // A wallet that could be someone's real one: a key of its own, holding test USDC on the local chain.
   const key = generatePrivateKey();
   const wallet = privateKeyToAccount(key);
-  const sessionFile = () => path.join(workDir, "empty", "session.json");
+  const sessionFile = () => path.join(workDir, "not-dev", "session.json");
 
-  it("refuses to pay before signing when the wallet holds no USDC (exit 4), and nothing is recorded", async () => {
+  it("refuses to ask it for a payment signature (exit 2), saying what the dev chain is and which wallet to use", async () => {
+    await transferUsdc(BUYER, wallet.address, 10n * USDC);
     expect((await cli(["login", "--json"], { key, sessionFile: sessionFile() })).code).toBe(0);
 
     const run = await cli(["topup", "5", "--json"], { key, sessionFile: sessionFile() });
 
-    expect(run.code).toBe(4);
-    expect(json<CliFailure>(run).error).toMatchObject({ code: "wallet_insufficient_usdc", wallet_usdc: "0", needed: "5" });
-    expect(json<CliFailure>(run).error.message).toContain("No funds on chain");
+    expect(run.code, run.stdout).toBe(2);
+    const { error } = json<CliFailure>(run);
+    expect(error).toMatchObject({ code: "dev_wallet_refused", wallet: wallet.address, wallet_usdc: "10" });
+    expect(error.message).toContain(`${wallet.address} is not one of the local chain's test accounts`);
+    expect(error.message).toContain("reuses Base's chain id and USDC contract, so a payment signed for it is valid on Base too");
+    expect(error.message).toContain(`such as the demo buyer ${getDevAccount("demoBuyer").address}`);
+    expect(error.message).toContain("Nothing was signed.");
     expect(await db.payment.count({ where: { payer: wallet.address } })).toBe(0);
+    expect(await readUsdcBalance(wallet.address)).toBe(10n * USDC);
   }, 60_000);
 
   it("says how much a completion needs when the balance cannot cover it (402, exit 4)", async () => {
@@ -333,5 +341,37 @@ describe("npm run agent -- with an empty wallet", () => {
       available: "0.000000",
       needed: expect.stringMatching(/^\d+\.\d{6}$/),
     });
+  }, 60_000);
+});
+
+describe("npm run agent -- with a dev account short of test USDC", () => {
+  // Dev account 1 is this file's too: it is drained here (no other file uses it).
+  const account = ANVIL_DEV_ACCOUNTS[1];
+  const sessionFile = () => path.join(workDir, "short", "session.json");
+  const sink = privateKeyToAccount(generatePrivateKey()).address;
+  const leave = async (micros: bigint) => transferUsdc(account, sink, (await readUsdcBalance(account.address)) - micros);
+
+  it("refuses to pay before signing when it holds less than the amount (exit 4), and nothing is recorded", async () => {
+    await leave(2n * USDC);
+    expect((await cli(["login", "--json"], { key: account.privateKey, sessionFile: sessionFile() })).code).toBe(0);
+
+    const run = await cli(["topup", "5", "--json"], { key: account.privateKey, sessionFile: sessionFile() });
+
+    expect(run.code).toBe(4);
+    expect(json<CliFailure>(run).error).toMatchObject({ code: "wallet_insufficient_usdc", wallet_usdc: "2", needed: "5" });
+    expect(json<CliFailure>(run).error.message).toContain("No funds on chain");
+    expect(await db.payment.count({ where: { payer: account.address } })).toBe(0);
+  }, 60_000);
+
+  it("says it holds no test USDC and names a funded dev account when it holds none (exit 4)", async () => {
+    await leave(0n);
+
+    const run = await cli(["topup", "5", "--json"], { key: account.privateKey, sessionFile: sessionFile() });
+
+    expect(run.code).toBe(4);
+    const { error } = json<CliFailure>(run);
+    expect(error).toMatchObject({ code: "dev_wallet_refused", wallet_usdc: "0" });
+    expect(error.message).toContain(`${account.address} holds no test USDC on the local chain`);
+    expect(await db.payment.count({ where: { payer: account.address } })).toBe(0);
   }, 60_000);
 });

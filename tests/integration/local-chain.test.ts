@@ -11,9 +11,13 @@ import {
   getDevAccount,
   type DevAccount,
 } from "@/lib/chain/constants";
+import { generateDevKeys } from "@/lib/chain/dev-keys";
 import { transferWithAuthorizationTypes, usdcAbi } from "@/lib/chain/usdc-abi";
 import { DEV_ACCOUNT_USDC_BALANCE, startLocalChain, type LocalChain } from "@/scripts/local-chain";
 
+/** This file's own treasury and relayer, as a dev install's are generated (never anvil's public accounts). */
+const platform = generateDevKeys();
+const platformAccounts = { treasury: platform.treasury.address, relayer: platform.relayer.address };
 let chain: LocalChain;
 let publicClient: ReturnType<typeof createBaseClient>;
 
@@ -22,7 +26,7 @@ function createBaseClient(rpcUrl: string) {
 }
 
 beforeAll(async () => {
-  chain = await startLocalChain();
+  chain = await startLocalChain({ platform: platformAccounts });
   publicClient = createBaseClient(chain.rpcUrl);
 });
 
@@ -32,7 +36,7 @@ afterAll(async () => {
 
 function createRelayerClient() {
   return createWalletClient({
-    account: privateKeyToAccount(getDevAccount("relayer").privateKey),
+    account: privateKeyToAccount(platform.relayer.privateKey),
     chain: base,
     transport: http(chain.rpcUrl),
   });
@@ -98,9 +102,15 @@ describe("local chain", () => {
     }
   });
 
+  it("funds the platform's own accounts: gas for both, test USDC in the treasury", async () => {
+    expect(await readUsdcBalance(platform.treasury.address)).toBe(DEV_ACCOUNT_USDC_BALANCE);
+    for (const address of [platform.treasury.address, platform.relayer.address])
+      expect(await publicClient.getBalance({ address })).toBeGreaterThan(10n ** 18n);
+  });
+
   it("settles a relayed EIP-3009 transferWithAuthorization exactly once", async () => {
     const buyer = getDevAccount("demoBuyer");
-    const treasury = getDevAccount("treasury");
+    const treasury = platform.treasury;
     const relayer = createRelayerClient();
     const amount = 1_234_567n;
     const [buyerBefore, treasuryBefore] = [await readUsdcBalance(buyer.address), await readUsdcBalance(treasury.address)];
@@ -116,7 +126,7 @@ describe("local chain", () => {
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
 
     expect(receipt.status).toBe("success");
-    expect(receipt.from.toLowerCase()).toBe(getDevAccount("relayer").address.toLowerCase());
+    expect(receipt.from.toLowerCase()).toBe(platform.relayer.address.toLowerCase());
     expect(await readUsdcBalance(buyer.address)).toBe(buyerBefore - amount);
     expect(await readUsdcBalance(treasury.address)).toBe(treasuryBefore + amount);
     expect(
@@ -169,9 +179,9 @@ describe("local chain", () => {
   });
 
   it("lets the relayer pay suppliers from the treasury via transferFrom", async () => {
-    const treasury = getDevAccount("treasury").address;
+    const treasury = platform.treasury.address;
     const supplier = getDevAccount("demoSupplier").address;
-    const relayerAddress = getDevAccount("relayer").address;
+    const relayerAddress = platform.relayer.address;
     expect(
       await publicClient.readContract({
         address: BASE_USDC_ADDRESS,
@@ -204,7 +214,7 @@ describe("local chain", () => {
   });
 
   it("stops anvil and frees its port", async () => {
-    const other = await startLocalChain();
+    const other = await startLocalChain({ platform: platformAccounts });
     const client = createPublicClient({ transport: http(other.rpcUrl, { retryCount: 0 }) });
     expect(await client.getChainId()).toBe(BASE_CHAIN_ID);
     await other.stop();

@@ -4,7 +4,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { publicClient } from "@/lib/chain/client";
-import { ANVIL_DEV_ACCOUNTS, BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
+import { ANVIL_DEV_ACCOUNTS, BASE_USDC_ADDRESS } from "@/lib/chain/constants";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
@@ -14,6 +14,7 @@ import { faults } from "@/lib/payments/faults";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { seedSignedInAccount } from "../helpers/factories";
 import { readError } from "../helpers/http";
+import { treasuryAddress } from "../helpers/treasury";
 import { fundedPayer, postTopUp, readChallenge, readUsdcBalance, signPaymentV2, transferUsdc } from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
@@ -96,7 +97,7 @@ describe("a payment that never settled", () => {
         network: "eip155:8453",
         asset: BASE_USDC_ADDRESS,
         payer: payer.address,
-        payTo: getDevAccount("treasury").address,
+        payTo: treasuryAddress,
         amountMicros: USDC,
         authorizationNonce: `0x${crypto.getRandomValues(new Uint8Array(32)).reduce((s, b) => s + b.toString(16).padStart(2, "0"), "")}`,
         validAfter: 0n,

@@ -11,8 +11,9 @@ import { createTestClient, http, parseAbi, parseEther, type Hash } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { afterEach, describe, expect, it } from "vitest";
-import { publicClient } from "@/lib/chain/client";
-import { ANVIL_DEV_ACCOUNTS, BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
+import { getAddress } from "viem";
+import { publicClient, relayerAccount } from "@/lib/chain/client";
+import { ANVIL_DEV_ACCOUNTS, BASE_USDC_ADDRESS } from "@/lib/chain/constants";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { getBalance } from "@/lib/ledger/accounts";
@@ -32,7 +33,8 @@ import {
 } from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
-const TREASURY = getDevAccount("treasury").address;
+// The run's own treasury (tests/setup/global.ts generates it, as a dev install does).
+const TREASURY = getAddress(env.TREASURY_ADDRESS);
 // Dev accounts 4 and 5 are this file's: 4 pays through the official client, 5 funds fresh payer wallets.
 const E2E_PAYER = ANVIL_DEV_ACCOUNTS[4];
 const FUNDER = ANVIL_DEV_ACCOUNTS[5];
@@ -73,7 +75,7 @@ describe("POST /v1/x402/top-up with the official x402 client", () => {
 
     const receipt = await publicClient.getTransactionReceipt({ hash: body.transaction });
     expect(receipt.status).toBe("success");
-    expect(receipt.from.toLowerCase()).toBe(getDevAccount("relayer").address.toLowerCase());
+    expect(receipt.from.toLowerCase()).toBe(relayerAccount.address.toLowerCase());
     expect(await readUsdcBalance(signer.address)).toBe(payerBefore - 25n * USDC);
     const treasuryBefore = await readUsdcBalance(TREASURY, receipt.blockNumber - 1n);
     expect(await readUsdcBalance(TREASURY, receipt.blockNumber)).toBe(treasuryBefore + 25n * USDC);

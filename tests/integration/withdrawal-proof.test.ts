@@ -27,6 +27,7 @@ import { env } from "@/lib/env";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 import { seedDebitedWithdrawal, seedSupplierEarnings } from "../helpers/ledger-factories";
+import { treasuryAddress, treasuryWallet } from "../helpers/treasury";
 import { readUsdcBalance } from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
@@ -46,8 +47,9 @@ let app: App;
 
 beforeAll(async () => {
   await anvil.setBalance({ address: relayer.address, value: parseEther("10") });
-  const treasury = createWalletClient({ account: privateKeyToAccount(getDevAccount("treasury").privateKey), chain: base, transport });
-  const approval = await treasury.writeContract({
+  const approval = await (
+    await treasuryWallet()
+  ).writeContract({
     address: BASE_USDC_ADDRESS,
     abi: usdcAbi,
     functionName: "approve",
@@ -197,7 +199,7 @@ describe("withdrawal reconciliation", () => {
       data: encodeFunctionData({
         abi: usdcAbi,
         functionName: "transferFrom",
-        args: [getDevAccount("treasury").address, supplier.walletAddress as Hex, USDC],
+        args: [treasuryAddress, supplier.walletAddress as Hex, USDC],
       }),
       nonce,
       gas: 100_000n,

@@ -12,7 +12,7 @@ import { createPublicClient, createTestClient, createWalletClient, http, maxUint
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
+import { BASE_USDC_ADDRESS } from "@/lib/chain/constants";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
@@ -20,6 +20,7 @@ import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 import { seedDebitedWithdrawal, seedSupplierEarnings } from "../helpers/ledger-factories";
 import { startRpcFaultProxy, type RpcFault, type RpcFaultProxy } from "../helpers/rpc-fault-proxy";
+import { treasuryWallet } from "../helpers/treasury";
 import { signPaymentV1 } from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
@@ -31,8 +32,6 @@ const relayer = privateKeyToAccount(relayerKey);
 const transport = http(env.BASE_RPC_URL);
 const chain = createPublicClient({ chain: base, transport });
 const anvil = createTestClient({ mode: "anvil", chain: base, transport });
-// The treasury is an unlocked anvil account: anvil picks its nonce, so other files sending from it cannot race ours.
-const treasury = createWalletClient({ account: getDevAccount("treasury").address, chain: base, transport });
 
 type App = {
   withdraw: (req: Request) => Promise<Response>;
@@ -49,7 +48,9 @@ let metricsServer: Server;
 beforeAll(async () => {
   rpc = await startRpcFaultProxy(env.BASE_RPC_URL);
   await anvil.setBalance({ address: relayer.address, value: parseEther("10") });
-  const approval = await treasury.writeContract({
+  const approval = await (
+    await treasuryWallet()
+  ).writeContract({
     address: BASE_USDC_ADDRESS,
     abi: usdcAbi,
     functionName: "approve",
@@ -321,7 +322,9 @@ describe("a v1 top-up while the RPC fails receipt lookups", () => {
   it("is left pending, not failed (the buyer is not told to pay again), and credited once the RPC recovers", async () => {
     const payer = privateKeyToAccount(generatePrivateKey());
     await chain.waitForTransactionReceipt({
-      hash: await treasury.writeContract({
+      hash: await (
+        await treasuryWallet()
+      ).writeContract({
         address: BASE_USDC_ADDRESS,
         abi: usdcAbi,
         functionName: "transfer",

@@ -14,6 +14,7 @@ import { reconcileWithdrawals } from "@/lib/payments/withdrawals";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 import { seedDebitedWithdrawal, seedSupplierEarnings } from "../helpers/ledger-factories";
+import { treasuryAddress } from "../helpers/treasury";
 import { readUsdcBalance } from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
@@ -54,9 +55,7 @@ describe("POST /v1/supply/withdrawals", () => {
     expect(await readUsdcBalance(supplier.walletAddress as `0x${string}`)).toBe(walletBefore + 12_500_000n);
     // From the treasury, by the transfer itself (other test files move the treasury's USDC in parallel).
     const transfers = parseEventLogs({ abi: usdcAbi, eventName: "Transfer", logs: receipt.logs });
-    expect(transfers.map((t) => t.args)).toEqual([
-      { from: getDevAccount("treasury").address, to: supplier.walletAddress, value: 12_500_000n },
-    ]);
+    expect(transfers.map((t) => t.args)).toEqual([{ from: treasuryAddress, to: supplier.walletAddress, value: 12_500_000n }]);
     expect(await readEarnings(supplier.cookie)).toEqual({ available: "17.500000", withdrawn: "12.500000", pending: "0.000000" });
 
     const list = await listWithdrawalsRoute(jsonRequest("GET", "/v1/supply/withdrawals", undefined, { cookie: supplier.cookie }));

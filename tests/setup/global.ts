@@ -1,8 +1,13 @@
 /**
  * Once per test run: a database (DATABASE_URL if set, else a throwaway embedded PGlite), migrated from
- * scratch, the catalog seeded, and a fresh local chain. Workers inherit the resulting environment.
+ * scratch, the catalog seeded, a treasury and relayer of the run's own, and a fresh local chain funding them.
+ * Workers inherit the resulting environment.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { loadOrCreateDevKeys } from "../../lib/chain/dev-keys";
 import { startEmbeddedDatabase } from "../../scripts/embedded-db";
 import { startLocalChain } from "../../scripts/local-chain";
 import { migrateDatabase } from "../../server/migrate";
@@ -46,12 +51,21 @@ export default async function setup(_project: TestProject) {
   }
   await migrateDatabase(databaseUrl);
 
-  const chain = await startLocalChain();
+  // The run's platform keys, generated as `npm run dev` generates an install's (lib/env.ts reads this file, since the
+  // suite sets neither TREASURY_ADDRESS nor RELAYER_PRIVATE_KEY); gone with the run.
+  const keysDir = mkdtempSync(path.join(tmpdir(), "svc-test-keys-"));
+  stops.push(async () => rmSync(keysDir, { recursive: true, force: true }));
+  const keysFile = path.join(keysDir, "dev-keys.json");
+  const keys = loadOrCreateDevKeys(keysFile);
+  const chain = await startLocalChain({ platform: { treasury: keys.treasury.address, relayer: keys.relayer.address } });
   stops.push(chain.stop);
 
+  delete env.TREASURY_ADDRESS;
+  delete env.RELAYER_PRIVATE_KEY;
   Object.assign(env, {
     DATABASE_URL: databaseUrl,
     BASE_RPC_URL: chain.rpcUrl,
+    SVC_DEV_KEYS_FILE: keysFile,
     SVC_ENV: "test",
     ALLOW_PRIVATE_UPSTREAMS: "true",
     // The failure tests log errors on purpose; set LOG_LEVEL=debug to see them.

@@ -1,4 +1,9 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
+import { ANVIL_DEV_ACCOUNTS } from "@/lib/chain/constants";
 import { parseEnv } from "@/lib/env";
 
 describe("configuration", () => {
@@ -36,7 +41,7 @@ describe("configuration", () => {
 
   it("refuses production with the public dev keys or without a database", () => {
     const production = { SVC_ENV: "production", DATABASE_URL: "postgresql://db.internal/svc", SVC_ORIGIN: "https://svc.example" };
-    expect(() => parseEnv(production)).toThrow(/RELAYER_PRIVATE_KEY: must be set in production/);
+    expect(() => parseEnv(production)).toThrow(/RELAYER_PRIVATE_KEY: required in production/);
     const keys = {
       RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
       SECRET_KEY: "22".repeat(32),
@@ -65,5 +70,60 @@ describe("configuration", () => {
     ]) {
       expect(message).toContain(`  ${name}:`);
     }
+  });
+
+  it("never takes one of anvil's public accounts as the relayer or the treasury, in any mode", () => {
+    for (const SVC_ENV of ["development", "test", "production"]) {
+      for (const account of [ANVIL_DEV_ACCOUNTS[0], ANVIL_DEV_ACCOUNTS[1], ANVIL_DEV_ACCOUNTS[9]]) {
+        expect(() => parseEnv({ SVC_ENV, TREASURY_ADDRESS: account.address.toLowerCase() })).toThrow(
+          /TREASURY_ADDRESS: is one of anvil's public dev accounts/,
+        );
+        expect(() => parseEnv({ SVC_ENV, RELAYER_PRIVATE_KEY: account.privateKey })).toThrow(
+          /RELAYER_PRIVATE_KEY: is one of anvil's public dev accounts/,
+        );
+      }
+    }
+  });
+
+  it("outside production, an unset relayer and treasury are this install's own pair, generated once into SVC_DEV_KEYS_FILE", () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "svc-env-keys-")), ".data", "dev-keys.json");
+    const first = parseEnv({ SVC_DEV_KEYS_FILE: file });
+    const treasury = first.TREASURY_ADDRESS;
+    const relayer = privateKeyToAccount(first.RELAYER_PRIVATE_KEY as `0x${string}`).address;
+
+    const onDisk = JSON.parse(readFileSync(file, "utf8")) as Record<"treasury" | "relayer", { address: string; privateKey: string }>;
+    expect([onDisk.treasury.address, onDisk.relayer.address]).toEqual([treasury, relayer]);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    for (const address of [treasury, relayer]) expect(ANVIL_DEV_ACCOUNTS.map((a) => a.address)).not.toContain(address);
+    expect(treasury).not.toBe(relayer);
+
+    // Read again (a restart, another process of the stack): the same pair; another install: another pair.
+    const again = parseEnv({ SVC_ENV: "test", SVC_DEV_KEYS_FILE: file });
+    expect([again.TREASURY_ADDRESS, again.RELAYER_PRIVATE_KEY]).toEqual([treasury, first.RELAYER_PRIVATE_KEY]);
+    const other = parseEnv({ SVC_DEV_KEYS_FILE: path.join(path.dirname(file), "other.json") });
+    expect(other.TREASURY_ADDRESS).not.toBe(treasury);
+
+    // A value set explicitly wins, and nothing is read for it.
+    const set = `0x${"33".repeat(20)}`;
+    expect(parseEnv({ TREASURY_ADDRESS: set, SVC_DEV_KEYS_FILE: path.join(path.dirname(file), "never.json") }).TREASURY_ADDRESS).toBe(set);
+  });
+
+  it("refuses a keys file that names a public key, or an address that is not its key's", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "svc-env-keys-"));
+    const write = (name: string, keys: unknown) => {
+      const file = path.join(dir, name);
+      writeFileSync(file, JSON.stringify(keys));
+      return file;
+    };
+    const anvil = write("anvil.json", { treasury: ANVIL_DEV_ACCOUNTS[1], relayer: ANVIL_DEV_ACCOUNTS[0] });
+    expect(() => parseEnv({ SVC_DEV_KEYS_FILE: anvil }).TREASURY_ADDRESS).toThrow(/treasury is one of anvil's public dev accounts/);
+    const key = `0x${"42".repeat(32)}` as const;
+    const mismatched = write("mismatched.json", {
+      treasury: { address: ANVIL_DEV_ACCOUNTS[5].address, privateKey: key },
+      relayer: { address: privateKeyToAccount(key).address, privateKey: key },
+    });
+    expect(() => parseEnv({ SVC_DEV_KEYS_FILE: mismatched }).TREASURY_ADDRESS).toThrow(
+      /treasury.address is not the address of treasury.privateKey/,
+    );
   });
 });
