@@ -13,14 +13,19 @@
  *   whose body has not arrived whole is bounded by the request timeout like any other.
  * - Timeouts (serverTimeouts): keep-alive (announced in `Keep-Alive: timeout=…`), the headers of a request (and the
  *   first byte of a new connection), a whole request; checked every second at most.
- * - A cap on open connections per socket peer address (capConnectionsPerClient): beyond it a new connection gets
- *   429 and is closed; refusals are logged once a minute, not once each.
+ * - A cap per client (capConnectionsPerPeer, admitPerForwardedClient). Without trusted proxies (TRUST_PROXY_HOPS=0) the
+ *   socket peer is the client, and its open connections are capped: beyond it a new connection gets 429 and is
+ *   closed. Behind trusted proxies a connection is a balancer's and carries many clients' requests one after another,
+ *   so the client is the forwarded address (lib/http/client-ip.ts's rule, as the rate limits read it) and what is
+ *   capped is its requests in flight (429 for one too many; the balancer's connection stays open); the balancer's
+ *   own connections get a separate, larger cap per socket peer. Refusals are logged once a minute, not once each.
  */
 import "server-only";
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
+import { forwardedClientIp } from "@/lib/http/client-ip";
 import { errorBody } from "@/lib/http/errors";
 import { log } from "@/lib/log";
 
@@ -31,8 +36,12 @@ export type ConnectionLimits = {
   keepAliveTimeoutMs: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
-  /** Open connections per socket peer address; 0: no cap. */
+  /** Proxies of ours in front that append to X-Forwarded-For (TRUST_PROXY_HOPS); 0: the socket peer is the client. */
+  trustedProxyHops: number;
+  /** Per client (0: no cap): open connections per socket peer without trusted proxies, else requests in flight per forwarded client. */
   maxConnectionsPerClient: number;
+  /** Behind trusted proxies: open connections per socket peer address (the proxies' own); 0: no cap. */
+  maxConnectionsPerProxy: number;
   maxPipelined: number;
 };
 
@@ -41,7 +50,9 @@ export function connectionLimits(overrides: Partial<ConnectionLimits> = {}): Con
     keepAliveTimeoutMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     headersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    trustedProxyHops: env.TRUST_PROXY_HOPS,
     maxConnectionsPerClient: env.HTTP_MAX_CONNECTIONS_PER_CLIENT,
+    maxConnectionsPerProxy: env.HTTP_MAX_CONNECTIONS_PER_PROXY,
     maxPipelined: MAX_PIPELINED,
     ...overrides,
   };
@@ -146,15 +157,20 @@ function releaseReading(socket: HttpSocket) {
   socket.parser?.resume();
 }
 
-/** Limits the open connections of each socket peer address; the ones beyond it are answered 429 and closed. */
-export function capConnectionsPerClient(server: Server, cap: number): void {
+/**
+ * Limits the open connections of each socket peer address: the client's own without trusted proxies, a proxy's
+ * (maxConnectionsPerProxy) behind them. The ones beyond it are answered 429 and closed.
+ */
+export function capConnectionsPerPeer(server: Server, limits: ConnectionLimits): void {
+  const behindProxies = limits.trustedProxyHops > 0;
+  const cap = behindProxies ? limits.maxConnectionsPerProxy : limits.maxConnectionsPerClient;
   if (cap <= 0) return;
   const open = new Map<string, number>();
   server.on("connection", (socket: Socket) => {
     const peer = socket.remoteAddress;
     if (!peer) return;
     const count = open.get(peer) ?? 0;
-    if (count >= cap) return refuseConnection(socket, cap);
+    if (count >= cap) return refuseConnection(socket, cap, behindProxies);
     open.set(peer, count + 1);
     socket.once("close", () => {
       const left = (open.get(peer) ?? 1) - 1;
@@ -164,10 +180,10 @@ export function capConnectionsPerClient(server: Server, cap: number): void {
   });
 }
 
-function refuseConnection(socket: Socket, cap: number) {
+function refuseConnection(socket: Socket, cap: number, proxy: boolean) {
   // No request of this connection is served (one parsed before it closes is left unanswered).
   turnsOf(socket).closed = true;
-  refusals.connections({ peer: socket.remoteAddress, max_connections_per_client: cap });
+  (proxy ? refusals.proxyConnections : refusals.connections)({ peer: socket.remoteAddress, max_connections: cap });
   const error = new AppError("rate_limited", `Too many open connections from your address (at most ${cap}): reuse or close some.`, {
     details: { limit: cap, scope: "connections" },
   });
@@ -182,6 +198,50 @@ function refuseConnection(socket: Socket, cap: number) {
   ];
   socket.once("finish", () => socket.destroy());
   socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+}
+
+/** Admits a request, or says why it is one too many (the caller answers it); see admitPerForwardedClient. */
+export type ClientAdmission = (req: IncomingMessage, res: ServerResponse) => AppError | undefined;
+
+/**
+ * Behind trusted proxies, the per-client bound: requests in flight per forwarded client address, counted from the
+ * front door's admission until the answer is finished or its connection closes. Without trusted proxies every request
+ * is admitted here (the connection cap is the bound). Call it once X-Forwarded-For has the socket peer appended.
+ */
+export function admitPerForwardedClient(limits: ConnectionLimits): ClientAdmission {
+  const { trustedProxyHops: hops, maxConnectionsPerClient: cap } = limits;
+  if (hops <= 0 || cap <= 0) return () => undefined;
+  const inFlight = new Map<string, number>();
+  return (req, res) => {
+    const client = forwardedClientIp(req.headers["x-forwarded-for"], hops);
+    const count = inFlight.get(client) ?? 0;
+    if (count >= cap) {
+      refusals.requests({ client, max_requests_in_flight: cap });
+      return new AppError(
+        "rate_limited",
+        `Too many requests in flight from your address (at most ${cap} at once): wait for some to finish.`,
+        { headers: { "retry-after": "1" }, details: { limit: cap, scope: "requests in flight" } },
+      );
+    }
+    inFlight.set(client, count + 1);
+    const socket = req.socket;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      res.off("finish", finish);
+      res.off("close", finish);
+      socket.off("close", finish);
+      const left = (inFlight.get(client) ?? 1) - 1;
+      if (left > 0) inFlight.set(client, left);
+      else inFlight.delete(client);
+    };
+    // Node emits neither on an answer whose connection died first (lib/ops/shutdown.ts): the socket's close ends it there.
+    res.once("finish", finish);
+    res.once("close", finish);
+    socket.once("close", finish);
+    return undefined;
+  };
 }
 
 /** A warning at most once per interval, with how many times it happened since the last line. */
@@ -200,5 +260,7 @@ function oncePerInterval(message: string, intervalMs = 60_000) {
 
 const refusals = {
   connections: oncePerInterval("connections refused: too many open from one address"),
+  proxyConnections: oncePerInterval("connections refused: too many open from one proxy (HTTP_MAX_CONNECTIONS_PER_PROXY)"),
+  requests: oncePerInterval("requests refused: too many in flight from one client behind the proxies"),
   pipelined: oncePerInterval("connection closed: too many pipelined requests"),
 };

@@ -253,6 +253,118 @@ describe("connections per client address", () => {
   });
 });
 
+describe("clients behind a trusted proxy (TRUST_PROXY_HOPS > 0)", () => {
+  /** A request as a balancer forwards it: the client's address appended to X-Forwarded-For. */
+  const forwarded = (path: string, client: string) => `GET ${path} HTTP/1.1\r\nHost: localhost\r\nX-Forwarded-For: ${client}\r\n\r\n`;
+  /** Documentation addresses (RFC 3849): header values only, never a destination. */
+  const clientAddress = (i: number) => `2001:db8::${i.toString(16)}`;
+
+  /** An app that holds every answer until the test releases it, and says when each request reached it. */
+  function heldApp() {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let arrivals = 0;
+    const waiters: { count: number; wake: () => void }[] = [];
+    const app = (req: IncomingMessage, res: ServerResponse) => {
+      arrivals++;
+      for (const waiter of waiters.filter((w) => arrivals >= w.count)) waiter.wake();
+      void released.then(() => res.end(`answer ${req.url}`));
+    };
+    const arrived = (count: number) => (arrivals >= count ? Promise.resolve() : new Promise<void>((wake) => waiters.push({ count, wake })));
+    return { app, release, arrived };
+  }
+
+  it("do not lock each other out: 256 clients in flight through one balancer, the 257th is served (without trusted hops it is refused)", async () => {
+    const held = heldApp();
+    const front = await startFrontDoor(held.app, { limits: { trustedProxyHops: 1 } });
+    expect(env.HTTP_MAX_CONNECTIONS_PER_CLIENT).toBe(256); // the configured cap, as in production
+    const balancer: Raw[] = [];
+    for (let i = 0; i < 256; i++) {
+      const connection = await rawClient(front.port);
+      connection.socket.write(forwarded(`/c${i}`, clientAddress(i)));
+      balancer.push(connection);
+    }
+    await held.arrived(256);
+    const next = await rawClient(front.port);
+    next.socket.write(forwarded("/c256", clientAddress(256)));
+    await held.arrived(257);
+    held.release();
+    const text = await next.until((read) => read().endsWith("answer /c256"));
+    expect(statusLines(text)).toEqual([200]);
+    await Promise.all(balancer.map((c, i) => c.until((read) => read().endsWith(`answer /c${i}`))));
+
+    // Without trusted hops the socket peer is the client, as before: its 257th open connection is refused.
+    const direct = heldApp();
+    const plain = await startFrontDoor(direct.app, { limits: { trustedProxyHops: 0 } });
+    for (let i = 0; i < 256; i++) (await rawClient(plain.port)).socket.write(forwarded(`/d${i}`, clientAddress(i)));
+    await direct.arrived(256);
+    const refused = await rawClient(plain.port);
+    await refused.closed;
+    expect(statusLines(refused.text())).toEqual([429]);
+    direct.release();
+  });
+
+  it("bound requests in flight per forwarded client: one beyond its cap gets 429 in the API's shape, the balancer's connection stays open", async () => {
+    const warn = vi.spyOn(log, "warn");
+    const held = heldApp();
+    const front = await startFrontDoor(held.app, { limits: { trustedProxyHops: 1, maxConnectionsPerClient: 2 } });
+    const busy = "2001:db8::b";
+    const first = await rawClient(front.port);
+    first.socket.write(forwarded("/1", busy));
+    const second = await rawClient(front.port);
+    second.socket.write(forwarded("/2", `10.0.0.1, ${busy}`)); // what the client wrote itself does not matter
+    await held.arrived(2);
+
+    const shared = await rawClient(front.port);
+    shared.socket.write(forwarded("/3", busy));
+    const text = await shared.until((read) => read().endsWith("}}"));
+    expect(statusLines(text)).toEqual([429]);
+    const [head, body] = text.split("\r\n\r\n");
+    expect(head).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(head).toMatch(/\r\nx-request-id: req_/i);
+    expect(head).not.toMatch(/\r\nconnection: close\r\n/i);
+    expect(JSON.parse(body)).toEqual({
+      error: {
+        message: expect.stringContaining("in flight"),
+        type: "rate_limit_error",
+        code: "rate_limited",
+        limit: 2,
+        scope: "requests in flight",
+      },
+    });
+    expect(warn.mock.calls.filter(([message]) => message.startsWith("requests refused"))).toHaveLength(1);
+    expect(front.calls).toEqual(["GET /1", "GET /2"]);
+
+    // The same connection carries another client's request next, and it is served.
+    shared.socket.write(forwarded("/4", "2001:db8::c"));
+    await held.arrived(3);
+    held.release();
+    await shared.until((read) => read().endsWith("answer /4"));
+    // Once its requests are answered, the busy client is served again.
+    await first.until((read) => read().endsWith("answer /1"));
+    await second.until((read) => read().endsWith("answer /2"));
+    shared.socket.write(forwarded("/5", busy));
+    await shared.until((read) => read().endsWith("answer /5"));
+  });
+
+  it("leave the balancer's own connections to a separate, larger cap on the socket peer", async () => {
+    expect(env.HTTP_MAX_CONNECTIONS_PER_PROXY).toBeGreaterThan(env.HTTP_MAX_CONNECTIONS_PER_CLIENT);
+    const front = await startFrontDoor((_req, res) => res.end("ok"), {
+      limits: { trustedProxyHops: 1, maxConnectionsPerClient: 1, maxConnectionsPerProxy: 3 },
+    });
+    const open = [await rawClient(front.port), await rawClient(front.port), await rawClient(front.port)];
+    const refused = await rawClient(front.port);
+    await refused.closed;
+    expect(statusLines(refused.text())).toEqual([429]);
+    expect(JSON.parse(refused.text().split("\r\n\r\n")[1]).error).toMatchObject({ code: "rate_limited", scope: "connections", limit: 3 });
+    for (const [i, connection] of open.entries()) {
+      connection.socket.write(forwarded("/v1/models", clientAddress(i)));
+      await connection.until((read) => read().endsWith("ok"));
+    }
+    expect(() => parseEnv({ HTTP_MAX_CONNECTIONS_PER_PROXY: "-1" })).toThrow(/HTTP_MAX_CONNECTIONS_PER_PROXY/);
+  });
+});
+
 describe("request targets that are not a path", () => {
   it("are answered 400 in the API's error shape by the front door, whatever the method; the app never sees them", async () => {
     const front = await startFrontDoor((_req, res) => res.end("app"));
