@@ -22,7 +22,8 @@
  *
  * What a client can make it hold is bounded (lib/http/connections.ts): one request at a time per connection, a few
  * pipelined ones waiting, deliberate timeouts, a cap per client (its connections, or behind trusted proxies its
- * requests in flight) and one on each proxy's connections (createFrontDoorServer). A request
+ * requests in flight) and one on each proxy's connections (createFrontDoorServer). A connection it closes after an
+ * answer closes lingering, so a client still sending its body reads that answer rather than a reset. A request
  * target that is not a path (`*`, `*x`, `http://host/x`) is answered 400 here: Next answers `*` with a 500
  * (`TypeError: Invalid URL`) and an absolute-form target with a 308 to whatever host it names.
  */
@@ -34,6 +35,7 @@ import { errorBody, errorStatus } from "@/lib/http/errors";
 import {
   admitPerForwardedClient,
   capConnectionsPerPeer,
+  closeConnectionsLingering,
   connectionLimits,
   serveInTurn,
   serverTimeouts,
@@ -126,12 +128,15 @@ export type FrontDoorOptions = {
 };
 
 /**
- * The HTTP server with the front door in front of `app`: node:http's timeouts set deliberately and a cap on
- * connections per socket peer (lib/http/connections.ts). server/main.ts and the tests' route server use it.
+ * The HTTP server with the front door in front of `app`: node:http's timeouts set deliberately, a cap on connections
+ * per socket peer and lingering close on every connection (lib/http/connections.ts). server/main.ts and the tests'
+ * route server use it.
  */
 export function createFrontDoorServer(app: RequestListener, options: FrontDoorOptions): Server {
   const limits = connectionLimits(options.limits);
   const server = createServer(serverTimeouts(limits), frontDoor(app, { ...options, limits }));
+  // Lingering first: a connection refused by the cap closes lingering too.
+  closeConnectionsLingering(server, limits);
   capConnectionsPerPeer(server, limits);
   return server;
 }
@@ -235,7 +240,8 @@ function observeFinished(res: ServerResponse, context: RequestContext, method: s
  * Runs a route handler on Node's request and response. The body is read only when the handler asks for it, so
  * route()'s checks come first: a missing, malformed or dead key is answered 401 and a Content-Length over the limit
  * 413 before a byte of the body is read, and a chunked body stops being read at the limit. A body left unread
- * within the limit is discarded after the answer (the connection stays usable); one beyond it closes the connection.
+ * within the limit is discarded after the answer (the connection stays usable); one beyond it closes the connection,
+ * lingering (lib/http/connections.ts), so the client reads the answer while it is still sending.
  */
 function serveDirect(handler: RouteHandler, req: IncomingMessage, res: ServerResponse) {
   const body = lazyNodeBody(req, handler.meta.maxBodyBytes);
@@ -243,7 +249,7 @@ function serveDirect(handler: RouteHandler, req: IncomingMessage, res: ServerRes
     .then((answer) => {
       const disposition = body.disposition();
       if (disposition === "close") res.setHeader("connection", "close");
-      else body.discardRest();
+      else body.discardRest(res);
       return writeWebResponse(res, answer);
     })
     .catch((error: unknown) => {
