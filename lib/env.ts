@@ -103,13 +103,19 @@ const EnvSchema = z.object({
    * stays open (announced as `Keep-Alive: timeout=…`). Headers: how long a connection may take to send a request's
    * headers, counted from the connection's start for its first request (a socket that never sends a byte is closed
    * then). Request: how long a whole request, body included, may take to arrive (then 408 and closed); at least the
-   * headers timeout. Connections per client: open connections per socket peer address (0: no cap; behind a load
-   * balancer the peer is the balancer).
+   * headers timeout. Per client (0: no cap): open connections per socket peer address, or, behind trusted proxies
+   * (TRUST_PROXY_HOPS > 0), requests in flight per forwarded client address, since a balancer's connection carries many
+   * clients' requests; the proxies' own connections are then capped per socket peer by HTTP_MAX_CONNECTIONS_PER_PROXY.
+   * Lingering close: after an answer that closes its connection, what the client still sends is read and discarded, at
+   * most that many bytes for at most that long, so it can read the answer (0: close at once).
    */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: z.coerce.number().int().min(0).max(1_000_000).default(256),
+  HTTP_MAX_CONNECTIONS_PER_PROXY: z.coerce.number().int().min(0).max(1_000_000).default(4096),
+  HTTP_LINGER_MAX_BYTES: z.coerce.number().int().min(0).max(1_073_741_824).default(8_388_608),
+  HTTP_LINGER_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /** On SIGTERM: how long in-flight requests may take to finish before their holds are released and the process exits. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(25_000),
   /** This instance's name in job leases and logs (default: host name and process id). */

@@ -13,7 +13,8 @@
  * completion route), each row printing the server process's RSS before, at its peak and after, and GET /healthz's
  * worst latency meanwhile (polled from another loopback address, 127.0.0.2, so the per-address cap is the
  * abuser's only): pipelined requests never read, idle-socket floods (one address, and 30), a 10 GB Content-Length
- * without a key, and an endless chunked body with a funded key. Linux only (/proc for RSS, 127.0.0.x addresses).
+ * without a key, an endless chunked body with a funded key, and ten 5 MB bodies over the limit (how many clients read
+ * their 413 or 401 before a reset stopped them). Linux only (/proc for RSS, 127.0.0.x addresses).
  *
  * Uses DATABASE_URL if set (its name must contain "bench" or "test": the schema is wiped), else an embedded
  * database. Options: --rounds N (default 3) per case; --only bodies|front-door runs one half.
@@ -391,7 +392,62 @@ async function frontDoorRows({ funded, stops }: { funded: string; stops: (() => 
   };
   await row("Content-Length: 10 GB without a key", hugeBody("Content-Length: 10000000000\r\n", false));
   await row("endless chunked body, funded key", hugeBody(`Transfer-Encoding: chunked\r\nAuthorization: Bearer ${funded}\r\n`, true));
+
+  /**
+   * Ten uploads of 5 MB, one after another, with node:http as a client library sends them: how many read their answer,
+   * and how many were stopped by the connection's reset first (the server answers before it reads the body).
+   */
+  const overLimit = (headers: Record<string, string>, chunked: boolean) => async () => {
+    const outcomes = new Map<string, number>();
+    for (let i = 0; i < 10; i++) {
+      const outcome = await upload(port, headers, 5 * 1024 * 1024, chunked);
+      outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+    }
+    return [...outcomes].map(([outcome, count]) => `${count}/10 ${outcome}`).join(", ");
+  };
+  await row("5 MB body over the limit ×10, funded key, Content-Length", overLimit({ authorization: `Bearer ${funded}` }, false));
+  await row("5 MB body over the limit ×10, funded key, chunked", overLimit({ authorization: `Bearer ${funded}` }, true));
+  await row("5 MB body ×10 without a key, Content-Length", overLimit({}, false));
   agent.destroy();
+}
+
+/** POSTs `bytes` of body to the completion route as fast as the server takes it: the answer's status, or the error before it. */
+function upload(port: number, headers: Record<string, string>, bytes: number, chunked: boolean): Promise<string> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (outcome: string) => {
+      if (settled) return;
+      settled = true;
+      resolve(outcome);
+    };
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: "POST",
+        path: "/v1/chat/completions",
+        agent: false,
+        headers: { "content-type": "application/json", ...(chunked ? {} : { "content-length": String(bytes) }), ...headers },
+      },
+      (res) => {
+        res.resume();
+        res.on("error", (error: NodeJS.ErrnoException) => settle(error.code ?? error.message));
+        res.on("end", () => settle(`read ${res.statusCode}`));
+      },
+    );
+    req.on("error", (error: NodeJS.ErrnoException) => settle(error.code ?? error.message));
+    const block = Buffer.alloc(64 * 1024, 0x20);
+    let sent = 0;
+    const pump = () => {
+      while (sent < bytes && !settled && !req.destroyed) {
+        const size = Math.min(block.byteLength, bytes - sent);
+        sent += size;
+        if (!req.write(block.subarray(0, size))) return void req.once("drain", pump);
+      }
+      if (!settled && !req.destroyed) req.end();
+    };
+    pump();
+  });
 }
 
 /** A supplier upstream that answers 4 MB without usage ("huge-reply") or one word claiming 1M/1M tokens ("inflated"). */

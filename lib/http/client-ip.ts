@@ -10,7 +10,15 @@ import { isIP } from "node:net";
  * than hops (a request that bypassed a proxy), the left-most entry is the furthest one anyone vouches for.
  */
 export function clientIp(req: Request, trustedHops: number): string {
-  const chain = (req.headers.get("x-forwarded-for") ?? "")
+  return forwardedClientIp(req.headers.get("x-forwarded-for"), trustedHops);
+}
+
+/**
+ * The same rule on the X-Forwarded-For value itself, for the front door (lib/http/connections.ts counts requests in
+ * flight per client behind trusted proxies): Node joins repeated headers with ", ", so an array is one chain.
+ */
+export function forwardedClientIp(forwardedFor: string | string[] | null | undefined, trustedHops: number): string {
+  const chain = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : (forwardedFor ?? ""))
     .split(",")
     .map((entry) => entry.trim())
     .filter((entry) => entry.length > 0);

@@ -21,7 +21,9 @@
  * `shutting_down` while the instance drains (lib/ops/shutdown.ts).
  *
  * What a client can make it hold is bounded (lib/http/connections.ts): one request at a time per connection, a few
- * pipelined ones waiting, deliberate timeouts, a cap on connections per address (createFrontDoorServer). A request
+ * pipelined ones waiting, deliberate timeouts, a cap per client (its connections, or behind trusted proxies its
+ * requests in flight) and one on each proxy's connections (createFrontDoorServer). A connection it closes after an
+ * answer closes lingering, so a client still sending its body reads that answer rather than a reset. A request
  * target that is not a path (`*`, `*x`, `http://host/x`) is answered 400 here: Next answers `*` with a 500
  * (`TypeError: Invalid URL`) and an absolute-form target with a 308 to whatever host it names.
  */
@@ -30,7 +32,15 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import { randomHexId } from "@/lib/auth/tokens";
 import { AppError } from "@/lib/errors";
 import { errorBody, errorStatus } from "@/lib/http/errors";
-import { capConnectionsPerClient, connectionLimits, serveInTurn, serverTimeouts, type ConnectionLimits } from "@/lib/http/connections";
+import {
+  admitPerForwardedClient,
+  capConnectionsPerPeer,
+  closeConnectionsLingering,
+  connectionLimits,
+  serveInTurn,
+  serverTimeouts,
+  type ConnectionLimits,
+} from "@/lib/http/connections";
 import { lazyNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import type { RouteHandler } from "@/lib/http/route-types";
 import { log } from "@/lib/log";
@@ -118,25 +128,29 @@ export type FrontDoorOptions = {
 };
 
 /**
- * The HTTP server with the front door in front of `app`: node:http's timeouts set deliberately and a cap on
- * connections per client address (lib/http/connections.ts). server/main.ts and the tests' route server use it.
+ * The HTTP server with the front door in front of `app`: node:http's timeouts set deliberately, a cap on connections
+ * per socket peer and lingering close on every connection (lib/http/connections.ts). server/main.ts and the tests'
+ * route server use it.
  */
 export function createFrontDoorServer(app: RequestListener, options: FrontDoorOptions): Server {
   const limits = connectionLimits(options.limits);
   const server = createServer(serverTimeouts(limits), frontDoor(app, { ...options, limits }));
-  capConnectionsPerClient(server, limits.maxConnectionsPerClient);
+  // Lingering first: a connection refused by the cap closes lingering too.
+  closeConnectionsLingering(server, limits);
+  capConnectionsPerPeer(server, limits);
   return server;
 }
 
 /** Wraps the app's request listener (Next's request handler) with the front door. */
 export function frontDoor(app: RequestListener, options: FrontDoorOptions): RequestListener {
   const table = options.methods;
-  const { maxPipelined } = connectionLimits(options.limits);
+  const limits = connectionLimits(options.limits);
+  const admitClient = admitPerForwardedClient(limits);
   // The direct routes' paths are their own templates (labelled even when the table does not list them).
   const directPaths = new Set(Object.keys(options.direct ?? {}).map((key) => key.slice(key.indexOf(" ") + 1)));
   const templateOf = (pathname: string) => table.template(pathname) ?? (directPaths.has(pathname) ? pathname : null);
 
-  return (req, res) => serveInTurn(req, res, () => admit(req, res), maxPipelined);
+  return (req, res) => serveInTurn(req, res, () => admit(req, res), limits.maxPipelined);
 
   function admit(req: IncomingMessage, res: ServerResponse) {
     appendSocketPeer(req);
@@ -159,6 +173,11 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
     if (isShuttingDown()) return refuseShuttingDown(res);
     trackRequest(res, context);
     if (!QUIET_PREFIXES.some((prefix) => pathname.startsWith(prefix))) observeFinished(res, context, method, () => templateOf(pathname));
+    const tooMany = admitClient(req, res);
+    if (tooMany) {
+      context.errorCode = tooMany.code;
+      return sendError(res, method, tooMany, tooMany.headers);
+    }
     runInRequestContext(context, () => serve(req, res, method, pathname));
   }
 
@@ -221,7 +240,8 @@ function observeFinished(res: ServerResponse, context: RequestContext, method: s
  * Runs a route handler on Node's request and response. The body is read only when the handler asks for it, so
  * route()'s checks come first: a missing, malformed or dead key is answered 401 and a Content-Length over the limit
  * 413 before a byte of the body is read, and a chunked body stops being read at the limit. A body left unread
- * within the limit is discarded after the answer (the connection stays usable); one beyond it closes the connection.
+ * within the limit is discarded after the answer (the connection stays usable); one beyond it closes the connection,
+ * lingering (lib/http/connections.ts), so the client reads the answer while it is still sending.
  */
 function serveDirect(handler: RouteHandler, req: IncomingMessage, res: ServerResponse) {
   const body = lazyNodeBody(req, handler.meta.maxBodyBytes);
@@ -229,7 +249,7 @@ function serveDirect(handler: RouteHandler, req: IncomingMessage, res: ServerRes
     .then((answer) => {
       const disposition = body.disposition();
       if (disposition === "close") res.setHeader("connection", "close");
-      else body.discardRest();
+      else body.discardRest(res);
       return writeWebResponse(res, answer);
     })
     .catch((error: unknown) => {

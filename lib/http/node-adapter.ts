@@ -5,6 +5,7 @@
 import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { attachReadBody } from "@/lib/http/body";
+import { closeLingering } from "@/lib/http/connections";
 import { AppError } from "@/lib/errors";
 import { jsonBodyText } from "@/lib/http/responses";
 
@@ -29,7 +30,7 @@ export async function readNodeBody(incoming: IncomingMessage, limitBytes = Numbe
 /**
  * A request body read only if and when the route asks for it (route() authenticates first, and checks
  * Content-Length against its limit before it reads), and never past `limitBytes + 1` bytes: reading stops there,
- * enough for the route to refuse it with 413. `afterAnswer` says what the connection needs once the answer is out.
+ * enough for the route to refuse it with 413. `disposition` says what the connection needs once the answer is out.
  */
 export type LazyNodeBody = {
   read: () => Promise<Uint8Array>;
@@ -38,8 +39,11 @@ export type LazyNodeBody = {
    * "close": the rest is beyond the limit or was never going to be read (the connection must close).
    */
   disposition: () => "keep" | "close";
-  /** Reads and discards what is left of a body the route did not read, up to the limit; beyond it, closes. */
-  discardRest: () => void;
+  /**
+   * Reads and discards what is left of a body the route did not read, up to the limit; beyond it, closes the
+   * connection once `answer` is out, lingering (lib/http/connections.ts) so the client can still read it.
+   */
+  discardRest: (answer: ServerResponse) => void;
 };
 
 export function lazyNodeBody(incoming: IncomingMessage, limitBytes: number): LazyNodeBody {
@@ -58,13 +62,18 @@ export function lazyNodeBody(incoming: IncomingMessage, limitBytes: number): Laz
       if (overLimit || (declared !== undefined && declared > limitBytes)) return "close";
       return reading ? "close" : "keep";
     },
-    discardRest: () => {
+    discardRest: (answer) => {
       if (incoming.complete || reading) return;
       let seen = 0;
-      incoming.on("data", (chunk: Buffer) => {
+      const discard = (chunk: Buffer) => {
         seen += chunk.byteLength;
-        if (seen > limitBytes) incoming.socket.destroy();
-      });
+        if (seen <= limitBytes) return;
+        incoming.off("data", discard);
+        const socket = incoming.socket;
+        if (answer.writableFinished) closeLingering(socket);
+        else answer.once("finish", () => closeLingering(socket));
+      };
+      incoming.on("data", discard);
     },
   };
 }
