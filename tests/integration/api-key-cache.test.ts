@@ -1,16 +1,14 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sha256Hex } from "@/lib/auth/tokens";
 import { db } from "@/lib/db";
+import { moduleCopy } from "../helpers/module-copy";
 import { seedBuyer } from "../helpers/router-factories";
 
 /**
  * The completion path's key cache (getApiKeyForCompletion). The production process loads every lib module twice (the
  * front door's host serves completions, Next's server bundle every other route): each test loads its own copies.
  */
-async function keyAuthCopy() {
-  vi.resetModules();
-  return import("@/lib/auth/api-key-auth");
-}
+const keyAuthCopy = () => moduleCopy(() => import("@/lib/auth/api-key-auth"));
 
 describe("the completion path's key cache", () => {
   it("is one per process: a key that either module graph finds refused is read again by the other", async () => {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { Cache } from "@/lib/cache";
+import { moduleCopy } from "../helpers/module-copy";
 
 /** A loader whose loads are recorded and settle only when told. */
 function loader() {
@@ -192,10 +193,8 @@ describe("a cache's stored values (the API keys, the upstream keys)", () => {
 
 describe("a process's named cache", () => {
   it("is one cache for every loaded copy of the module, as in the front door's host and Next's server bundle", async () => {
-    vi.resetModules();
-    const a = await import("@/lib/cache");
-    vi.resetModules();
-    const b = await import("@/lib/cache");
+    const a = await moduleCopy(() => import("@/lib/cache"));
+    const b = await moduleCopy(() => import("@/lib/cache"));
     expect(a).not.toBe(b);
     const name = `test-${Math.random()}`;
     a.processCache<string>(name, 10).set("k", "stored by one copy");
