@@ -1,6 +1,7 @@
 "use client";
 
-import { useEffect, useId, useRef, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import { KeyFields, useKeyDraft } from "@/components/buyer/key-fields";
 import { apiKeysKey, useApiKeys, type ApiKeyView, type CreatedApiKey } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Amount } from "@/components/ui/amount";
@@ -11,25 +12,15 @@ import { CopyButton } from "@/components/ui/copy-button";
 import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { cn } from "@/components/ui/cn";
-import { Field, inputClass } from "@/components/ui/field";
+import { inputClass } from "@/components/ui/field";
 import { formatDateTime, formatPricePerDiem, formatUsd } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { RowCard, Table, Td, Th } from "@/components/ui/table";
-import { UsdcAmountField, useUsdcAmount } from "@/components/ui/usdc-amount-field";
 import { useListMutation } from "@/components/ui/use-list-mutation";
 import { useSettings } from "@/components/wallet/providers";
 import { api } from "@/lib/browser/api";
-import { API_KEY_NAME_MAX, LIMIT_RESETS, type LimitReset } from "@/lib/auth/schemas";
+import { API_KEY_NAME_MAX, type LimitReset } from "@/lib/auth/schemas";
 import { parseMicros } from "@/lib/money";
-import { priceCentsProblem } from "@/lib/wire";
-
-/** The API's own rule for a key name (CreateApiKeyBody), required here so no two keys end up "default". */
-function keyNameProblem(name: string): string | null {
-  const trimmed = name.trim();
-  if (!trimmed) return "Give the key a name, so you can tell it apart later.";
-  if (trimmed.length > API_KEY_NAME_MAX) return `At most ${API_KEY_NAME_MAX} characters.`;
-  return null;
-}
 
 export function ApiKeys() {
   const keys = useApiKeys();
@@ -193,7 +184,6 @@ function KeysTable({
 
 const PERIOD_WORD: Record<LimitReset, string> = { daily: "today", weekly: "this week", monthly: "this month" };
 const PERIOD_UNIT: Record<LimitReset, string> = { daily: "UTC day", weekly: "week (from Monday, UTC)", monthly: "calendar month (UTC)" };
-const RESET_LABEL: Record<LimitReset, string> = { daily: "Daily", weekly: "Weekly", monthly: "Monthly" };
 
 /**
  * What the key spent against its limit: its lifetime spend, or the current period's (requests in flight included,
@@ -228,36 +218,6 @@ function KeySpend({ apiKey: key, compact = false }: { apiKey: ApiKeyView; compac
   );
 }
 
-/** When the spend limit resets: never (a lifetime limit), or each UTC day, week (from Monday) or month. */
-function LimitResetField({ value, onChange }: { value: LimitReset | null; onChange: (value: LimitReset | null) => void }) {
-  const id = useId();
-  return (
-    <div className="flex min-w-0 flex-col gap-1.5">
-      <label htmlFor={id} className="text-sm font-medium">
-        Limit resets
-      </label>
-      <select
-        id={id}
-        name="limit_reset"
-        className={cn(inputClass, "pr-8")}
-        value={value ?? ""}
-        onChange={(e) => onChange(e.target.value === "" ? null : (e.target.value as LimitReset))}
-        aria-describedby={`${id}-hint`}
-      >
-        <option value="">Never (a lifetime limit)</option>
-        {LIMIT_RESETS.map((reset) => (
-          <option key={reset} value={reset}>
-            {RESET_LABEL[reset]}
-          </option>
-        ))}
-      </select>
-      <p id={`${id}-hint`} className="text-xs text-zinc-600 dark:text-zinc-400">
-        At 00:00 UTC; weeks start on Monday, months on the 1st. A request in flight at the reset counts against the period it began in.
-      </p>
-    </div>
-  );
-}
-
 /** A name no existing key has: "key-3" for a third key (the API's own default, "default", repeats). */
 export function suggestKeyName(keys: { name: string }[]): string {
   const taken = new Set(keys.map((k) => k.name));
@@ -269,89 +229,62 @@ export function suggestKeyName(keys: { name: string }[]): string {
 function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (key: CreatedApiKey) => void }) {
   const settings = useSettings();
   const keys = useApiKeys();
-  const [name, setName] = useState("");
+  const draft = useKeyDraft(null);
   const [nameTouched, setNameTouched] = useState(false);
   const suggested = suggestKeyName(keys.data?.data ?? []);
   // Prefill a distinct name each time the dialog opens (never the API's repeating "default").
   useEffect(() => {
     if (open) {
-      setName((current) => current || suggested);
+      draft.setName((current) => current || suggested);
       setNameTouched(false);
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps -- only when it opens
   }, [open]);
-  const [maxPrice, setMaxPrice] = useState("");
-  const spendLimit = useUsdcAmount("", { minMicros: 1n }, { optional: true });
-  const [limitReset, setLimitReset] = useState<LimitReset | null>(null);
   const { mutation: create, close } = useListMutation({
     mutationFn: () =>
       api<CreatedApiKey>("/v1/account/api-keys", {
         method: "POST",
         body: {
-          name: name.trim(),
-          ...(maxPrice && { max_price_cents: Number(maxPrice) }),
-          ...(spendLimit.value && { spend_limit: spendLimit.value }),
-          ...(limitReset && { limit_reset: limitReset }),
+          name: draft.name.trim(),
+          ...(draft.maxPrice.value && { max_price_cents: Number(draft.maxPrice.value) }),
+          ...(draft.spendLimit.value && { spend_limit: draft.spendLimit.value }),
+          ...(draft.limitReset && { limit_reset: draft.limitReset }),
         },
       }),
     invalidates: [apiKeysKey],
     onSuccess: (key) => {
-      setName("");
-      setMaxPrice("");
-      spendLimit.clear();
-      setLimitReset(null);
+      draft.clear();
       onCreated(key);
     },
     onClose,
   });
-  const maxPriceError = maxPrice ? priceCentsProblem(maxPrice) : null;
-  const nameError = keyNameProblem(name);
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    spendLimit.touch();
     setNameTouched(true);
-    if (nameError || maxPriceError || spendLimit.problem) return;
-    create.mutate();
+    if (draft.check()) create.mutate();
   }
 
   return (
     <Dialog open={open} onClose={close} title="Create an API key" description="The key is shown once, right after you create it.">
       <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
-        <Field
-          label="Name"
-          name="name"
-          placeholder={suggested}
-          maxLength={API_KEY_NAME_MAX}
-          required
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-          onBlur={() => setNameTouched(true)}
-          error={nameTouched ? nameError : null}
-          hint={`To tell your keys apart (at most ${API_KEY_NAME_MAX} characters, ${name.trim().length} used).`}
-          autoFocus
+        <KeyFields
+          draft={draft}
+          nameField={{
+            placeholder: suggested,
+            onBlur: () => setNameTouched(true),
+            error: nameTouched ? draft.nameProblem : null,
+            hint: `To tell your keys apart (at most ${API_KEY_NAME_MAX} characters, ${draft.name.trim().length} used).`,
+            autoFocus: true,
+          }}
+          maxPriceField={{
+            placeholder: String(settings.platformDefaultMaxPriceCents),
+            hint: "The most this key pays per diem. Empty: your account default.",
+          }}
+          spendLimitHint={
+            draft.limitReset ? `What this key may spend each ${PERIOD_UNIT[draft.limitReset]}.` : "Total this key may ever spend."
+          }
         />
-        <div className="grid gap-4 sm:grid-cols-2">
-          <Field
-            label="Max price (optional)"
-            name="max_price_cents"
-            inputMode="numeric"
-            placeholder={String(settings.platformDefaultMaxPriceCents)}
-            suffix="¢ / diem"
-            value={maxPrice}
-            onChange={(e) => setMaxPrice(e.target.value.trim())}
-            error={maxPriceError}
-            hint="The most this key pays per diem. Empty: your account default."
-          />
-          <UsdcAmountField
-            amount={spendLimit}
-            label="Spend limit (optional)"
-            name="spend_limit"
-            placeholder="No limit"
-            hint={limitReset ? `What this key may spend each ${PERIOD_UNIT[limitReset]}.` : "Total this key may ever spend."}
-          />
-          <LimitResetField value={limitReset} onChange={setLimitReset} />
-        </div>
         <DialogActions error={create.error} onCancel={close}>
           <Button type="submit" loading={create.isPending}>
             Create key
@@ -472,78 +405,43 @@ function EditKeyDialog({ apiKey, onClose }: { apiKey: ApiKeyView | null; onClose
 }
 
 function EditKeyForm({ apiKey, onClose }: { apiKey: ApiKeyView; onClose: () => void }) {
-  const [name, setName] = useState(apiKey.name);
-  const [maxPrice, setMaxPrice] = useState(apiKey.max_price_cents === null ? "" : String(apiKey.max_price_cents));
-  const spendLimit = useUsdcAmount(
-    apiKey.spend_limit === null ? "" : trimAmount(apiKey.spend_limit),
-    { minMicros: 1n },
-    { optional: true },
-  );
-  const [limitReset, setLimitReset] = useState<LimitReset | null>(apiKey.limit_reset);
+  const draft = useKeyDraft(apiKey);
   const { mutation: save, close } = useListMutation({
     mutationFn: () =>
       api<ApiKeyView>(`/v1/account/api-keys/${apiKey.id}`, {
         method: "PATCH",
         body: {
-          ...(name.trim() !== apiKey.name && { name: name.trim() }),
-          ...(maxPrice !== (apiKey.max_price_cents === null ? "" : String(apiKey.max_price_cents)) && {
-            max_price_cents: maxPrice ? Number(maxPrice) : null,
+          ...(draft.name.trim() !== apiKey.name && { name: draft.name.trim() }),
+          ...(draft.maxPrice.value !== (apiKey.max_price_cents === null ? "" : String(apiKey.max_price_cents)) && {
+            max_price_cents: draft.maxPrice.value ? Number(draft.maxPrice.value) : null,
           }),
-          ...(spendLimit.micros !== (apiKey.spend_limit === null ? null : parseMicros(apiKey.spend_limit)) && {
-            spend_limit: spendLimit.value || null,
+          ...(draft.spendLimit.micros !== (apiKey.spend_limit === null ? null : parseMicros(apiKey.spend_limit)) && {
+            spend_limit: draft.spendLimit.value || null,
           }),
-          ...(limitReset !== apiKey.limit_reset && { limit_reset: limitReset }),
+          ...(draft.limitReset !== apiKey.limit_reset && { limit_reset: draft.limitReset }),
         },
       }),
     invalidates: [apiKeysKey],
     onClose,
   });
-  const maxPriceError = maxPrice ? priceCentsProblem(maxPrice) : null;
-  const nameError = keyNameProblem(name);
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    spendLimit.touch();
-    if (nameError || maxPriceError || spendLimit.problem) return;
-    save.mutate();
+    if (draft.check()) save.mutate();
   }
 
   return (
     <Dialog open onClose={close} title={`Edit “${apiKey.name}”`} description={<span className="font-mono">{apiKey.prefix}…</span>}>
       <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
-        <Field
-          label="Name"
-          name="name"
-          maxLength={API_KEY_NAME_MAX}
-          required
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-          error={nameError}
+        <KeyFields
+          draft={draft}
+          maxPriceField={{ hint: "Empty: your account default." }}
+          spendLimitHint={
+            apiKey.period_spent !== null && apiKey.limit_reset
+              ? `${formatUsd(apiKey.period_spent)} spent ${PERIOD_WORD[apiKey.limit_reset]}. A limit below that stops the key until the reset.`
+              : `${formatUsd(apiKey.spent)} spent so far. A limit below that stops the key.`
+          }
         />
-        <div className="grid gap-4 sm:grid-cols-2">
-          <Field
-            label="Max price (optional)"
-            name="max_price_cents"
-            inputMode="numeric"
-            suffix="¢ / diem"
-            value={maxPrice}
-            onChange={(e) => setMaxPrice(e.target.value.trim())}
-            error={maxPriceError}
-            hint="Empty: your account default."
-          />
-          <UsdcAmountField
-            amount={spendLimit}
-            label="Spend limit (optional)"
-            name="spend_limit"
-            placeholder="No limit"
-            hint={
-              apiKey.period_spent !== null && apiKey.limit_reset
-                ? `${formatUsd(apiKey.period_spent)} spent ${PERIOD_WORD[apiKey.limit_reset]}. A limit below that stops the key until the reset.`
-                : `${formatUsd(apiKey.spent)} spent so far. A limit below that stops the key.`
-            }
-          />
-          <LimitResetField value={limitReset} onChange={setLimitReset} />
-        </div>
         <DialogActions error={save.error} onCancel={close}>
           <Button type="submit" loading={save.isPending}>
             Save
@@ -552,9 +450,4 @@ function EditKeyForm({ apiKey, onClose }: { apiKey: ApiKeyView; onClose: () => v
       </form>
     </Dialog>
   );
-}
-
-/** "25.500000" → "25.5": the form shows the amount as a person would type it. */
-function trimAmount(amount: string): string {
-  return amount.replace(/\.?0+$/, "");
 }

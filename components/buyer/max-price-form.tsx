@@ -1,18 +1,17 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, type FormEvent } from "react";
 import { accountKey, useAccount, useModels, type AccountProfile } from "@/components/buyer/queries";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
-import { Field } from "@/components/ui/field";
 import { priceVsList } from "@/components/ui/format";
+import { PriceCentsField, usePriceCents } from "@/components/ui/price-cents-field";
 import { QueryState } from "@/components/ui/query-state";
 import { useSingleFlight } from "@/components/ui/use-single-flight";
 import { api } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
-import { priceCentsProblem } from "@/lib/wire";
 
 export function MaxPricePanel() {
   const account = useAccount();
@@ -30,8 +29,9 @@ export function MaxPricePanel() {
 
 function MaxPriceForm({ account }: { account: AccountProfile }) {
   const queryClient = useQueryClient();
-  const [value, setValue] = useState(account.default_max_price_cents?.toString() ?? "");
-  useEffect(() => setValue(account.default_max_price_cents?.toString() ?? ""), [account.default_max_price_cents]);
+  const price = usePriceCents(account.default_max_price_cents?.toString() ?? "", { optional: true });
+  const { value, setValue, problem: error } = price;
+  useEffect(() => setValue(account.default_max_price_cents?.toString() ?? ""), [account.default_max_price_cents, setValue]);
   // One PATCH per save, however fast the button is clicked twice.
   const save = useSingleFlight(
     useMutation({
@@ -40,7 +40,6 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
       onSuccess: (profile) => queryClient.setQueryData(accountKey, profile),
     }),
   );
-  const error = value ? priceCentsProblem(value) : null;
   // Said before saving, not after: a max price far above list lets requests clear at that price.
   const warning =
     value && !error && Number(value) > 100
@@ -59,18 +58,15 @@ function MaxPriceForm({ account }: { account: AccountProfile }) {
   return (
     <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
       <div className="flex flex-col gap-3 sm:flex-row sm:items-start">
-        <Field
+        <PriceCentsField
+          price={price}
           label="Max price"
           name="default_max_price_cents"
-          inputMode="numeric"
           placeholder={`${account.platform_default_max_price_cents} (platform default)`}
-          suffix="¢ / diem"
-          value={value}
-          onChange={(e) => {
-            setValue(e.target.value.trim());
+          onValueChange={(typed) => {
+            setValue(typed);
             save.reset();
           }}
-          error={error}
           hint="100¢ is the list price; lower means only offers at or below it serve you."
           className="sm:max-w-64"
         />

@@ -10,6 +10,7 @@ import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { Field } from "@/components/ui/field";
+import { PriceCentsField, usePriceCents } from "@/components/ui/price-cents-field";
 import { formatBps, formatDiem, formatMicrosAsCents, plural, priceVsList } from "@/components/ui/format";
 import { LoadingRows } from "@/components/ui/skeleton";
 import { Table, Td, Th } from "@/components/ui/table";
@@ -19,7 +20,6 @@ import { api, ApiError } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
 import { chargeMicros, MICROS_PER_UNIT, splitCharge } from "@/lib/money";
 import { dailyCapacityProblem, type CreateOfferInput } from "@/lib/supply/schemas";
-import { priceCentsProblem } from "@/lib/wire";
 
 type Errors = Partial<Record<keyof CreateOfferInput, string>>;
 
@@ -40,7 +40,7 @@ export function OfferForm() {
   const [url, setUrl] = useState("");
   const [apiKey, setApiKey] = useState("");
   const [selected, setSelected] = useState<string[]>([]);
-  const [price, setPrice] = useState(DEFAULT_PRICE);
+  const price = usePriceCents(DEFAULT_PRICE);
   const [capacity, setCapacity] = useState(DEFAULT_CAPACITY);
   const [declared, setDeclared] = useState(UNDECLARED);
   const [errors, setErrors] = useState<Errors>({});
@@ -63,7 +63,7 @@ export function OfferForm() {
             upstream_base_url: url.trim(),
             upstream_api_key: apiKey.trim(),
             models: selected,
-            price_cents: Number(price),
+            price_cents: Number(price.value),
             daily_capacity: capacity,
             ...declaredBody(declared),
           },
@@ -73,7 +73,7 @@ export function OfferForm() {
         setUrl("");
         setApiKey("");
         setSelected([]);
-        setPrice(DEFAULT_PRICE);
+        price.setValue(DEFAULT_PRICE);
         setCapacity(DEFAULT_CAPACITY);
         setDeclared(UNDECLARED);
         setErrors({});
@@ -92,14 +92,12 @@ export function OfferForm() {
     if (!/^https?:\/\/\S+$/.test(url.trim())) next.upstream_base_url = "Enter the upstream's base URL, like https://api.example.com/v1.";
     if (!apiKey.trim()) next.upstream_api_key = "Enter the API key svc should use with your upstream.";
     if (selected.length === 0) next.models = "Pick at least one model.";
-    next.price_cents = priceCentsProblem(price) ?? undefined;
+    next.price_cents = price.problem ?? undefined;
     next.daily_capacity = dailyCapacityProblem(capacity) ?? undefined;
     setErrors(next);
     const declaredValid = tokensProblem(declared.contextTokens) === null && tokensProblem(declared.maxOutputTokens) === null;
     if (declaredValid && Object.values(next).every((problem) => problem === undefined)) post.mutate();
   }
-
-  const priceValid = priceCentsProblem(price) === null;
 
   return (
     <Panel
@@ -166,17 +164,15 @@ export function OfferForm() {
           )}
         </fieldset>
         <div className="grid gap-4 sm:grid-cols-2">
-          <Field
+          <PriceCentsField
+            price={price}
             label="Price"
             name="price_cents"
-            inputMode="numeric"
-            suffix="¢ / diem"
-            value={price}
-            onChange={(e) => edit("price_cents", setPrice)(e.target.value.trim())}
+            onValueChange={edit("price_cents", price.setValue)}
             error={errors.price_cents}
             hint={
-              priceValid
-                ? `${priceVsList(Number(price))}. ${earningsPerDiemText(Number(price), settings.platformFeeBps)}`
+              price.problem === null
+                ? `${priceVsList(Number(price.value))}. ${earningsPerDiemText(Number(price.value), settings.platformFeeBps)}`
                 : "100¢ is the list price."
             }
           />

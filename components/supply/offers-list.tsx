@@ -13,6 +13,7 @@ import { isDelisted } from "@/components/supply/delisted-offers";
 import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { Field } from "@/components/ui/field";
+import { PriceCentsField, usePriceCents } from "@/components/ui/price-cents-field";
 import { Amount } from "@/components/ui/amount";
 import { formatCents, formatDateTime, formatDiem, formatTokens, microsOf, plural, priceVsList } from "@/components/ui/format";
 import { Term } from "@/components/ui/term";
@@ -21,7 +22,6 @@ import { useListMutation } from "@/components/ui/use-list-mutation";
 import { api } from "@/lib/browser/api";
 import { describeError } from "@/lib/browser/errors";
 import { dailyCapacityProblem, type UpdateOfferBody } from "@/lib/supply/schemas";
-import { priceCentsProblem } from "@/lib/wire";
 
 type OfferPatch = z.input<typeof UpdateOfferBody>;
 
@@ -275,7 +275,7 @@ function EditOfferDialog({ offer, onClose }: { offer: OfferView | null; onClose:
 }
 
 function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => void }) {
-  const [price, setPrice] = useState(String(offer.price_cents));
+  const price = usePriceCents(String(offer.price_cents));
   const [capacity, setCapacity] = useState(formatDiem(offer.daily_capacity, { unit: false }).replace(/,/g, ""));
   const before = draftOf(offer.declared);
   const [declared, setDeclared] = useState(before);
@@ -284,14 +284,13 @@ function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => vo
     invalidates: [offersKey],
     onClose,
   });
-  const priceError = priceCentsProblem(price);
   const capacityError = dailyCapacityProblem(capacity);
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (priceError || capacityError || tokensProblem(declared.contextTokens) || tokensProblem(declared.maxOutputTokens)) return;
+    if (price.problem || capacityError || tokensProblem(declared.contextTokens) || tokensProblem(declared.maxOutputTokens)) return;
     const body: OfferPatch = { ...declaredBody(declared, before) };
-    if (Number(price) !== offer.price_cents) body.price_cents = Number(price);
+    if (Number(price.value) !== offer.price_cents) body.price_cents = Number(price.value);
     if (microsOf(capacity) !== microsOf(offer.daily_capacity)) body.daily_capacity = capacity;
     if (Object.keys(body).length === 0) return close();
     save.mutate(body);
@@ -300,15 +299,7 @@ function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => vo
   return (
     <form onSubmit={submit} className="flex flex-col gap-4" noValidate>
       <div className="grid gap-4 sm:grid-cols-2">
-        <Field
-          label="Price"
-          name="price_cents"
-          inputMode="numeric"
-          suffix="¢ / diem"
-          value={price}
-          onChange={(e) => setPrice(e.target.value.trim())}
-          error={priceError}
-        />
+        <PriceCentsField price={price} label="Price" name="price_cents" />
         <Field
           label="Daily capacity"
           name="daily_capacity"

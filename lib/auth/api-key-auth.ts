@@ -2,6 +2,7 @@ import "server-only";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/auth/tokens";
+import { processCache } from "@/lib/cache";
 
 export const API_KEY_PREFIX = "svc_";
 
@@ -62,12 +63,11 @@ export async function getApiKeyOrThrow(bearer: string | undefined, now = new Dat
 export async function getApiKeyForCompletion(bearer: string | undefined, now = new Date()): Promise<ApiKeyContext> {
   if (bearer?.startsWith(API_KEY_PREFIX)) {
     const keyHash = sha256Hex(bearer);
-    const hit = keyCache.get(keyHash);
-    if (hit && now.getTime() - hit.at < KEY_CACHE_TTL_MS) return hit.key;
+    const hit = keyCache.get(keyHash, now.getTime());
+    if (hit) return hit;
   }
   const key = await getApiKeyOrThrow(bearer, now);
-  if (keyCache.size >= KEY_CACHE_MAX) keyCache.delete(keyCache.keys().next().value!);
-  keyCache.set(key.keyHash, { key, at: now.getTime() });
+  keyCache.set(key.keyHash, key, KEY_CACHE_TTL_MS, now.getTime());
   return key;
 }
 
@@ -91,5 +91,6 @@ export function forgetApiKey(keyHash: string): void {
 }
 
 const KEY_CACHE_TTL_MS = 60_000;
+/** Only keys the database answered live are stored (a made-up bearer never is): the bound is for many live keys. */
 const KEY_CACHE_MAX = 10_000;
-const keyCache = new Map<string, { key: ApiKeyContext; at: number }>();
+const keyCache = processCache<ApiKeyContext>("api-keys", KEY_CACHE_MAX);

@@ -1,14 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
+import { moduleCopy } from "../helpers/module-copy";
 
 // Each call loads a separate copy of the module, as the front door's host process and Next's server bundle do.
-async function requestContextCopy() {
-  vi.resetModules();
-  return import("@/lib/ops/request-context");
-}
-async function processStateCopy() {
-  vi.resetModules();
-  return import("@/lib/process-state");
-}
+const requestContextCopy = () => moduleCopy(() => import("@/lib/ops/request-context"));
+const processStateCopy = () => moduleCopy(() => import("@/lib/process-state"));
 
 describe("process state", () => {
   it("is created once per process and shared by every loaded copy of a module", async () => {
