@@ -1,7 +1,9 @@
 import "server-only";
 import type { z } from "zod";
+import { env } from "@/lib/env";
 import { AppError, type AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS } from "@/lib/http/errors";
+import { exceededJsonLimit, type JsonLimits } from "@/lib/json-limits";
 
 /**
  * Bodies a server reads itself (lib/http/node-adapter.ts): the Request then carries none, and readJsonBody takes
@@ -14,8 +16,12 @@ export function attachReadBody(req: Request, body: Uint8Array | (() => Promise<U
   readBodies.set(req, body);
 }
 
-/** Reads a JSON body with a byte limit, rejecting a wrong content type or malformed JSON with a clear 400. */
-export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
+/**
+ * Reads a JSON body with a byte limit, rejecting a wrong content type or malformed JSON with a clear 400, and a body
+ * nested deeper or holding more values than the configured limits (MAX_JSON_DEPTH, MAX_JSON_VALUES) with a 400 naming
+ * the limit, found by a linear scan of the text before it is parsed: no work after this is more than linear in it.
+ */
+export async function readJsonBody(req: Request, maxBytes: number, limits: JsonLimits = configuredJsonLimits()): Promise<unknown> {
   const contentType = req.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new AppError(
@@ -29,10 +35,29 @@ export async function readJsonBody(req: Request, maxBytes: number): Promise<unkn
   const text = await readTextWithLimit(req, maxBytes);
   if (text === null) throw new AppError("invalid_json", "The request body is not valid UTF-8 (JSON must be UTF-8).");
   if (text.trim() === "") throw new AppError("invalid_json", "The request body is empty; expected a JSON object.");
+  assertWithinJsonLimits(text, limits);
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new AppError("invalid_json", `The request body is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function configuredJsonLimits(): JsonLimits {
+  return { maxDepth: env.MAX_JSON_DEPTH, maxValues: env.MAX_JSON_VALUES };
+}
+
+function assertWithinJsonLimits(text: string, limits: JsonLimits) {
+  const exceeded = exceededJsonLimit(text, limits);
+  if (exceeded?.limit === "depth") {
+    throw new AppError("json_too_deep", `The request body nests deeper than ${exceeded.max} levels of objects and arrays.`, {
+      details: { limit_depth: exceeded.max },
+    });
+  }
+  if (exceeded?.limit === "values") {
+    throw new AppError("json_too_many_values", `The request body holds more than ${exceeded.max} JSON values.`, {
+      details: { limit_values: exceeded.max },
+    });
   }
 }
 
@@ -183,6 +208,7 @@ function pathOf(frame: Frame): string[] {
 /** A UTF-16 surrogate without its pair: not a character, and UTF-8 (what PostgreSQL and the upstreams read) has no way to say it. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** What a text needs a closer look for: most have neither, and one scan says so. */
+// eslint-disable-next-line no-control-regex -- a NUL is one of the two things it looks for
 const NUL_OR_SURROGATE = /[\u0000\ud800-\udfff]/;
 
 function textProblem(text: string | null): string | null {
