@@ -2,7 +2,8 @@
  * Bounded work per byte of input (issue 34): a body's depth and value count are checked by a linear scan of its text
  * before it is parsed (lib/json-limits.ts, lib/http/body.ts), on every route, so no small request holds the event
  * loop. Through the front door of an app in its own process (tests/helpers/app-process.ts), so /healthz, polled
- * meanwhile, measures that process's event loop and not this one's.
+ * meanwhile, measures that process's event loop and not this one's; and SIGTERM ends such a process under the same
+ * hostile load within its drain window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db";
@@ -188,4 +189,51 @@ describe("a wide body within the byte limit", () => {
     expect((await buyerBalance(buyer.id)).held).toBe(0n);
     expect(await db.completion.count({ where: { apiKeyId: buyer.apiKeyId } })).toBe(2);
   });
+});
+
+describe("SIGTERM under hostile bodies", () => {
+  it("ends the instance within its drain window while deep and wide bodies keep arriving", async () => {
+    const graceMs = 2_000;
+    const victim = await startAppProcess({ SVC_TEST_EXIT_ON_SIGTERM: "1", SHUTDOWN_GRACE_MS: String(graceMs) });
+    const buyer = await seedBuyer(ONE_USDC);
+    const auth = { authorization: `Bearer ${buyer.key}` };
+    const bodies: [string, string, Record<string, string>][] = [
+      ["/auth/verify", nested(500_000), {}],
+      ["/v1/responses", `{"model":"m","input":[{"type":"reasoning","summary":${nested(400_000)}}]}`, auth],
+      ["/v1/chat/completions", `{"model":"m","messages":${nested(400_000)}}`, auth],
+      ["/auth/verify", `[${Array(490_000).fill("0").join(",")}]`, {}],
+    ];
+    let stopping = false;
+    let answered = 0;
+    const senders = bodies.map(async ([path, body, headers]) => {
+      while (!stopping) {
+        const res = await fetch(`${victim.url}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...headers },
+          body,
+        }).catch(() => null);
+        if (!res) return;
+        await res.arrayBuffer().catch(() => undefined);
+        answered++;
+      }
+    });
+    try {
+      // Under way: a few of them answered (or, when each holds the instance, 10 s spent trying).
+      const deadline = performance.now() + 10_000;
+      while (answered < 8 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      const signalled = performance.now();
+      const exited = new Promise<number | null>((resolve) => victim.child.once("exit", (code) => resolve(code)));
+      victim.child.kill("SIGTERM");
+      const code = await Promise.race([
+        exited,
+        new Promise<"still running">((resolve) => setTimeout(() => resolve("still running"), graceMs + 3_000)),
+      ]);
+      expect(code).toBe(0);
+      expect(performance.now() - signalled).toBeLessThan(graceMs);
+    } finally {
+      stopping = true;
+      await victim.kill("SIGKILL");
+      await Promise.all(senders);
+    }
+  }, 60_000);
 });
