@@ -10,18 +10,20 @@ import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { startAppProcess, type AppProcess } from "../helpers/app-process";
+import { startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
-import { buyerBalance, seedBuyer } from "../helpers/router-factories";
+import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
 
 const ONE_USDC = 1_000_000n;
 
 let app: AppProcess;
 let reference: ReferenceUpstream;
+let canned: CannedUpstream;
 beforeAll(async () => {
-  [app, reference] = await Promise.all([startAppProcess(), startReferenceUpstream()]);
+  [app, reference, canned] = await Promise.all([startAppProcess(), startReferenceUpstream(), startCannedUpstream()]);
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([app.kill(), reference.stop()]);
+  await Promise.all([app.kill(), reference.stop(), canned.stop()]);
 });
 
 /** `depth` arrays nested in one another, as text. */
@@ -188,6 +190,39 @@ describe("a wide body within the byte limit", () => {
     expect(await post(app.url, "/v1/responses", body, auth)).toMatchObject({ status: 200 });
     expect((await buyerBalance(buyer.id)).held).toBe(0n);
     expect(await db.completion.count({ where: { apiKeyId: buyer.apiKeyId } })).toBe(2);
+  });
+});
+
+describe("a supplier's reply nested deeper than MAX_JSON_DEPTH", () => {
+  /** A chat completion whose first choice carries `field` as raw JSON text (what JSON.stringify could not write). */
+  const reply = (field: string) =>
+    `{"id":"x","object":"chat.completion","created":1,"model":"canned-model","choices":[{"index":0,${field},"finish_reason":"stop"}],` +
+    `"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`;
+
+  it.each([
+    ["its logprobs", reply(`"message":{"role":"assistant","content":"hi"},"logprobs":{"content":${nested(100_000)}}`)],
+    [
+      "a tool call's arguments sent as an object",
+      reply(
+        `"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":{"a":${nested(100_000)}}}}]}`,
+      ),
+    ],
+  ])("in %s is not a chat completion: 502 upstream_error, nothing charged, counted against the offer", async (_where, text) => {
+    const model = await seedPrivateModel({ supportsTools: true });
+    const offer = await seedOffer({
+      models: [{ id: model.id, upstreamModel: "canned-model" }],
+      priceCents: 100,
+      dailyCapacityMicroDiem: 1_000_000_000n,
+      upstreamBaseUrl: canned.url,
+      upstreamApiKey: canned.apiKey,
+    });
+    const buyer = await seedBuyer(ONE_USDC);
+    canned.answer({ status: 200, body: text });
+    const res = await callCompletions(buyer.key, { model: model.id, messages: [{ role: "user", content: "hi" }], max_tokens: 10 });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_error");
+    expect(await buyerBalance(buyer.id)).toEqual({ balance: ONE_USDC, held: 0n });
+    expect((await db.offer.findUniqueOrThrow({ where: { id: offer.id } })).consecutiveFailures).toBe(1);
   });
 });
 
