@@ -64,9 +64,10 @@ const EnvSchema = z.object({
   /**
    * How deep a JSON body may nest (objects and arrays), and how many values it may hold: checked by a linear scan of
    * the text before it is parsed (lib/json-limits.ts), so no later walk over it costs more than its size. The depth is
-   * capped well below where recursive code (JSON.stringify) overflows the stack.
+   * capped well below where recursive code (JSON.stringify) overflows the stack, and is at least 40: a tool's or a
+   * response format's JSON schema may nest 32 levels (lib/router/schemas.ts), a few levels inside the body.
    */
-  MAX_JSON_DEPTH: z.coerce.number().int().min(8).max(1000).default(64),
+  MAX_JSON_DEPTH: z.coerce.number().int().min(40).max(1000).default(64),
   MAX_JSON_VALUES: z.coerce.number().int().min(1000).default(200_000),
   /** Optional Redis URL for the shared rate-limit store. */
   REDIS_URL: z.string().url().optional(),
