@@ -21,7 +21,7 @@ export function attachReadBody(req: Request, body: Uint8Array | (() => Promise<U
  * nested deeper or holding more values than the configured limits (MAX_JSON_DEPTH, MAX_JSON_VALUES) with a 400 naming
  * the limit, found by a linear scan of the text before it is parsed: no work after this is more than linear in it.
  */
-export async function readJsonBody(req: Request, maxBytes: number, limits: JsonLimits = configuredJsonLimits()): Promise<unknown> {
+export async function readJsonBody(req: Request, maxBytes: number): Promise<unknown> {
   const contentType = req.headers.get("content-type") ?? "";
   if (!/^application\/json\s*(;|$)/i.test(contentType)) {
     throw new AppError(
@@ -35,16 +35,12 @@ export async function readJsonBody(req: Request, maxBytes: number, limits: JsonL
   const text = await readTextWithLimit(req, maxBytes);
   if (text === null) throw new AppError("invalid_json", "The request body is not valid UTF-8 (JSON must be UTF-8).");
   if (text.trim() === "") throw new AppError("invalid_json", "The request body is empty; expected a JSON object.");
-  assertWithinJsonLimits(text, limits);
+  assertWithinJsonLimits(text, { maxDepth: env.MAX_JSON_DEPTH, maxValues: env.MAX_JSON_VALUES });
   try {
     return JSON.parse(text);
   } catch (error) {
     throw new AppError("invalid_json", `The request body is not valid JSON: ${(error as Error).message}`);
   }
-}
-
-function configuredJsonLimits(): JsonLimits {
-  return { maxDepth: env.MAX_JSON_DEPTH, maxValues: env.MAX_JSON_VALUES };
 }
 
 function assertWithinJsonLimits(text: string, limits: JsonLimits) {
