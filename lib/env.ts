@@ -61,6 +61,14 @@ const EnvSchema = z.object({
   ALLOW_PRIVATE_UPSTREAMS: flag,
   /** Largest JSON request body accepted, in bytes. */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_000_000),
+  /**
+   * How deep a JSON body may nest (objects and arrays), and how many values it may hold: checked by a linear scan of
+   * the text before it is parsed (lib/json-limits.ts), so no later walk over it costs more than its size. The depth is
+   * capped well below where recursive code (JSON.stringify) overflows the stack, and is at least 40: a tool's or a
+   * response format's JSON schema may nest 32 levels (lib/router/schemas.ts), a few levels inside the body.
+   */
+  MAX_JSON_DEPTH: z.coerce.number().int().min(40).max(1000).default(64),
+  MAX_JSON_VALUES: z.coerce.number().int().min(1000).default(200_000),
   /** Optional Redis URL for the shared rate-limit store. */
   REDIS_URL: z.string().url().optional(),
   /** Where rate-limit counters live: this instance's memory, or a store several instances share. */

@@ -31,6 +31,8 @@ export const NO_OFFER_CODES = [
 export const APP_ERROR_CODES = [
   "invalid_request",
   "invalid_json",
+  "json_too_deep",
+  "json_too_many_values",
   "unsupported_content_type",
   "unknown_field",
   "stream_not_supported",

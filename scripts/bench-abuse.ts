@@ -5,8 +5,9 @@
  *
  * The cases: an unfunded key with a megabyte of the tokenizer's costliest text (random CJK); funded keys with
  * a megabyte of random CJK, random symbols, U+FFFD, and a megabyte of tool schema; invalid UTF-8; numbers that
- * would re-encode larger; a supplier reply of 4 MB without usage; a reply claiming 1M/1M tokens; then all of
- * them at once.
+ * would re-encode larger; a megabyte of nested arrays, of numbers, and a tool schema of 70,000 properties (the body's
+ * depth and value limits, lib/json-limits.ts); a supplier reply of 4 MB without usage; a reply claiming 1M/1M tokens;
+ * then all of them at once.
  *
  * Then what a stranger can make the front door hold, against the app in its own process behind the production
  * front door (tests/helpers/app-process.ts: createFrontDoorServer with the configured timeouts and caps, the direct
@@ -168,6 +169,22 @@ async function main() {
         `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"enum":[${Array(190_000).fill("1e20").join(",")}]}}}]}`,
     },
     {
+      label: "1 MB of nested arrays (over MAX_JSON_DEPTH)",
+      key: funded,
+      body: () => `{"model":"${llama}","messages":${"[".repeat(490_000)}${"]".repeat(490_000)}}`,
+    },
+    {
+      label: "490,000 numbers (over MAX_JSON_VALUES)",
+      key: funded,
+      body: () => `{"model":"${llama}","messages":[${Array(490_000).fill("0").join(",")}]}`,
+    },
+    {
+      label: "tool schema of 70,000 properties (within limits)",
+      key: funded,
+      body: () =>
+        `{"model":"${llama}","messages":[{"role":"user","content":"hi"}],"max_tokens":16,"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{${Array.from({ length: 70_000 }, (_, i) => `"p${i}":{}`).join(",")}}}}}]}`,
+    },
+    {
       label: "supplier reply of 4 MB without usage",
       key: funded,
       body: () => `{"model":"qwen3-235b","messages":[{"role":"user","content":"hi"}],"max_tokens":256}`,
@@ -233,7 +250,7 @@ async function main() {
   const all = Promise.all(cases.map((c) => post(c.key, c.body())));
   const [answers, health] = await Promise.all([all, pollHealth(all)]);
   console.log(
-    `${"all nine cases at once".padEnd(46)} ${"slowest".padEnd(24)} ${fmt(Math.max(...answers.map((a) => a.ms)))}  healthz ${summary(health)}`,
+    `${`all ${cases.length} cases at once`.padEnd(46)} ${"slowest".padEnd(24)} ${fmt(Math.max(...answers.map((a) => a.ms)))}  healthz ${summary(health)}`,
   );
 
   await db.$disconnect();

@@ -4,7 +4,8 @@
  * refuse TRACE, which the front door does. Usage: tsx server/main.ts [--dev] [--port 3000] [--hostname 0.0.0.0]
  *
  * SIGTERM (or SIGINT) drains it (lib/ops/shutdown.ts): no new requests, the ones in flight finish until
- * SHUTDOWN_GRACE_MS, the holds of those still unfinished are released and they are answered 503, then it exits.
+ * SHUTDOWN_GRACE_MS, the holds of those still unfinished are released and they are answered 503, then it exits;
+ * whatever hangs, it exits within SHUTDOWN_GRACE_MS + EXIT_MARGIN_MS.
  */
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
@@ -15,7 +16,7 @@ import { API_ROUTES } from "../app/api-routes";
 import { DIRECT_ROUTES } from "./direct-routes";
 import { createFrontDoorServer, methodTableFromRoutes, refuseShuttingDown } from "../lib/http/front-door";
 import { securityHeaders } from "../lib/http/security-headers";
-import { drainServer } from "../lib/ops/shutdown";
+import { exitOnSignals } from "../lib/ops/shutdown";
 import { releaseHold } from "../lib/router/holds";
 import { LISTEN_PORT } from "../lib/upstream/ssrf";
 
@@ -52,24 +53,13 @@ export async function startServer(values: { dev?: boolean; port?: string; hostna
     `svc ${dev ? "dev" : "production"} server on http://${values.hostname ?? "localhost"}:${listening} (front door: X-Forwarded-For, 405s, headers, connection limits)`,
   );
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`${signal}: draining (up to ${env.SHUTDOWN_GRACE_MS} ms for requests in flight)`);
-    void drainServer(server, {
-      graceMs: dev ? Math.min(env.SHUTDOWN_GRACE_MS, 2_000) : env.SHUTDOWN_GRACE_MS,
-      releaseHold: (id) => releaseHold(id),
-      refuse: refuseShuttingDown,
-    })
-      .then((report) =>
-        console.log(`stopped: ${report.finished} finished, ${report.refused} refused, ${report.releasedHolds} holds released`),
-      )
-      .catch((error: unknown) => console.error("shutdown failed", error))
-      .finally(() => void Promise.allSettled([app.close(), db.$disconnect()]).finally(() => process.exit(0)));
-  };
-  process.once("SIGINT", () => stop("SIGINT"));
-  process.once("SIGTERM", () => stop("SIGTERM"));
+  exitOnSignals(server, {
+    graceMs: dev ? Math.min(env.SHUTDOWN_GRACE_MS, 2_000) : env.SHUTDOWN_GRACE_MS,
+    releaseHold: (id) => releaseHold(id),
+    refuse: refuseShuttingDown,
+    close: () => Promise.allSettled([app.close(), db.$disconnect()]),
+    say: (line) => console.log(line),
+  });
   return server;
 }
 

@@ -11,6 +11,8 @@ import { component } from "@/lib/wire";
 export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_json: 400,
+  json_too_deep: 400,
+  json_too_many_values: 400,
   unsupported_content_type: 400,
   unknown_field: 400,
   stream_not_supported: 400,

@@ -7,7 +7,7 @@
  */
 import "server-only";
 import { z } from "zod";
-import { deployment } from "@/lib/env";
+import { deployment, env } from "@/lib/env";
 import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS, ErrorBodySchema, errorTypeForStatus } from "@/lib/http/errors";
 import type { AuthMode } from "@/lib/http/route-types";
@@ -267,7 +267,9 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       description:
         "Public routes need nothing; session routes need the svc_session cookie from Sign-In with Ethereum (GET /auth/nonce, POST /auth/verify); " +
         "POST /v1/chat/completions and GET /v1/key need an svc_ API key as a Bearer token. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
-        'prices are integer cents per diem (100 = list price). Every error is {"error":{"message","type","code"}} and every answer carries X-Request-Id.',
+        'prices are integer cents per diem (100 = list price). Every error is {"error":{"message","type","code"}} and every answer carries X-Request-Id. ' +
+        `A JSON body is at most ${env.MAX_BODY_BYTES} bytes (413 payload_too_large), nests objects and arrays at most ${env.MAX_JSON_DEPTH} levels deep ` +
+        `(400 json_too_deep) and holds at most ${env.MAX_JSON_VALUES} values (400 json_too_many_values).`,
       license: { name: "MIT", identifier: "MIT" },
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",

@@ -8,6 +8,9 @@ import type { RouteMeta } from "@/lib/http/route-types";
 export const ERROR_DESCRIPTIONS = {
   invalid_request: "The body, query or a header failed validation; `param` names the field.",
   invalid_json: "The body is empty or not valid JSON.",
+  json_too_deep: "The body nests objects and arrays deeper than the limit `limit_depth` (MAX_JSON_DEPTH).",
+  json_too_many_values:
+    "The body holds more JSON values (objects, arrays, strings, numbers, literals) than the limit `limit_values` (MAX_JSON_VALUES).",
   unsupported_content_type: "A body was expected with Content-Type: application/json.",
   unknown_field: "The body or query has a field this route does not take (they are strict, so typos are caught).",
   stream_not_supported: "`stream: true` on chat completions; v1 answers in one piece only.",
@@ -85,6 +88,17 @@ export const ERROR_DESCRIPTIONS = {
 
 const SAFE_METHODS = new Set<HttpMethod>(["GET", "HEAD", "OPTIONS"]);
 
+/** What route() answers for any body: its type, its JSON, its size (lib/http/body.ts), then the route's schema. */
+const BODY_GUARD_CODES: AppErrorCode[] = [
+  "unsupported_content_type",
+  "invalid_json",
+  "json_too_deep",
+  "json_too_many_values",
+  "payload_too_large",
+  "invalid_request",
+  "unknown_field",
+];
+
 /** Codes every route with these guards can return before its own code runs (route(), lib/http/body.ts). */
 export function guardErrors(meta: RouteMeta, method: HttpMethod): AppErrorCode[] {
   const codes: AppErrorCode[] = [];
@@ -99,7 +113,7 @@ export function guardErrors(meta: RouteMeta, method: HttpMethod): AppErrorCode[]
     );
   }
   if (meta.rateLimit) codes.push("rate_limited");
-  if (meta.body) codes.push("unsupported_content_type", "invalid_json", "payload_too_large", "invalid_request", "unknown_field");
+  if (meta.body) codes.push(...BODY_GUARD_CODES);
   if (meta.query) codes.push("invalid_request", "unknown_field");
   codes.push("internal_error");
   return codes;

@@ -96,3 +96,47 @@ export async function drainServer(
   log.info("shut down", report);
   return report;
 }
+
+/**
+ * How long past the grace a stopping process may take to release the holds left, close and exit: the release is a
+ * statement per request still in flight, then up to 2 s for their answers, then the database and Next close.
+ */
+export const EXIT_MARGIN_MS = 5_000;
+
+export type ExitOptions = {
+  graceMs: number;
+  releaseHold: (holdId: string) => Promise<boolean>;
+  refuse: (res: ServerResponse, requestId?: string) => void;
+  /** What to close once drained (Next, the database pool); the process exits 0 once it settles. */
+  close: () => Promise<unknown>;
+  /** Where the lines an operator reads go (the server's stdout). */
+  say: (line: string) => void;
+};
+
+/**
+ * SIGTERM (or SIGINT) ends the process within the drain window: it drains (drainServer), closes, and exits 0; whatever
+ * hangs on the way (a database that answers no release, a close that never settles), a timer set when the signal is
+ * handled exits 1 at graceMs + EXIT_MARGIN_MS. The handler and the timer run on the event loop, so they run in time
+ * only while no request holds it long: what a request can cost before any handler runs is bounded per byte
+ * (lib/json-limits.ts, lib/http/body.ts), and the tokenizer works in slices (lib/upstream/tokens.ts).
+ */
+export function exitOnSignals(server: Server, options: ExitOptions): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    options.say(`${signal}: draining (up to ${options.graceMs} ms for requests in flight)`);
+    setTimeout(() => {
+      options.say(`not stopped within ${options.graceMs + EXIT_MARGIN_MS} ms: exiting`);
+      process.exit(1);
+    }, options.graceMs + EXIT_MARGIN_MS).unref();
+    void drainServer(server, options)
+      .then((report) =>
+        options.say(`stopped: ${report.finished} finished, ${report.refused} refused, ${report.releasedHolds} holds released`),
+      )
+      .catch((error: unknown) => log.error("shutdown failed", { error }))
+      .finally(() => void Promise.allSettled([options.close()]).finally(() => process.exit(0)));
+  };
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
+}

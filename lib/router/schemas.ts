@@ -19,6 +19,7 @@ import { Cents, component, Diem, Timestamp, Usdc } from "@/lib/wire";
 /** OpenAI's rule for function and schema names. */
 export const Name = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, underscores or dashes");
 export const Text = z.string().max(2_000_000);
+/** A JSON schema's nesting; a body's own limit (MAX_JSON_DEPTH, at least 40) leaves room for it and the request around it. */
 const MAX_SCHEMA_DEPTH = 32;
 export const MAX_IMAGES = 64;
 export const MAX_TOOLS = 128;

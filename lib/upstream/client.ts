@@ -7,6 +7,8 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { defaultUpstreamPolicy, normalizeBaseUrl, upstreamTargetRefusal, type UpstreamPolicy } from "@/lib/upstream/ssrf";
 import { parseMicros } from "@/lib/money";
+import { env } from "@/lib/env";
+import { exceededJsonLimit } from "@/lib/json-limits";
 
 /**
  * The only way the service talks to a supplier's upstream. Built on node:http/https rather than
@@ -198,7 +200,13 @@ async function request(
   });
 }
 
+/**
+ * The answer's JSON, or null when it is not JSON or nests deeper than a request may (MAX_JSON_DEPTH): nothing svc
+ * reads in an answer nests that deep, and what does would overflow the stack of JSON.stringify (a tool call's arguments
+ * sent as an object, the logprobs the buyer's answer carries), after the clear. Its width is the response size cap's.
+ */
 function parseJson(text: string): unknown | null {
+  if (exceededJsonLimit(text, { maxDepth: env.MAX_JSON_DEPTH, maxValues: Number.POSITIVE_INFINITY })) return null;
   try {
     return JSON.parse(text) as unknown;
   } catch {

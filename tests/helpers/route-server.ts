@@ -5,7 +5,7 @@
  * The production front door (lib/http/front-door.ts) stands in front of it, as server/main.ts puts it in
  * front of Next: X-Forwarded-For gets the socket peer, unknown methods a 405 with Allow.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { API_ROUTES } from "@/app/api-routes";
 import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
@@ -33,7 +33,7 @@ function compile(spec: Operation): CompiledRoute {
   return { spec, pattern: new RegExp(`^${source}$`), names, rank: dynamic };
 }
 
-export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[] };
+export type RouteServer = { url: string; stop: () => Promise<void>; requests: string[]; server: Server };
 
 export async function startRouteServer(
   options: { headers?: Record<string, string>; limits?: Partial<ConnectionLimits> } = {},
@@ -96,6 +96,7 @@ export async function startRouteServer(
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    server,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -69,9 +69,10 @@ describe("a 400 that names the field, for every new field; nothing charged, noth
     ["a tool of another type", { tools: [{ type: "code_interpreter" }] }, "tools.0.type"],
     ["the same tool twice", { tools: [weather, weather] }, "tools.1.function.name"],
     ["129 tools", { tools: Array.from({ length: 129 }, (_, i) => ({ type: "function", function: { name: `t${i}` } })) }, "tools"],
+    // 20 properties deep is 41 levels of JSON: past a schema's 32, within the body's MAX_JSON_DEPTH (deeper is json_too_deep).
     [
-      "a tool schema nested 40 deep",
-      { tools: [{ type: "function", function: { name: "deep", parameters: nested(40) } }] },
+      "a tool schema nested 20 properties deep",
+      { tools: [{ type: "function", function: { name: "deep", parameters: nested(20) } }] },
       "tools.0.function.parameters",
     ],
     ["an unknown tool_choice", { tools: [weather], tool_choice: "sometimes" }, "tool_choice"],
@@ -127,8 +128,8 @@ describe("a 400 that names the field, for every new field; nothing charged, noth
       "response_format.json_schema.name",
     ],
     [
-      "a json_schema nested 40 deep",
-      { response_format: { type: "json_schema", json_schema: { name: "deep", schema: nested(40) } } },
+      "a json_schema nested 20 properties deep",
+      { response_format: { type: "json_schema", json_schema: { name: "deep", schema: nested(20) } } },
       "response_format.json_schema.schema",
     ],
     ["logprobs not a boolean", { logprobs: "true" }, "logprobs"],

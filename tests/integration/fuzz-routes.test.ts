@@ -11,6 +11,8 @@
  * 503 is the request's own doing and allowed: a `provider` preference that excludes every offer
  * (no_offer_matches_provider_*, e.g. data_collection "deny" against offers that have not declared their policy), or
  * every offer at or below the request's max price (no_offer_at_or_below_max, with preferences sent).
+ * Garbage includes hostile shapes spliced into a body's text: nesting thousands of levels deep (past MAX_JSON_DEPTH, and
+ * deeper than JSON.stringify can write) and very wide arrays, objects and strings, up to and beyond MAX_BODY_BYTES.
  * SVC_FUZZ_SEED=<n> replays a run; SVC_FUZZ_REQUESTS=<n> changes its size. The seed is printed on every run.
  */
 import { request } from "node:http";
@@ -245,7 +247,40 @@ function stringFor(schema: JsonSchema, mode: Mode, rng: Rng, name: string): stri
   return Array.from({ length: rng.int(Math.max(1, min), Math.max(1, max)) }, () => alphabet[rng.int(0, alphabet.length - 1)]).join("");
 }
 
+/**
+ * Stands in a generated value where a hostile shape is spliced into the body's text (bodyFor): JSON.stringify cannot
+ * write a value nested 200,000 levels deep, and building a megabyte of values per draw would slow the run.
+ */
+const HOSTILE = "\u0001hostile shape\u0001";
+
+/**
+ * A JSON text built to cost work: nested far deeper than the limit (closed or not), or very wide; each well under the
+ * body limit, so the body stays within it and reaches the scan (a body beyond it is refused 413 before it is read,
+ * which front-door-limits.test.ts covers).
+ */
+function hostileShape(rng: Rng): string {
+  const depth = rng.pick([60, 64, 1_000, 24_000, 45_000, 200_000]);
+  const width = rng.pick([1_000, 40_000, 199_999, 240_000]);
+  switch (rng.int(0, 6)) {
+    case 0:
+      return `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    case 1:
+      return `${'{"a":'.repeat(Math.min(depth, 45_000))}0${"}".repeat(Math.min(depth, 45_000))}`;
+    case 2:
+      return `${'[{"a":'.repeat(Math.min(depth, 45_000))}0${"}]".repeat(Math.min(depth, 45_000))}`;
+    case 3:
+      return "[".repeat(depth);
+    case 4:
+      return `[${Array(width).fill("0").join(",")}]`;
+    case 5:
+      return `{${Array.from({ length: Math.min(width, 30_000) }, (_, i) => `"k${i}":${i}`).join(",")}}`;
+    default:
+      return JSON.stringify('\\"[{'.repeat(rng.int(1, 70_000)));
+  }
+}
+
 function garbage(rng: Rng, depth = 0): unknown {
+  if (rng.chance(0.02)) return HOSTILE;
   const kind = rng.int(0, depth > 3 ? 5 : 8);
   switch (kind) {
     case 0:
@@ -377,7 +412,9 @@ function bodyFor(op: Operation, mode: Mode, world: World, rng: Rng, headers: Rec
       Buffer.from("\u0000"),
     ]);
   }
-  return Buffer.from(JSON.stringify(generate(schema ?? { type: "object" }, mode, world, rng)) ?? "null");
+  const text = JSON.stringify(generate(schema ?? { type: "object" }, mode, world, rng)) ?? "null";
+  let spliced = 0;
+  return Buffer.from(text.replaceAll(JSON.stringify(HOSTILE), () => (spliced++ === 0 ? hostileShape(rng) : "null")));
 }
 
 function plan(ops: Operation[], world: World, rng: Rng): Plan {
@@ -480,6 +517,7 @@ describe("every route, from the OpenAPI description", () => {
       const failures: string[] = [];
       let sent = 0;
       let signIns = 0;
+      let hostile = 0;
       const started = performance.now();
 
       const worker = async () => {
@@ -494,6 +532,7 @@ describe("every route, from the OpenAPI description", () => {
             await signInOnce(world.server.url);
             signIns++;
           }
+          if (p.body && p.body.length > 20_000) hostile++;
           const answer = await send(world.server.url, p);
           statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
           const problem = checkAnswer(p, answer);
@@ -509,7 +548,7 @@ describe("every route, from the OpenAPI description", () => {
         .map(([s, n]) => `${s}:${n}`)
         .join(" ");
       console.log(
-        `fuzz-routes: ${sent} requests (+${signIns} real sign-ins) in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s); statuses ${histogram}`,
+        `fuzz-routes: ${sent} requests (+${signIns} real sign-ins, ${hostile} bodies over 20 kB) in ${seconds.toFixed(1)} s (${Math.round(sent / seconds)}/s); statuses ${histogram}`,
       );
       expect(failures, `seed ${SEED}`).toEqual([]);
       expect(sent).toBeGreaterThanOrEqual(REQUESTS);

@@ -54,6 +54,21 @@ describe("judging a probe's answer", () => {
     expect(judgeAnswer(probe("json"), "m", "m", answer("y".repeat(10_000))).failures[0].got!.length).toBeLessThanOrEqual(320);
   });
 
+  it("fails an answer nested deeper than a request may be, wherever it stands, without walking it", () => {
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const call = (args: string) => ({ id: "c", type: "function" as const, function: { name: "get_weather", arguments: args } });
+    const tool = answer(null, {
+      message: { role: "assistant", content: null, tool_calls: [call(`{"city":"Paris","unit":${deep}}`)] },
+      finishReason: "tool_calls",
+    });
+    const failures = [
+      judgeAnswer(probe("tool"), "m", "m", tool).failures,
+      judgeAnswer(probe("json"), "m", "m", answer(`{"answer":${deep}}`)).failures,
+    ];
+    expect(failures.map((f) => f.map((x) => x.check))).toEqual([["tool_schema"], ["json_schema"]]);
+    expect(failures[0][0].got).toMatch(/^the arguments are nested deeper than 64 levels/);
+  });
+
   it("leaves outages to health and fails refusals and unusable answers", () => {
     for (const status of [500, 502, 503, 429, 401, 403, 408]) expect(judgeHttpFailure(status, "down")).toBeNull();
     for (const status of [200, 400, 404, 422]) expect(judgeHttpFailure(status, "nope")?.check).toBe("error");

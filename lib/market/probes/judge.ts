@@ -1,4 +1,6 @@
 import "server-only";
+import { env } from "@/lib/env";
+import { exceededJsonLimit } from "@/lib/json-limits";
 import type { ProbeDefinition } from "@/lib/market/probes/catalog";
 import type { BilledUsage } from "@/lib/router/metering";
 import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
@@ -72,11 +74,18 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? "null";
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+/**
+ * The answer's JSON; not an answer to judge when it is not JSON, or nests deeper than a request may (MAX_JSON_DEPTH):
+ * no probe's schema nests that deep, and canonicalJson (recursive) would overflow the stack on it.
+ */
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; why: string } {
+  if (exceededJsonLimit(text, { maxDepth: env.MAX_JSON_DEPTH, maxValues: Number.POSITIVE_INFINITY })) {
+    return { ok: false, why: `nested deeper than ${env.MAX_JSON_DEPTH} levels` };
+  }
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
-    return { ok: false };
+    return { ok: false, why: "not JSON" };
   }
 }
 
@@ -147,7 +156,7 @@ export function judgeAnswer(
       return { answer: null, failures };
     }
     const args = parseJson(call.function.arguments);
-    const violation = args.ok ? schemaViolation(probe.schema!, args.value) : "the arguments are not JSON";
+    const violation = args.ok ? schemaViolation(probe.schema!, args.value) : `the arguments are ${args.why}`;
     if (violation) {
       failures.push(
         failure("tool_schema", `arguments satisfying ${canonicalJson(probe.schema)}`, `${violation}: ${call.function.arguments}`),
@@ -166,7 +175,7 @@ export function judgeAnswer(
 
   if (probe.kind === "json_schema") {
     const parsed = parseJson(content);
-    const violation = parsed.ok ? schemaViolation(probe.schema!, parsed.value) : "the answer is not JSON";
+    const violation = parsed.ok ? schemaViolation(probe.schema!, parsed.value) : `the answer is ${parsed.why}`;
     if (violation) {
       failures.push(failure("json_schema", `JSON satisfying ${canonicalJson(probe.schema)}`, `${violation}: ${content}`));
       return { answer: null, failures };
