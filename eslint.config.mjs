@@ -6,8 +6,9 @@
  *   client-safe modules and packages, and never start with `import "server-only"`. Every other `lib/` module does
  *   start with it, so Next refuses to build a browser bundle that reaches one.
  * - `components/` (but the server-rendered docs) and `lib/browser/` import only client-safe `lib/` modules.
- * - Nothing under `components/` or `lib/` imports `app/`, and the domains (`lib/<domain>/`) never import `lib/http/`
- *   (the edge maps the domain's errors to statuses, not the other way round).
+ * - Nothing under `components/` or `lib/` imports `app/` or `server/`, and the rooms of `lib/` import each other in one
+ *   order (LIB_ORDER below): never a room above, never a peer. The edge (`lib/http/`) is the top: it maps the
+ *   domains' errors to statuses, not the other way round.
  * - No import cycle anywhere.
  */
 import js from "@eslint/js";
@@ -26,7 +27,7 @@ const CLIENT_SAFE = [
   "lib/browser/**",
   "lib/*/schemas.ts",
   "lib/router/responses-schemas.ts",
-  "lib/router/provider-schemas.ts",
+  "lib/market/provider-schemas.ts",
   "lib/api-error.ts",
   "lib/errors.ts",
   "lib/money.ts",
@@ -48,7 +49,28 @@ const NODE_TOOLS = ["lib/upstream/tokens.ts", "lib/chain/dev-keys.ts"];
 const SERVER_COMPONENTS = ["components/docs/**"];
 const CLIENT_COMPONENTS_IN_SERVER_FOLDERS = ["components/docs/docs-search.tsx", "components/docs/docs-toc.tsx"];
 
-const DOMAINS = ["account", "auth", "chain", "ledger", "market", "ops", "payments", "router", "supply", "upstream"];
+/**
+ * The rooms of lib/, lowest first. A module may import its own room and any room below it, never one above it, and
+ * never another room of its own tier (peers stay independent). The base tier is lib/'s own files (configuration,
+ * errors, money, wire units), the database clients (lib/db/) and the chain's facts and clients (lib/chain/): every
+ * room stands on it and it imports no room. Then the ledger and operations, beneath every domain; then the domains in
+ * the order of a request's dependencies: what an upstream answers, what a supplier offers, the market made of offers,
+ * who is calling, their account, and the two that act on all of it, the router and the probes; the browser's library;
+ * and the edge (lib/http/), which maps every domain's errors to statuses.
+ */
+export const LIB_ORDER = [
+  ["chain", "db"],
+  ["ledger"],
+  ["ops"],
+  ["payments", "upstream"],
+  ["supply"],
+  ["market"],
+  ["auth"],
+  ["account"],
+  ["router", "probes"],
+  ["browser"],
+  ["http"],
+];
 
 /** `import "server-only"` as the module's first statement, exactly when the module is not client-safe. */
 const serverOnlyRule = {
@@ -100,13 +122,30 @@ const zones = [
   },
   // Arrows run down: app → components → lib, never back up.
   { target: ["components", "lib"], from: "app", message: "components/ and lib/ never import app/" },
-  { target: "lib", from: "components", message: "lib/ never imports components/" },
-  // The domains know nothing of HTTP.
   {
-    target: DOMAINS.map((domain) => `lib/${domain}`),
-    from: "lib/http",
-    message: "a domain never imports lib/http/: the edge maps its errors",
+    target: ["components", "lib"],
+    from: "server",
+    message: "components/ and lib/ never import server/: the process wires lib/, not the other way round",
   },
+  { target: "lib", from: "components", message: "lib/ never imports components/" },
+  // lib/'s own files are the base tier, with lib/db/ and lib/chain/: they import no room above it.
+  {
+    target: "lib/*.ts",
+    from: LIB_ORDER.slice(1)
+      .flat()
+      .map((room) => `lib/${room}`),
+    message: "lib/'s own modules are the base: beneath every room of lib/ but db and chain (eslint.config.mjs LIB_ORDER)",
+  },
+  // Each room imports only rooms below it (LIB_ORDER); peers of one tier never import each other.
+  ...LIB_ORDER.flatMap((tier, rank) =>
+    tier
+      .map((room) => ({
+        target: `lib/${room}`,
+        from: [...tier.filter((peer) => peer !== room), ...LIB_ORDER.slice(rank + 1).flat()].map((other) => `lib/${other}`),
+        message: `lib/${room}/ imports only the rooms below it (eslint.config.mjs LIB_ORDER: ${LIB_ORDER.map((t) => t.join(", ")).join(" < ")})`,
+      }))
+      .filter((zone) => zone.from.length > 0),
+  ),
 ];
 
 export default tseslint.config(

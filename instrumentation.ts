@@ -7,7 +7,7 @@
 export async function register() {
   // eslint-disable-next-line no-restricted-properties -- Next's documented runtime check (see above)
   if (process.env.NEXT_RUNTIME === "nodejs") {
-    const { startServerJobs } = await import("@/lib/ops/background-jobs");
+    const { startServerJobs } = await import("@/server/background-jobs");
     startServerJobs();
   }
 }

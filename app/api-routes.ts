@@ -14,7 +14,7 @@ import * as healthLedger from "@/app/healthz/ledger/route";
 import * as health from "@/app/healthz/route";
 // In the document route's place among the routes: the document and the docs list component schemas in the order
 // their modules load, and this one registers OpenApiDocument.
-import { getOpenApiDocument, OpenApiDocumentSchema } from "@/lib/openapi/document";
+import { getOpenApiDocument, OpenApiDocumentSchema } from "@/lib/http/openapi/document";
 import * as v1NotFound from "@/app/v1/[...path]/route";
 import * as apiKey from "@/app/v1/account/api-keys/[id]/route";
 import * as apiKeys from "@/app/v1/account/api-keys/route";
@@ -44,7 +44,7 @@ import * as withdrawals from "@/app/v1/supply/withdrawals/route";
 import * as topUp from "@/app/v1/x402/top-up/route";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response, type ApiRoute } from "@/lib/openapi/operation";
+import { response, type ApiRoute } from "@/lib/http/openapi/operation";
 
 export const openApiJson = {
   // GET /openapi.json – the OpenAPI 3.1 description of every route, generated from the routes' own schemas

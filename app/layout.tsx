@@ -3,7 +3,7 @@ import { SiteFooter } from "@/components/site/site-footer";
 import { SiteHeader } from "@/components/site/site-header";
 import { Providers } from "@/components/wallet/providers";
 import { WalletBanners } from "@/components/wallet/wallet-banners";
-import { getClientSettings } from "@/lib/client-settings";
+import { getClientSettings } from "@/lib/http/client-settings";
 import "./globals.css";
 
 // The browser's settings (RPC URL, USDC address, limits) come from the environment at request time, not at build time.

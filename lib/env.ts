@@ -135,7 +135,7 @@ const EnvSchema = z.object({
   /** How often the routing snapshot of measured figures (offer_quality) is refreshed, and old measurements pruned. */
   QUALITY_REFRESH_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /**
-   * Fidelity probes (lib/market/probes): how often a round runs (0: never; JOBS_INTERVAL_MS does not shorten it, since
+   * Fidelity probes (lib/probes): how often a round runs (0: never; JOBS_INTERVAL_MS does not shorten it, since
    * probes cost money), what a UTC day's probes may cost at most (micro-USDC, at the offers' prices), whether a flagged
    * offer also leaves the book until a round passes (default true), and how many offers one round probes at most.
    */

@@ -6,7 +6,7 @@
 
 /**
  * Every error code, the one list of them, in the order the documents list them. A new code fails to compile until
- * it has a status (ERROR_STATUS, lib/http/errors.ts) and a meaning (ERROR_DESCRIPTIONS, lib/openapi/errors.ts).
+ * it has a status (ERROR_STATUS, lib/http/errors.ts) and a meaning (ERROR_DESCRIPTIONS, lib/http/openapi/errors.ts).
  */
 /**
  * Why no offer could take a completion (503, lib/router/no-offer.ts), each explained in the X-Svc-* headers: the

@@ -6,7 +6,7 @@ import "server-only";
  * zod, token counting, JSON.stringify and structuredClone, which recurse and overflow the stack a few thousand levels
  * down) then meets nothing deeper or larger than these limits. Request bodies are held to MAX_JSON_DEPTH and
  * MAX_JSON_VALUES (lib/env.ts, lib/http/body.ts); a supplier's answer, and the JSON a probe's answer carries, to the
- * depth only (lib/upstream/client.ts, lib/market/probes/judge.ts): their size is the response cap's.
+ * depth only (lib/upstream/client.ts, lib/probes/judge.ts): their size is the response cap's.
  *
  * A value is an object, an array, a string, a number, true, false or null; an object's keys are not values. The scan
  * does not validate: JSON.parse does, after it, on text the scan found within the limits (a text that is not JSON

@@ -94,7 +94,7 @@ async function main() {
   });
 
   const [{ db }, { seedCatalog }, { createApiKey }, { encryptCredential }, { startRouteServer }, { seedBuyerBalance }] = await Promise.all([
-    import("../lib/db"),
+    import("../lib/db/client"),
     import("../prisma/seed"),
     import("../lib/auth/api-keys"),
     import("../lib/upstream/key-encryption"),

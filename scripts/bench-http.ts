@@ -399,7 +399,7 @@ function figuresLine(name: string, c: number, f: Pick<RunFigures, "rps" | "p50Ms
 
 /** One measured run, with the CPU its requests cost the serving process tree and PostgreSQL. */
 async function measure(target: Target, connections: number, seconds: number): Promise<RunFigures> {
-  const { db } = await import("../lib/db");
+  const { db } = await import("../lib/db/client");
   const backends = () => benchBackends((sql) => db.$queryRawUnsafe<{ pid: number }[]>(sql));
   const backendsBefore = await backends();
   const before = readCpu();
@@ -443,7 +443,7 @@ async function main() {
   const floor = start("forwarder + 2 commits", process.execPath, ["-e", FORWARDER, String(floorPort), upstreamUrl, upstreamKey, url], env);
 
   Object.assign(env, { ALLOW_PRIVATE_UPSTREAMS: "true", LOG_LEVEL: "error" });
-  const { db } = await import("../lib/db");
+  const { db } = await import("../lib/db/client");
   const { checkLedgerInvariants } = await import("../lib/ledger/invariants");
   const world = { url: upstreamUrl, apiKey: upstreamKey, dailyCapacityMicroDiem: 1_000_000_000_000_000n };
   const { key } = await seedBenchWorld(world);

@@ -65,9 +65,9 @@ async function main() {
     import("../app/auth/verify/route"),
     import("../app/v1/market/book/route"),
     import("../lib/payments/x402"),
-    import("../lib/router/upstream-answer"),
-    import("../lib/market/probes/judge"),
-    import("../lib/market/probes/catalog"),
+    import("../lib/upstream/answer"),
+    import("../lib/probes/judge"),
+    import("../lib/probes/catalog"),
     import("../lib/json-limits"),
   ]);
 

@@ -8,7 +8,7 @@ export async function seedBenchWorld(upstream: {
   apiKey: string;
   dailyCapacityMicroDiem: bigint;
 }): Promise<{ key: string; buyerId: string }> {
-  const { db } = await import("../lib/db");
+  const { db } = await import("../lib/db/client");
   const { seedCatalog } = await import("../prisma/seed");
   const { createApiKey } = await import("../lib/auth/api-keys");
   const { getOrCreateLedgerAccount } = await import("../lib/ledger/accounts");

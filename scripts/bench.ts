@@ -65,7 +65,7 @@ async function main() {
     RATE_LIMIT_PER_IP_PER_MINUTE: "1000000",
   });
 
-  const { db } = await import("../lib/db");
+  const { db } = await import("../lib/db/client");
   const { assertLedgerInvariants } = await import("../lib/ledger/invariants");
   const { POST: complete } = await import("../app/v1/chat/completions/route");
   const { key } = await seedBenchWorld({ url: upstream.url, apiKey: upstream.apiKey, dailyCapacityMicroDiem: 1_000_000_000_000n });
@@ -121,7 +121,7 @@ async function main() {
   for (const stop of stops.reverse()) await stop();
 }
 
-async function benchMarket(db: Awaited<typeof import("../lib/db")>["db"], offers: number, clears: number) {
+async function benchMarket(db: Awaited<typeof import("../lib/db/client")>["db"], offers: number, clears: number) {
   const { encryptCredential } = await import("../lib/upstream/key-encryption");
   const { GET: book } = await import("../app/v1/market/book/route");
   const { GET: models } = await import("../app/v1/market/models/route");

@@ -13,11 +13,11 @@
  *   seed-if-empty                     apply catalog/default.json when the database has no models (db:deploy does this)
  *
  * Prices are diem (= USD of list-price inference) per 1M tokens, as decimal strings ("0.70"). --bills-reasoning yes:
- * the model's upstreams bill hidden reasoning, which a buyer who asks for reasoning pays (lib/router/metering.ts).
+ * the model's upstreams bill hidden reasoning, which a buyer who asks for reasoning pays (lib/upstream/metering.ts).
  */
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
-import { db } from "../lib/db";
+import { db } from "../lib/db/client";
 import { env } from "../lib/env";
 import { readCatalogFile, type CatalogModel } from "../lib/market/catalog";
 import {

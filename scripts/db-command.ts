@@ -1,4 +1,4 @@
-import { db } from "../lib/db";
+import { db } from "../lib/db/client";
 
 /**
  * Runs an operator command that uses the database (`npm run catalog`, `npm run probes`): its exit code is what `main`

@@ -3,8 +3,8 @@
  * background job does every PROBE_INTERVAL_MS), within today's PROBE_DAILY_BUDGET_MICROS, and prints what it found.
  */
 import { parseArgs } from "node:util";
-import { db } from "../lib/db";
-import { runProbeRound } from "../lib/market/probes";
+import { db } from "../lib/db/client";
+import { runProbeRound } from "../lib/probes";
 import { formatMicros } from "../lib/money";
 import { runDbCommand } from "./db-command";
 

@@ -10,7 +10,7 @@
 import type { AddressInfo } from "node:net";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { db } from "../lib/db";
+import { db } from "../lib/db/client";
 import { env, publicRpcUrl, deployment } from "../lib/env";
 import { API_ROUTES } from "../app/api-routes";
 import { DIRECT_ROUTES } from "./direct-routes";

@@ -24,7 +24,7 @@ async function main() {
   console.log("applying pending migrations");
   await migrateDatabase(url);
 
-  const [{ db }, { seedCatalogWhenEmpty }] = await Promise.all([import("../lib/db"), import("../lib/market/catalog-store")]);
+  const [{ db }, { seedCatalogWhenEmpty }] = await Promise.all([import("../lib/db/client"), import("../lib/market/catalog-store")]);
   const seeded = await seedCatalogWhenEmpty(db);
   console.log(seeded ? `catalog was empty: seeded ${seeded} models from catalog/default.json` : "catalog present");
 

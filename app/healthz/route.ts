@@ -1,6 +1,6 @@
 import { json } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { HealthSchema } from "@/lib/ops/schemas";
 import { getPublicHealth } from "@/lib/ops/service-health";
 

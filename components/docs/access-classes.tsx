@@ -3,7 +3,7 @@ import { operationAnchor } from "@/components/docs/anchors";
 import { AuthBadge, MethodLabel } from "@/components/docs/operation-labels";
 import { C } from "@/components/docs/code-block";
 import { Card } from "@/components/ui/card";
-import type { OpenApiDocument, OpenApiOperation } from "@/lib/openapi/document";
+import type { OpenApiDocument, OpenApiOperation } from "@/lib/http/openapi/document";
 
 const CLASSES: { auth: OpenApiOperation["x-svc-auth"]; how: React.ReactNode }[] = [
   { auth: "public", how: <>No credentials. Market data, models, health, the sign-in nonce and verify.</> },

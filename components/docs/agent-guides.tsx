@@ -11,7 +11,7 @@ import {
   REASONING_TOKENS_PER_ANSWER_TOKEN,
   USAGE_TOLERANCE_FLOOR_TOKENS,
   USAGE_TOLERANCE_PERCENT,
-} from "@/lib/router/metering";
+} from "@/lib/upstream/metering";
 import { MAX_IMAGES, MAX_TOOLS } from "@/lib/router/schemas";
 import {
   LOGPROB_ENTRY_BYTES,

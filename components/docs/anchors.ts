@@ -1,5 +1,5 @@
 /** The fragment ids of the docs (shared by the server pages, the search index and the reference's client parts). */
-import type { OpenApiOperation } from "@/lib/openapi/document";
+import type { OpenApiOperation } from "@/lib/http/openapi/document";
 
 export function operationAnchor(op: Pick<OpenApiOperation, "operationId">) {
   return `op-${op.operationId}`;

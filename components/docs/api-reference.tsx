@@ -8,7 +8,7 @@
  */
 import { operationAnchor } from "@/components/docs/anchors";
 import { ReferenceList, type ReferenceOperation } from "@/components/docs/reference-details";
-import type { OpenApiDocument, OpenApiOperation } from "@/lib/openapi/document";
+import type { OpenApiDocument, OpenApiOperation } from "@/lib/http/openapi/document";
 
 type Entry = { method: string; path: string; op: OpenApiOperation };
 

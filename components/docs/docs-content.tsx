@@ -14,7 +14,7 @@ import { ProviderPreferencesGuide } from "@/components/docs/provider-preferences
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
-import type { OpenApiDocument, OpenApiOperation } from "@/lib/openapi/document";
+import type { OpenApiDocument, OpenApiOperation } from "@/lib/http/openapi/document";
 
 /** One page of the docs: /docs is the quick start, /docs/<id> each of the others. */
 export type DocsPage = {

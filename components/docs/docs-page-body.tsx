@@ -1,7 +1,7 @@
 import "server-only";
 import Link from "next/link";
 import { DOCS_PAGES, deploymentFacts, docsHref, type DocsPage } from "@/components/docs/docs-content";
-import type { OpenApiDocument } from "@/lib/openapi/document";
+import type { OpenApiDocument } from "@/lib/http/openapi/document";
 
 /**
  * One docs page: its title (the page's h1), lead, content, and links to the previous and next pages. `doc` is the

@@ -4,8 +4,8 @@ import { Prose } from "@/components/docs/code-block";
 import { Table, Td, Th } from "@/components/ui/table";
 import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS, errorTypeForStatus } from "@/lib/http/errors";
-import type { OpenApiDocument } from "@/lib/openapi/document";
-import { ERROR_DESCRIPTIONS } from "@/lib/openapi/errors";
+import type { OpenApiDocument } from "@/lib/http/openapi/document";
+import { ERROR_DESCRIPTIONS } from "@/lib/http/openapi/errors";
 
 /** code → "METHOD /path" of each operation that lists it. */
 function whereReturned(doc: OpenApiDocument): Map<string, string[]> {

@@ -2,8 +2,7 @@
 import { C } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import { BUCKET_MS, KEEP_BUCKETS, LATENCY_BIN_LOWER_BOUNDS, WINDOWS } from "@/lib/market/quality/figures";
-import { QUANTIZATIONS } from "@/lib/market/schemas";
-import { MAX_DECLARED_TOKENS } from "@/lib/supply/schemas";
+import { QUANTIZATIONS, MAX_DECLARED_TOKENS } from "@/lib/supply/schemas";
 
 export function MarketQuality({ minRequests, refreshMs }: { minRequests: number; refreshMs: number }) {
   const bucketMinutes = BUCKET_MS / 60_000;

@@ -1,7 +1,7 @@
 /** The method and access-class labels of an operation, as the reference and the access classes page show them. */
 import { Badge } from "@/components/ui/badge";
 import { cn } from "@/components/ui/cn";
-import type { OpenApiOperation } from "@/lib/openapi/document";
+import type { OpenApiOperation } from "@/lib/http/openapi/document";
 
 type Method = "get" | "post" | "put" | "patch" | "delete" | "head" | "options";
 

@@ -2,11 +2,11 @@
 import { C } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import { env } from "@/lib/env";
-import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBE_SEED, PROBES } from "@/lib/market/probes/catalog";
-import { EVIDENCE_MAX_CHARS } from "@/lib/market/probes/judge";
-import { PROBE_KEEP_ROUNDS } from "@/lib/market/probes/round";
+import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBE_SEED, PROBES } from "@/lib/probes/catalog";
+import { EVIDENCE_MAX_CHARS } from "@/lib/probes/judge";
+import { PROBE_KEEP_ROUNDS } from "@/lib/probes/round";
 import { formatMicros } from "@/lib/money";
-import { defaultReasoningBudget } from "@/lib/router/metering";
+import { defaultReasoningBudget } from "@/lib/upstream/metering";
 
 function every(ms: number): string {
   if (ms === 0) return "never (probes are off on this deployment)";

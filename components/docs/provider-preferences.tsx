@@ -3,14 +3,14 @@ import { C, CodeBlock } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import type { DeploymentFacts } from "@/components/docs/guides";
 import { NameTable } from "@/components/docs/name-table";
-import { QUANTIZATIONS } from "@/lib/market/schemas";
+import { QUANTIZATIONS } from "@/lib/supply/schemas";
 import {
   MAX_PREFERRED_LATENCY_S,
   MAX_PREFERRED_THROUGHPUT_TPS,
   MAX_PRICE_USD_PER_MTOK,
   MAX_PROVIDER_IDS,
   PROVIDER_SORTS,
-} from "@/lib/router/provider-schemas";
+} from "@/lib/market/provider-schemas";
 
 const FIELDS: [string, string][] = [
   [

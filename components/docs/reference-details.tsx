@@ -17,7 +17,7 @@ import { Card } from "@/components/ui/card";
 import { cn } from "@/components/ui/cn";
 import { QueryState } from "@/components/ui/query-state";
 import { api } from "@/lib/browser/api";
-import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiResponse } from "@/lib/openapi/document";
+import type { OpenApiDocument, OpenApiOperation, OpenApiParameter, OpenApiResponse } from "@/lib/http/openapi/document";
 
 /** An operation's heading, as the server passes it (the rest is in GET /openapi.json). */
 export type ReferenceOperation = {

@@ -1,7 +1,7 @@
 "use client";
 
 import { Field, inputClass } from "@/components/ui/field";
-import { QUANTIZATIONS, type DeclaredView } from "@/lib/market/schemas";
+import { QUANTIZATIONS, type DeclaredView } from "@/lib/supply/schemas";
 import { MAX_DECLARED_TOKENS } from "@/lib/supply/schemas";
 
 /** What a supplier declares about an offer's upstream, as the form holds it (token limits as typed). */

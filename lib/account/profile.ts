@@ -1,12 +1,12 @@
 import "server-only";
 import type { Prisma } from "@prisma/client";
 import { preferencesView, storedPreferences } from "@/lib/auth/api-keys";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import type { AccountProfile, BalanceView, UpdateAccountInput } from "@/lib/account/schemas";
 import { getBalance } from "@/lib/ledger/accounts";
 import { formatMicros } from "@/lib/money";
-import { assertProviderIdsExist } from "@/lib/router/provider-ids";
+import { assertProviderIdsExist } from "@/lib/market/provider-ids";
 
 /** The signed-in account: wallet, buyer balance (held = reserved by in-flight completions) and price defaults. */
 export async function getAccountProfile(accountId: string): Promise<AccountProfile> {

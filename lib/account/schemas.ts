@@ -1,6 +1,6 @@
 /** The signed-in account's shapes on the wire: profile, balance, usage. */
 import { z } from "zod";
-import { ProviderPreferencesSchema, ProviderPreferencesView } from "@/lib/router/provider-schemas";
+import { ProviderPreferencesSchema, ProviderPreferencesView } from "@/lib/market/provider-schemas";
 import { Address, Cents, component, Day, Diem, listOf, pageOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
 
 export const UpdateAccountBody = z

@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { decodeCursor, encodeCursor } from "@/lib/pagination";
 import { formatMicros } from "@/lib/money";
 import type { DailySpendList, UsagePage } from "@/lib/account/schemas";

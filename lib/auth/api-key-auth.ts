@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { sha256Hex } from "@/lib/auth/tokens";
 import { processCache } from "@/lib/cache";

@@ -3,11 +3,11 @@ import { Prisma, type ApiKey } from "@prisma/client";
 import { API_KEY_PREFIX } from "@/lib/auth/api-key-auth";
 import { keyPeriodEnd, keyPeriodSpentMicros, keyPeriodStart } from "@/lib/auth/key-periods";
 import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
-import { preferencesOrNull, type ProviderPreferences } from "@/lib/router/provider-schemas";
-import { assertProviderIdsExist } from "@/lib/router/provider-ids";
+import { preferencesOrNull, type ProviderPreferences } from "@/lib/market/provider-schemas";
+import { assertProviderIdsExist } from "@/lib/market/provider-ids";
 import type { ApiKeyList, ApiKeyView, CreateApiKeyInput, CreatedApiKey, LimitReset, UpdateApiKeyInput } from "@/lib/auth/schemas";
 import { UUID_PATTERN } from "@/lib/wire";
 

@@ -2,11 +2,11 @@ import "server-only";
 import { forgetApiKey } from "@/lib/auth/api-key-auth";
 import { keyPeriodEnd, keyPeriodSpentMicros, keyPeriodStart } from "@/lib/auth/key-periods";
 import type { CurrentKey, LimitReset } from "@/lib/auth/schemas";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
-import type { ProviderPreferences } from "@/lib/router/provider-schemas";
+import type { ProviderPreferences } from "@/lib/market/provider-schemas";
 
 /**
  * GET /v1/key: the calling key described through its own credential, with OpenRouter's field names for its key endpoint

@@ -1,5 +1,5 @@
 import "server-only";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { randomBase62 } from "@/lib/auth/tokens";
 

@@ -1,7 +1,7 @@
 /** Sign-in and API-key shapes on the wire: request schemas the routes enforce, response schemas they answer with. */
 import { isAddress } from "viem";
 import { z } from "zod";
-import { ProviderPreferencesSchema, ProviderPreferencesView } from "@/lib/router/provider-schemas";
+import { ProviderPreferencesSchema, ProviderPreferencesView } from "@/lib/market/provider-schemas";
 import { Address, component, listOf, PriceCents, Timestamp, Usdc, UsdAmount } from "@/lib/wire";
 
 // ─── sign-in ─────────────────────────────────────────────────────────────────

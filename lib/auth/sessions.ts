@@ -1,6 +1,6 @@
 import "server-only";
 import type { SessionView } from "@/lib/auth/schemas";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { randomBase62, sha256Hex } from "@/lib/auth/tokens";
 

@@ -5,7 +5,7 @@ import { assertNonceUsable, consumeNonce, issueNonce, NONCE_TTL_MS } from "@/lib
 import { createSession, revokeSessionByToken } from "@/lib/auth/sessions";
 import { publicClient } from "@/lib/chain/client";
 import { BASE_CHAIN_ID } from "@/lib/chain/constants";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 import { deployment } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import type { SiweChallenge, VerifyInput } from "@/lib/auth/schemas";

@@ -44,7 +44,7 @@ import {
 import { lazyNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import type { RouteHandler } from "@/lib/http/route-types";
 import { log } from "@/lib/log";
-import { HTTP_METHODS, type ApiRoute } from "@/lib/openapi/operation";
+import { HTTP_METHODS, type ApiRoute } from "@/lib/http/openapi/operation";
 import { methodLabel, observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
 import { newRequestContext, runInRequestContext, type RequestContext } from "@/lib/ops/request-context";
 import { isShuttingDown, trackRequest } from "@/lib/ops/shutdown";

@@ -1,6 +1,6 @@
 import "server-only";
 import { Redis } from "ioredis";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { processState } from "@/lib/process-state";

@@ -6,7 +6,7 @@
 import "server-only";
 import type { z } from "zod";
 import type { AppErrorCode } from "@/lib/errors";
-import type { RequestHeaderName, ResponseHeaderName } from "@/lib/openapi/headers";
+import type { RequestHeaderName, ResponseHeaderName } from "@/lib/http/openapi/headers";
 
 /**
  * How a route authenticates: none; the session cookie; a Bearer key (the inference endpoint, which refuses a cookie);
@@ -40,7 +40,7 @@ export type OperationDocs = {
   requestHeaders?: RequestHeaderName[];
   /** Answers other than errors (the success, and e.g. a 402 challenge or a 503 health report). */
   responses: ResponseSpec[];
-  /** Error codes the route's own code can throw; route()'s guards add theirs (lib/openapi/errors.ts). */
+  /** Error codes the route's own code can throw; route()'s guards add theirs (lib/http/openapi/errors.ts). */
   errors?: AppErrorCode[];
   /** Extra headers on the error answers of a status (e.g. the X-Svc-* explanation of a 503). */
   errorHeaders?: Partial<Record<number, ResponseHeaderName[]>>;

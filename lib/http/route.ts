@@ -4,7 +4,7 @@ import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/l
 import { getApiKeyForCompletion, getApiKeyOrThrow, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { randomHexId } from "@/lib/auth/tokens";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
-import { isDatabaseUnavailable } from "@/lib/db-errors";
+import { isDatabaseUnavailable } from "@/lib/db/errors";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { errorBody, errorStatus } from "@/lib/http/errors";

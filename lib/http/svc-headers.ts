@@ -2,7 +2,7 @@
 import "server-only";
 import { AppError, NO_OFFER_CODES, type AppErrorCode } from "@/lib/errors";
 import type { OperationDocs } from "@/lib/http/route-types";
-import type { ResponseHeaderName } from "@/lib/openapi/headers";
+import type { ResponseHeaderName } from "@/lib/http/openapi/headers";
 import { formatMicros } from "@/lib/money";
 import type { CompletionCost } from "@/lib/router/complete";
 import { HOP_HEADER } from "@/lib/upstream/client";

@@ -1,5 +1,5 @@
 import "server-only";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 
 /** The ledger accounts that belong to a user; platform and external are system accounts at fixed ids. */
 export type OwnedLedgerKind = "buyer" | "supplier";

@@ -1,5 +1,5 @@
 import "server-only";
-import { db, Prisma } from "@/lib/db";
+import { db, Prisma } from "@/lib/db/client";
 import { decodeCursor, encodeCursor, PAGE_DEFAULT } from "@/lib/pagination";
 import { formatMicros } from "@/lib/money";
 import type { LedgerFilter, LedgerItem, LedgerPage } from "@/lib/ledger/schemas";

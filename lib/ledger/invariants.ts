@@ -1,5 +1,5 @@
 import "server-only";
-import { db, Prisma, type Tx } from "@/lib/db";
+import { db, Prisma, type Tx } from "@/lib/db/client";
 
 export type LedgerReport = { ok: boolean; violations: string[] };
 

@@ -1,5 +1,5 @@
 import "server-only";
-import { Prisma, type Tx } from "@/lib/db";
+import { Prisma, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 
 export type JournalEntryKind = "topup" | "clear" | "withdrawal" | "withdrawal_reversal" | "probe";

@@ -1,10 +1,10 @@
 import "server-only";
-import { db, Prisma } from "@/lib/db";
+import { db, Prisma } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { cached } from "@/lib/market/cache";
 import type { CatalogModel } from "@/lib/market/catalog";
 import { formatMicros } from "@/lib/money";
-import { NO_FEATURES, type Features } from "@/lib/router/features";
+import { NO_FEATURES, type Features } from "@/lib/supply/features";
 import { utcDayKey } from "@/lib/supply/capacity";
 import { disputeRate, disputeWindowStart } from "@/lib/supply/offer-health";
 import type { BookView } from "@/lib/market/schemas";
@@ -70,7 +70,7 @@ export async function refuseInactiveModel(modelId: string): Promise<never> {
   });
 }
 
-/** Clears over the dispute window, and those whose claimed usage was disputed (see lib/router/metering.ts). */
+/** Clears over the dispute window, and those whose claimed usage was disputed (see lib/upstream/metering.ts). */
 type DisputeCounts = { clears: number; disputed: number };
 export type Level = { priceCents: number; remainingMicroDiem: bigint; offers: number } & DisputeCounts;
 export type ModelDepth = {

@@ -17,11 +17,11 @@ export type CatalogModel = {
   outputMicroDiemPerMTok: bigint;
   contextTokens: number;
   maxOutputTokens: number;
-  /** What the model can do (see lib/router/features.ts); offers serve at most this. */
+  /** What the model can do (see lib/supply/features.ts); offers serve at most this. */
   supportsTools: boolean;
   supportsJsonSchema: boolean;
   supportsVision: boolean;
-  /** Its upstreams bill hidden reasoning, which a buyer who asks for reasoning pays (lib/router/metering.ts). */
+  /** Its upstreams bill hidden reasoning, which a buyer who asks for reasoning pays (lib/upstream/metering.ts). */
   billsReasoning: boolean;
 };
 

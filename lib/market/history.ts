@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { cached } from "@/lib/market/cache";
 import { vwapCents } from "@/lib/market/stats";

@@ -3,7 +3,7 @@ import { disputeRate } from "@/lib/supply/offer-health";
 import { emptyDepth, getActiveModels, getDepthByModel, type CatalogEntry, type ModelDepth } from "@/lib/market/book";
 import type { MarketModelList, ModelList } from "@/lib/market/schemas";
 import { formatMicros } from "@/lib/money";
-import { featuresOf, inputModalities, supportedParameters, type Features } from "@/lib/router/features";
+import { featuresOf, inputModalities, supportedParameters, type Features } from "@/lib/supply/features";
 import { utcDayKey } from "@/lib/supply/capacity";
 import { formatListPrice } from "@/lib/wire";
 

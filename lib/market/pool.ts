@@ -1,5 +1,5 @@
 import "server-only";
-import { db, Prisma } from "@/lib/db";
+import { db, Prisma } from "@/lib/db/client";
 import { getDepthByModel, medianPriceCents, onBookCondition, REMAINING } from "@/lib/market/book";
 import { cached } from "@/lib/market/cache";
 import { formatMicros } from "@/lib/money";

@@ -1,6 +1,7 @@
 /** The public market's shapes on the wire: models, book, trades, stats, and the supply pool. */
 import { z } from "zod";
 import { Cents, component, Day, Diem, DisputeRate, ListPrice, listOf, Timestamp, Usdc } from "@/lib/wire";
+import { DeclaredSchema, ProbeViewSchema } from "@/lib/supply/schemas";
 
 export const ModelListingSchema = z.object({
   id: z.string(),
@@ -176,24 +177,6 @@ export type PoolSummary = z.output<typeof PoolSummarySchema>;
 
 // ─── market quality (#23): each offer of a model, priced, measured, declared and checked ──────────────────────
 
-/** Quantizations a supplier can declare (OpenRouter's names). */
-export const QUANTIZATIONS = ["fp16", "bf16", "fp8", "int8", "int4", "unknown"] as const;
-export const Quantization = z.enum(QUANTIZATIONS).describe("The numeric format the upstream serves the model in, as declared");
-
-/** What the supplier declares about an offer (editable like the rest of it). */
-export const DeclaredSchema = z.object({
-  quantization: Quantization,
-  data_policy: z
-    .object({
-      retains_prompts: z.boolean().describe("The upstream keeps prompts or answers after answering"),
-      trains_on_prompts: z.boolean().describe("The upstream uses prompts or answers for training"),
-    })
-    .describe('An offer that has not said is shown retaining and training; provider.data_collection "deny" excludes either'),
-  context_tokens: z.number().int().describe("The context it serves: its declared limit, else the model's"),
-  max_output_tokens: z.number().int().describe("The output it serves: its declared limit, else the model's"),
-});
-export type DeclaredView = z.output<typeof DeclaredSchema>;
-
 /** One rolling window of measurements from real traffic (not probes). */
 export const MeasuredWindowSchema = z.object({
   requests: z.number().int().describe("Forwards in the window: answers billed plus failures that were the supplier's"),
@@ -207,26 +190,6 @@ export const MeasuredWindowSchema = z.object({
   throughput_tps: z.number().nullable().describe("Completion tokens per second of upstream time (1 decimal)"),
 });
 export type MeasuredWindowView = z.output<typeof MeasuredWindowSchema>;
-
-export const ProbeViewSchema = z.object({
-  status: z.enum(["unprobed", "passing", "flagged"]),
-  delisted: z.boolean().describe("Off the book because of the flag, until a probe round passes again"),
-  probed_at: Timestamp.nullable(),
-  flagged_at: Timestamp.nullable(),
-  reason: z.string().nullable().describe("Why it is flagged, in a sentence"),
-  evidence: z
-    .array(
-      z.object({
-        probe: z.string().describe("The probe's name"),
-        check: z.string().describe("What failed: consensus, reference, model, json_schema, tool_schema, truncated, usage, error"),
-        expected: z.string().nullable(),
-        got: z.string().nullable(),
-        at: Timestamp,
-      }),
-    )
-    .describe("The failed checks of the last round that flagged it (empty unless flagged)"),
-});
-export type ProbeView = z.output<typeof ProbeViewSchema>;
 
 export const ModelOfferSchema = z.object({
   id: z.string().describe("The offer's id (usable in provider.only and provider.ignore)"),

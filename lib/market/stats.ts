@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { cached } from "@/lib/market/cache";
 import { formatMicros } from "@/lib/money";
 import type { MarketStats } from "@/lib/market/schemas";

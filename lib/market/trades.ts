@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import type { TradeList, TradesInput } from "@/lib/market/schemas";

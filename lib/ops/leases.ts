@@ -1,6 +1,6 @@
 import "server-only";
 import { hostname } from "node:os";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 
 /** This instance's name in job_leases (and logs). */

@@ -2,8 +2,8 @@ import "server-only";
 import { timingSafeEqual, createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { db } from "@/lib/db";
-import { openPools } from "@/lib/db-pools";
+import { db } from "@/lib/db/client";
+import { openPools } from "@/lib/db/pools";
 import { env } from "@/lib/env";
 import { getLedgerHealth } from "@/lib/ledger/ledger-health";
 import { holdsInFlight } from "@/lib/ops/request-context";
@@ -160,7 +160,7 @@ function createMetrics() {
       help: "Database pool connections by pool (prisma: everything but the hot path; hot_path: reservations and clears) and state",
       labelNames: ["pool", "state"],
       registers: [registry],
-      // The pools the database modules opened (lib/db-pools.ts), read at each scrape.
+      // The pools the database modules opened (lib/db/pools.ts), read at each scrape.
       collect() {
         for (const [name, pool] of openPools()) {
           this.set({ pool: name, state: "total" }, pool.totalCount);

@@ -2,7 +2,7 @@ import "server-only";
 import { BaseError } from "viem";
 import { publicClient } from "@/lib/chain/client";
 import { BASE_CHAIN_ID } from "@/lib/chain/constants";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import type { Health as PublicHealth } from "@/lib/ops/schemas";
 

@@ -1,6 +1,6 @@
 import "server-only";
 import type { PaymentStatus } from "@prisma/client";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";

@@ -4,7 +4,7 @@ import { isAddressEqual, parseAbiItem, parseEventLogs, type Address, type Hash, 
 import { publicClient } from "@/lib/chain/client";
 import { getReceiptOrNull } from "@/lib/chain/lookups";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { creditSettledPayment, markPaymentFailed } from "@/lib/payments/credit";

@@ -3,7 +3,7 @@ import pg from "pg";
 import { BaseError, NonceTooLowError, keccak256, type Address, type Hash, type Hex, type TransactionReceipt } from "viem";
 import { publicClient, relayerAccount, relayerClient } from "@/lib/chain/client";
 import { isTransactionKnown, isTransportError } from "@/lib/chain/lookups";
-import { pgConfig } from "@/lib/db-pools";
+import { pgConfig } from "@/lib/db/pools";
 import { log } from "@/lib/log";
 import { metrics } from "@/lib/ops/metrics";
 import { faults } from "@/lib/payments/faults";

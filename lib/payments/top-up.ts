@@ -2,7 +2,7 @@ import "server-only";
 import { metrics } from "@/lib/ops/metrics";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { getAddress, type Address, type Hash } from "viem";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { getBalance } from "@/lib/ledger/accounts";

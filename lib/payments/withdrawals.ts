@@ -5,7 +5,7 @@ import { encodeFunctionData, getAddress, isAddressEqual, type Address, type Hash
 import { publicClient } from "@/lib/chain/client";
 import { findMinedTransactionAtNonce, getReceiptOrNull } from "@/lib/chain/lookups";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { findLedgerAccount, getBalance } from "@/lib/ledger/accounts";

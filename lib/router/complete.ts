@@ -9,7 +9,7 @@ import { log } from "@/lib/log";
 import { getActiveModelOrThrow, getDepthByModel, refuseInactiveModel, type CatalogEntry } from "@/lib/market/book";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { currentRequestContext } from "@/lib/ops/request-context";
-import { requiredFeatures, type Features } from "@/lib/router/features";
+import { requiredFeatures, type Features } from "@/lib/supply/features";
 import { serializeForwardedFields } from "@/lib/router/forwarded-fields";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
 import { costFields } from "@/lib/router/cost-details";
@@ -24,7 +24,7 @@ import {
   type BilledUsage,
   type BillingRules,
   type PromptSizing,
-} from "@/lib/router/metering";
+} from "@/lib/upstream/metering";
 import { noOfferError } from "@/lib/router/no-offer";
 import {
   insufficientBalance,
@@ -32,13 +32,12 @@ import {
   requestRejected,
   spendLimitExceeded,
   streamNotSupported,
-  unknownProviderId,
   upstreamFailed,
 } from "@/lib/router/refusals";
-import { assertRequestSupplierIds } from "@/lib/router/provider-ids";
-import { preferencesOrNull } from "@/lib/router/provider-schemas";
+import { assertRequestSupplierIds, unknownProviderId } from "@/lib/market/provider-ids";
+import { preferencesOrNull } from "@/lib/market/provider-schemas";
 import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
-import { parseUpstreamAnswer, type UpstreamAnswer } from "@/lib/router/upstream-answer";
+import { parseUpstreamAnswer, type UpstreamAnswer } from "@/lib/upstream/answer";
 import {
   answerBounds,
   classifyUpstreamError,
@@ -46,7 +45,7 @@ import {
   type AnswerBounds,
   type ForwardFailure,
 } from "@/lib/router/upstream-failure";
-import { upstreamKey } from "@/lib/router/upstream-key-cache";
+import { upstreamKey } from "@/lib/upstream/key-cache";
 import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 

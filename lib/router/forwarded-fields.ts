@@ -1,7 +1,7 @@
 import "server-only";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
-import { reasoningEffortOf } from "@/lib/router/metering";
+import { reasoningEffortOf } from "@/lib/upstream/metering";
 import type { ChatCompletionRequest } from "@/lib/router/schemas";
 
 /**
@@ -9,7 +9,7 @@ import type { ChatCompletionRequest } from "@/lib/router/schemas";
  * model, the token cap and `stream` are ours (the envelope lib/router/complete.ts adds when forwarding); metadata,
  * stream_options and n are accepted and never forwarded. The effort the request asks for, by reasoning_effort or by
  * OpenRouter's `reasoning` object, goes as reasoning_effort (the field OpenAI-compatible servers read); the object itself
- * is svc's (its budget bounds what is billed, lib/router/metering.ts) and is not forwarded.
+ * is svc's (its budget bounds what is billed, lib/upstream/metering.ts) and is not forwarded.
  */
 
 /** Fields forwarded to the upstream as sent (when not null), besides model, messages and the token cap. */

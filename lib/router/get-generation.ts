@@ -5,7 +5,7 @@
  * whether another account's completion exists.
  */
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { costFields } from "@/lib/router/cost-details";
 import { completionIdOf } from "@/lib/router/responses-translation";

@@ -1,5 +1,5 @@
 import "server-only";
-import { isDatabaseUnavailable } from "@/lib/db-errors";
+import { isDatabaseUnavailable } from "@/lib/db/errors";
 import { log } from "@/lib/log";
 import { processState } from "@/lib/process-state";
 import { releaseHold } from "@/lib/router/holds";

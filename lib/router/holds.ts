@@ -1,20 +1,20 @@
 import "server-only";
 import { randomInt } from "node:crypto";
-import { db } from "@/lib/db";
-import { preparedQuery } from "@/lib/db-pool";
+import { db } from "@/lib/db/client";
+import { preparedQuery } from "@/lib/db/pool";
 import { env } from "@/lib/env";
 import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
 import { processState } from "@/lib/process-state";
-import type { Features } from "@/lib/router/features";
+import type { Features } from "@/lib/supply/features";
 import { GroupCommit } from "@/lib/router/group-commit";
-import type { ProviderPreferences } from "@/lib/router/provider-schemas";
-import type { FinishReason } from "@/lib/router/upstream-answer";
+import type { ProviderPreferences } from "@/lib/market/provider-schemas";
+import type { FinishReason } from "@/lib/upstream/answer";
 
 /**
  * Thin wrappers over the hot-path SQL functions (prisma/functions/: svc_reserve_batch, svc_clear_batch,
  * svc_release_hold; the money and routing rules they apply are the small SQL functions beside them): each is one round
  * trip and one transaction, which is what keeps the completion path exact under concurrency. The route's path
- * (reserveWithKey, clearCompletion) goes over `pg` directly (lib/db-pool.ts) through group commit
+ * (reserveWithKey, clearCompletion) goes over `pg` directly (lib/db/pool.ts) through group commit
  * (lib/router/group-commit.ts): the completions that arrive while the previous batch is in flight share the next
  * statement, each row with its own outcome. An item the statement cannot take (a count out of range, a completion id
  * already used) is refused alone ('rejected') and never fails the rest of its batch; numbers are checked here first as
@@ -160,7 +160,7 @@ function assertCount(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0 || n > INT_MAX) throw new Error(`clear: ${what} ${n} is not a count the ledger can hold`);
 }
 
-/** A claim: the supplier's number, of any size SQL's bigint takes (lib/router/upstream-answer.ts reads only safe integers). */
+/** A claim: the supplier's number, of any size SQL's bigint takes (lib/upstream/answer.ts reads only safe integers). */
 function assertClaim(n: number, what: string): void {
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`clear: ${what} ${n} is not a count`);
 }

@@ -1,9 +1,9 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
-import { FEATURES, type Feature, type Features } from "@/lib/router/features";
-import { PREFERENCE_FILTERS, type PreferenceFilter, type ProviderPreferences } from "@/lib/router/provider-schemas";
+import { FEATURES, type Feature, type Features } from "@/lib/supply/features";
+import { PREFERENCE_FILTERS, type PreferenceFilter, type ProviderPreferences } from "@/lib/market/provider-schemas";
 
 /** A max price above every offer's (prices are integer cents): routable "at any price". */
 const ANY_PRICE = 2_147_483_647;

@@ -1,7 +1,7 @@
 import "server-only";
 import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
-import { upstreamErrorMessage } from "@/lib/router/upstream-answer";
+import { upstreamErrorMessage } from "@/lib/upstream/answer";
 import type { ForwardFailure } from "@/lib/router/upstream-failure";
 
 /**
@@ -25,14 +25,6 @@ export function maxPriceAboveKeyCap(requestedMaxPriceCents: number | null, keyMa
 }
 
 /** An id of the request's provider.only or provider.ignore that names no offer and no supplier with offers. */
-export function unknownProviderId(param: string, id: string) {
-  return new AppError(
-    "invalid_request",
-    `${param}: ${id} is neither an offer nor a supplier on svc (offer ids and supplier ids are listed by GET /v1/market/models/{id}/offers). Nothing was charged.`,
-    { details: { param } },
-  );
-}
-
 /** priceCents null: `amountMicros` is the least the request can cost at any price on the book. */
 export function insufficientBalance(r: { amountMicros: bigint; priceCents: number | null }, available: bigint) {
   const cost =

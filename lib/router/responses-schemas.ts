@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { component } from "@/lib/wire";
-import { ProviderPreferencesSchema } from "@/lib/router/provider-schemas";
+import { ProviderPreferencesSchema } from "@/lib/market/provider-schemas";
 import { CostFields, ImageUrl, JsonSchemaObject, MAX_IMAGES, MAX_TOOLS, Name, Stream, Text } from "@/lib/router/schemas";
 
 // ─── request ─────────────────────────────────────────────────────────────────

@@ -4,7 +4,7 @@
  * request's bounds, the agent CLI reads the cost.
  */
 import { z } from "zod";
-import { ProviderPreferencesSchema } from "@/lib/router/provider-schemas";
+import { ProviderPreferencesSchema } from "@/lib/market/provider-schemas";
 import { Cents, component, Diem, Timestamp, Usdc } from "@/lib/wire";
 
 // ─── request ─────────────────────────────────────────────────────────────────

@@ -1,6 +1,6 @@
 import "server-only";
 import type { ChatCompletionRequest } from "@/lib/router/schemas";
-import { upstreamErrorCode } from "@/lib/router/upstream-answer";
+import { upstreamErrorCode } from "@/lib/upstream/answer";
 import type { FailureCause } from "@/lib/supply/offer-health";
 import type { UpstreamError } from "@/lib/upstream/client";
 

@@ -1,5 +1,5 @@
 import "server-only";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 
 /**
  * Daily capacity. An offer sells N diem per UTC day; the day resets at 00:00 UTC and unused capacity

@@ -1,11 +1,11 @@
 import "server-only";
-import type { Prisma } from "@/lib/db";
+import type { Prisma } from "@/lib/db/client";
 import type { CreateOfferInput, UpdateOfferInput } from "@/lib/supply/schemas";
 
 /**
  * The offer columns of what a supplier declares (quantization, data policy, limits), from a create or a patch: only
  * the fields given; a limit given as null goes back to the model's. The supplier's word, shown as such: the fidelity
- * probes (lib/market/probes) are the platform's check.
+ * probes (lib/probes) are the platform's check.
  */
 export function declaredFields(
   input: Pick<UpdateOfferInput | CreateOfferInput, "quantization" | "data_policy" | "context_tokens" | "max_output_tokens">,

@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { getBalance } from "@/lib/ledger/accounts";
 import { formatMicros } from "@/lib/money";
 import type { DailyEarningsList, Earnings } from "@/lib/supply/schemas";

@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { loadOfferViews } from "@/lib/supply/offer-views";
 import type { OfferView } from "@/lib/supply/schemas";

@@ -1,7 +1,7 @@
 import "server-only";
 import { metrics } from "@/lib/ops/metrics";
 import type { OfferHealthView } from "@/lib/supply/schemas";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { remainingMicroDiem, type CapacityUse } from "@/lib/supply/capacity";
 
 /**

@@ -1,8 +1,8 @@
 import "server-only";
 import type { z } from "zod";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
-import { featuresOf, type Features } from "@/lib/router/features";
+import { featuresOf, type Features } from "@/lib/supply/features";
 import type { OfferModels } from "@/lib/supply/schemas";
 
 /**

@@ -1,12 +1,11 @@
 import "server-only";
-import { db } from "@/lib/db";
-import { probeViews } from "@/lib/market/probes";
+import { db } from "@/lib/db/client";
+import { probeViews } from "@/lib/supply/probe-evidence";
 import { formatMicros } from "@/lib/money";
-import { FEATURES, featuresOf } from "@/lib/router/features";
+import { FEATURES, featuresOf } from "@/lib/supply/features";
 import { nextUtcMidnight, remainingMicroDiem, utcDayKey } from "@/lib/supply/capacity";
 import { disputeWindowStart, healthView, isOnBook } from "@/lib/supply/offer-health";
-import type { DeclaredView } from "@/lib/market/schemas";
-import type { OfferView } from "@/lib/supply/schemas";
+import type { DeclaredView, OfferView } from "@/lib/supply/schemas";
 
 /**
  * A supplier's offers as the wire shows them (OfferView): today's capacity use, earnings, health, and whether the

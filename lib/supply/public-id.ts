@@ -7,7 +7,7 @@
  */
 import "server-only";
 import { createHash } from "node:crypto";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { processState } from "@/lib/process-state";
 
 export function supplierPublicId(supplierAccountId: string): string {

@@ -1,8 +1,47 @@
 /** A supplier's shapes on the wire: offers in and out, and earnings. Client-safe: the offer forms use these rules. */
 import { z } from "zod";
-import { DeclaredSchema, ProbeViewSchema, Quantization } from "@/lib/market/schemas";
 import { parseMicros } from "@/lib/money";
 import { Cents, component, Day, Diem, DisputeRate, Feature, ListPrice, listOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
+
+// ─── what a supplier declares about an offer, and what the probes found (#23) ─────────────────────────────────
+
+/** Quantizations a supplier can declare (OpenRouter's names). */
+export const QUANTIZATIONS = ["fp16", "bf16", "fp8", "int8", "int4", "unknown"] as const;
+export const Quantization = z.enum(QUANTIZATIONS).describe("The numeric format the upstream serves the model in, as declared");
+
+/** What the supplier declares about an offer (editable like the rest of it). */
+export const DeclaredSchema = z.object({
+  quantization: Quantization,
+  data_policy: z
+    .object({
+      retains_prompts: z.boolean().describe("The upstream keeps prompts or answers after answering"),
+      trains_on_prompts: z.boolean().describe("The upstream uses prompts or answers for training"),
+    })
+    .describe('An offer that has not said is shown retaining and training; provider.data_collection "deny" excludes either'),
+  context_tokens: z.number().int().describe("The context it serves: its declared limit, else the model's"),
+  max_output_tokens: z.number().int().describe("The output it serves: its declared limit, else the model's"),
+});
+export type DeclaredView = z.output<typeof DeclaredSchema>;
+
+export const ProbeViewSchema = z.object({
+  status: z.enum(["unprobed", "passing", "flagged"]),
+  delisted: z.boolean().describe("Off the book because of the flag, until a probe round passes again"),
+  probed_at: Timestamp.nullable(),
+  flagged_at: Timestamp.nullable(),
+  reason: z.string().nullable().describe("Why it is flagged, in a sentence"),
+  evidence: z
+    .array(
+      z.object({
+        probe: z.string().describe("The probe's name"),
+        check: z.string().describe("What failed: consensus, reference, model, json_schema, tool_schema, truncated, usage, error"),
+        expected: z.string().nullable(),
+        got: z.string().nullable(),
+        at: Timestamp,
+      }),
+    )
+    .describe("The failed checks of the last round that flagged it (empty unless flagged)"),
+});
+export type ProbeView = z.output<typeof ProbeViewSchema>;
 
 export const MAX_DAILY_CAPACITY_MICRO_DIEM = 1_000_000n * 1_000_000n; // one million diem per day
 

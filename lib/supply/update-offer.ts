@@ -1,8 +1,8 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
-import type { Features } from "@/lib/router/features";
+import type { Features } from "@/lib/supply/features";
 import { declaredFields } from "@/lib/supply/declared";
 import { findOwnedOffer, getOfferOrThrow } from "@/lib/supply/get-offer";
 import { modelsWithListPrices, refreshFeatures, replaceModels, resolveModels, type OfferedModel } from "@/lib/supply/offer-models";

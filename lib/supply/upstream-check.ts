@@ -1,6 +1,6 @@
 import "server-only";
 import { AppError, type AppErrorCode } from "@/lib/errors";
-import type { Features } from "@/lib/router/features";
+import type { Features } from "@/lib/supply/features";
 import type { OfferedModel } from "@/lib/supply/offer-models";
 import type { PricingComparison, UpstreamPricingView } from "@/lib/supply/schemas";
 import type { UpstreamPolicy } from "@/lib/upstream/ssrf";

@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { log } from "@/lib/log";
 import { findOwnedOffer, getOfferOrThrow } from "@/lib/supply/get-offer";
 import type { OfferView } from "@/lib/supply/schemas";

@@ -5,7 +5,7 @@ import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants"
  * Token accounting shared by the marketplace router and the reference upstream.
  *
  * Encoding: o200k_base (gpt-tokenizer). Third-party models use their own tokenizers, so this is an estimate
- * for them (the router allows a stated tolerance, lib/router/metering.ts), but it is the exact count the
+ * for them (the router allows a stated tolerance, lib/upstream/metering.ts), but it is the exact count the
  * reference upstream reports, which keeps metering testable end to end.
  *
  * Cost is linear in the text: byte-pair merging is quadratic in the length of one pre-token (a run of one

@@ -1,5 +1,5 @@
 -- The first of a buyer's provider preferences (the merged `provider` object: request over key over account, as
--- lib/router/provider-schemas.ts validates it) that an offer fails, or NULL when it meets them all (or there are none). In
+-- lib/market/provider-schemas.ts validates it) that an offer fails, or NULL when it meets them all (or there are none). In
 -- this order: 'only' (offer ids or supplier public ids: the offer or its supplier must be listed), 'ignore' (neither
 -- may be listed), 'quantizations' (its declared quantization must be listed), 'data_collection' ('deny' excludes an
 -- offer that retains or trains on prompts), 'max_price' (USD per 1M tokens: the charge for 1M prompt, or completion,

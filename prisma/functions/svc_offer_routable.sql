@@ -1,5 +1,5 @@
 -- An offer can take a request now: it is active, healthy at p_now, not delisted by a failed fidelity probe
--- (offers.probe_delisted, lib/market/probes), priced at or below the buyer's max, and has the request's burn left today (svc_offer_model_serves says whether it serves the request's features). The reservation
+-- (offers.probe_delisted, lib/probes), priced at or below the buyer's max, and has the request's burn left today (svc_offer_model_serves says whether it serves the request's features). The reservation
 -- routes by it (svc_reserve_batch), and the book is what it admits at any price for the smallest burn
 -- (svc_offer_on_book).
 CREATE OR REPLACE FUNCTION "svc_offer_routable"(

@@ -14,7 +14,7 @@
 -- preferred_min_throughput first; an offer without figures does not meet them), then by the sort (offer_quality:
 -- latency ascending, throughput descending, no figures last), then, as always, price-time priority. The request's
 -- own offer ids must name offers: 'invalid_provider_id' (refused_param, refused_value) otherwise, before anything is
--- held (its supplier ids were checked before the statement: lib/router/provider-ids.ts). Every offer must serve the request's size as it declares it
+-- held (its supplier ids were checked before the statement: lib/market/provider-ids.ts). Every offer must serve the request's size as it declares it
 -- (svc_offer_fits_request). A 'no_offer' row carries the merged preferences, for the 503's diagnosis.
 -- status: 'ok' | 'invalid_api_key' | 'max_price_above_key_cap' | 'invalid_provider_id' | 'model_not_found'
 --       | 'insufficient_balance' | 'spend_limit_exceeded' | 'no_offer' | 'rejected'. ord is the 1-based position in
@@ -120,7 +120,7 @@ BEGIN
     v_max := COALESCE(p_requested_max_cents[i], v_key."max_price_cents", v_key."default_max_price_cents", p_default_max_cents);
 
     -- The request's own offer ids, each by its primary key (its supplier ids were checked before this statement,
-    -- against the process's set of supplier public ids: lib/router/provider-ids.ts; the key's and account's ids when
+    -- against the process's set of supplier public ids: lib/market/provider-ids.ts; the key's and account's ids when
     -- they were set).
     IF p_prefs[i] ? 'only' OR p_prefs[i] ? 'ignore' THEN
       SELECT f.field, x.id INTO v_bad

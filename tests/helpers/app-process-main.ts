@@ -33,7 +33,7 @@ const server = await startRouteServer();
 if (process.env.SVC_TEST_EXIT_ON_SIGTERM === "1") {
   const [{ env }, { db }, { refuseShuttingDown }, { exitOnSignals }, { releaseHold }] = await Promise.all([
     import("@/lib/env"),
-    import("@/lib/db"),
+    import("@/lib/db/client"),
     import("@/lib/http/front-door"),
     import("@/lib/ops/shutdown"),
     import("@/lib/router/holds"),

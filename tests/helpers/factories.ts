@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { createSession } from "@/lib/auth/sessions";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 
 /** A fresh account for a fresh random wallet (tests never share accounts), or for the given wallet. */
 export async function seedAccount(wallet: PrivateKeyAccount = privateKeyToAccount(generatePrivateKey())) {

@@ -1,4 +1,4 @@
-import { db, type Prisma, type Tx } from "@/lib/db";
+import { db, type Prisma, type Tx } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";

@@ -4,10 +4,10 @@
  * + platform), with the offer-day burn raised to match, so the ledger invariants hold for them too.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { chargeMicros, splitCharge } from "@/lib/money";
-import type { Features } from "@/lib/router/features";
+import type { Features } from "@/lib/supply/features";
 import { utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { encryptCredential } from "@/lib/upstream/key-encryption";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";

@@ -12,7 +12,7 @@ import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
 import type { ConnectionLimits } from "@/lib/http/connections";
 import { createFrontDoorServer, methodTableFromRoutes } from "@/lib/http/front-door";
 import { readNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
-import { listOperations, type Operation } from "@/lib/openapi/operation";
+import { listOperations, type Operation } from "@/lib/http/openapi/operation";
 
 type CompiledRoute = { spec: Operation; pattern: RegExp; names: string[]; rank: number };
 

@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import { POST as chatCompletions } from "@/app/v1/chat/completions/route";
 import { createApiKey } from "@/lib/auth/api-keys";
 import type { CreateApiKeyInput } from "@/lib/auth/schemas";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { seedAccount } from "./factories";
 import { seedBuyerBalance } from "./ledger-factories";
 

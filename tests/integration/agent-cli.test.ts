@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicClient } from "@/lib/chain/client";
 import { getAddress } from "viem";
 import { ANVIL_DEV_ACCOUNTS, getDevAccount } from "@/lib/chain/constants";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getBalance } from "@/lib/ledger/accounts";
 import { formatMicros, parseMicros } from "@/lib/money";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "@/lib/auth/tokens";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { moduleCopy } from "../helpers/module-copy";
 import { seedBuyer } from "../helpers/router-factories";
 

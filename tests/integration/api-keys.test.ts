@@ -4,7 +4,7 @@ import { DELETE as deleteKey } from "@/app/v1/account/api-keys/[id]/route";
 import { GET as getAccount } from "@/app/v1/account/route";
 import { getApiKeyOrThrow } from "@/lib/auth/api-key-auth";
 import { sha256Hex } from "@/lib/auth/tokens";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { errorStatus } from "@/lib/http/errors";
 import { jsonRequest, readError, routeParams } from "../helpers/http";

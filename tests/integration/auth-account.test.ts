@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GET as getAccount, PATCH as patchAccount } from "@/app/v1/account/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { encryptCredential } from "@/lib/upstream/key-encryption";

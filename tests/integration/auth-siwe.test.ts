@@ -7,7 +7,7 @@ import { GET as getSession } from "@/app/auth/session/route";
 import { serializeSessionCookie } from "@/lib/auth/request-credentials";
 import { SESSION_TTL_MS } from "@/lib/auth/sessions";
 import { sha256Hex } from "@/lib/auth/tokens";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import type { SiweChallenge } from "@/lib/auth/siwe-message";
 import { jsonRequest, readError } from "../helpers/http";
 import { buildSiweMessage, cookieFrom, fetchChallenge, signInWithWallet, verify } from "../helpers/siwe";

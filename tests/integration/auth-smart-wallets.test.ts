@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { readError } from "../helpers/http";
 import { buildSiweMessage, fetchChallenge, verify } from "../helpers/siwe";
 import { chainClient, deployWalletFactory, randomSalt } from "../helpers/smart-wallets";

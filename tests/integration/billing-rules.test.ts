@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as modelsRoute } from "@/app/v1/models/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { clearMarketCache } from "@/lib/market/cache";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
-import { allowedClaim, defaultReasoningBudget, REASONING_TOKENS_PER_ANSWER_TOKEN } from "@/lib/router/metering";
+import { allowedClaim, defaultReasoningBudget, REASONING_TOKENS_PER_ANSWER_TOKEN } from "@/lib/upstream/metering";
 import { countPromptTokens, countReplyTokens, promptMaterial, tokenBounds } from "@/lib/upstream/tokens";
 import { completion, startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { jsonRequest } from "../helpers/http";

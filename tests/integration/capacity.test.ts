@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { getBook } from "@/lib/market/book";
 import { getOfferCapacity, nextUtcMidnight, remainingMicroDiem, utcDay, utcDayKey } from "@/lib/supply/capacity";
 import { cooldownMs, isHealthy, reportUpstreamFailure, reportUpstreamSuccess } from "@/lib/supply/offer-health";

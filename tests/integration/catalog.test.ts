@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { clearMarketCache } from "@/lib/market/cache";
 import { CATALOG, parseCatalogFile } from "@/lib/market/catalog";
 import { getPriceAt, getPriceHistory, planCatalog } from "@/lib/market/catalog-store";

@@ -13,7 +13,7 @@ import OpenAI from "openai";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { formatMicros } from "@/lib/money";
 import { countPromptTokens } from "@/lib/upstream/tokens";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";

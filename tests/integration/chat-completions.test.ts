@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { revokeApiKey } from "@/lib/auth/api-keys";
 import { burnMicroDiem, chargeMicros, formatMicros, splitCharge } from "@/lib/money";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";

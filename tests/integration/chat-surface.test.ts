@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as modelsRoute } from "@/app/v1/models/route";
 import { POST as postOffer } from "@/app/v1/supply/offers/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { clearMarketCache } from "@/lib/market/cache";
 import type { ModelListing } from "@/lib/market/schemas";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";

@@ -6,8 +6,8 @@
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
-import { pgPool } from "@/lib/db-pool";
+import { db } from "@/lib/db/client";
+import { pgPool } from "@/lib/db/pool";
 import { requireDatabaseUrl } from "@/lib/env";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { queuedClears, releaseHold } from "@/lib/router/holds";

@@ -547,10 +547,18 @@ describe("lingering close", () => {
   function upload(port: number, path: string, headers: Record<string, string>, bytes: number, chunked: boolean): Promise<Upload> {
     return new Promise((resolve) => {
       let settled = false;
-      const settle = (outcome: Upload) => {
+      let outcome: Upload | undefined;
+      let closed = false;
+      // Resolved once the connection is closed too: the server counts a lingering connection until it sees the close, and
+      // the next try must not find the last one still counted (it did, once in ten, on a loaded machine).
+      const finish = () => {
+        if (outcome && closed) resolve(outcome);
+      };
+      const settle = (result: Upload) => {
         if (settled) return;
         settled = true;
-        resolve(outcome);
+        outcome = result;
+        finish();
       };
       const req = request(
         {
@@ -573,6 +581,12 @@ describe("lingering close", () => {
       );
       // Once it has read its answer the client stops writing (node:http then ends the socket): only an error before counts.
       req.on("error", (error: NodeJS.ErrnoException) => settle({ error: error.code ?? error.message }));
+      req.on("socket", (socket) =>
+        socket.once("close", () => {
+          closed = true;
+          finish();
+        }),
+      );
       const block = Buffer.alloc(64 * 1024, 0x20);
       let sent = 0;
       const pump = () => {

@@ -13,7 +13,7 @@ import { createApiKey } from "@/lib/auth/api-keys";
 import { frontDoor, methodTableFromOpenApi, methodTableFromRoutes } from "@/lib/http/front-door";
 import { securityHeaders } from "@/lib/http/security-headers";
 import { publicRpcUrl } from "@/lib/env";
-import { buildOpenApiDocument } from "@/lib/openapi/document";
+import { buildOpenApiDocument } from "@/lib/http/openapi/document";
 import { DIRECT_ROUTES } from "@/server/direct-routes";
 import { seedSignedInAccount } from "../helpers/factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";

@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "@/lib/auth/api-keys";
 import { createSession } from "@/lib/auth/sessions";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { formatMicros } from "@/lib/money";
-import { defaultReasoningBudget } from "@/lib/router/metering";
+import { defaultReasoningBudget } from "@/lib/upstream/metering";
 import { COMPLETION_ID_PATTERN, type CostDetails, type Generation } from "@/lib/router/schemas";
 import { startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { seedAccount } from "../helpers/factories";

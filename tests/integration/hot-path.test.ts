@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { assertLedgerInvariants } from "@/lib/ledger/invariants";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { sweepExpiredHolds } from "@/lib/router/holds";
-import { allowedClaim } from "@/lib/router/metering";
+import { allowedClaim } from "@/lib/upstream/metering";
 import { promptMaterial, tokenBounds } from "@/lib/upstream/tokens";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { AnswerGate } from "../helpers/answer-gate";

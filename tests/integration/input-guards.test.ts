@@ -8,7 +8,7 @@ import { POST as createKeyRoute } from "@/app/v1/account/api-keys/route";
 import { GET as bookRoute } from "@/app/v1/market/book/route";
 import { GET as tradesRoute } from "@/app/v1/market/trades/route";
 import { POST as postOfferRoute } from "@/app/v1/supply/offers/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";

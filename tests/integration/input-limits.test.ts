@@ -6,7 +6,7 @@
  * hostile load within its drain window.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { startAppProcess, type AppProcess } from "../helpers/app-process";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { claimJobTick } from "@/lib/ops/leases";
 
 /** A job name no other test (or background job) uses. */

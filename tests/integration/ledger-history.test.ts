@@ -5,7 +5,7 @@ import { GET as getLedgerExportRoute } from "@/app/v1/account/ledger/export/rout
 import { GET as getLedgerRoute } from "@/app/v1/account/ledger/route";
 import { GET as getDailyEarningsRoute } from "@/app/v1/supply/earnings/daily/route";
 import { GET as getEarningsRoute } from "@/app/v1/supply/earnings/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { formatMicros, parseMicros } from "@/lib/money";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";

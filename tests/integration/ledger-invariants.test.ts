@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 import { checkLedgerInvariants } from "@/lib/ledger/invariants";
 import { EXTERNAL_LEDGER_ACCOUNT_ID, PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount } from "../helpers/factories";

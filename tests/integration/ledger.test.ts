@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { GET as getBalanceRoute } from "@/app/v1/account/balance/route";
 import { GET as getLedgerRoute } from "@/app/v1/account/ledger/route";
 import { GET as getLedgerHealthRoute } from "@/app/healthz/ledger/route";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { getBalance, getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { checkLedgerInvariants } from "@/lib/ledger/invariants";

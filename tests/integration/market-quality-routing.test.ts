@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as offersRoute } from "@/app/v1/market/models/[id]/offers/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { clearMarketCache } from "@/lib/market/cache";
-import { runProbeRound } from "@/lib/market/probes";
+import { runProbeRound } from "@/lib/probes";
 import { binRange, latencyBin } from "@/lib/market/quality/figures";
 import { refreshOfferQuality } from "@/lib/market/quality/refresh";
 import type { ModelOfferList, ModelOfferView } from "@/lib/market/schemas";

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as offersRoute } from "@/app/v1/market/models/[id]/offers/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { clearMarketCache } from "@/lib/market/cache";
 import { binRange, KEEP_BUCKETS, latencyBin, statsBucket, WINDOWS } from "@/lib/market/quality/figures";

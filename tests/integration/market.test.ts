@@ -5,7 +5,7 @@ import { GET as statsRoute } from "@/app/v1/market/stats/route";
 import { GET as tradesRoute } from "@/app/v1/market/trades/route";
 import { GET as modelsRoute } from "@/app/v1/models/route";
 import { GET as poolRoute } from "@/app/v1/supply/pool/summary/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { clearMarketCache } from "@/lib/market/cache";
 import type { BookView, MarketModelView, MarketStats, ModelListing, PoolSummary, TradeView } from "@/lib/market/schemas";
 import { formatMicros, parseMicros } from "@/lib/money";

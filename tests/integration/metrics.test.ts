@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { startCannedUpstream, completion, type CannedUpstream } from "../helpers/canned-upstream";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GET as getHealth } from "@/app/healthz/route";
 import { env } from "@/lib/env";
 import { GET as getModels } from "@/app/v1/models/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { CATALOG } from "@/lib/market/catalog";
 import { encryptCredential } from "@/lib/upstream/key-encryption";
 import { jsonRequest } from "../helpers/http";

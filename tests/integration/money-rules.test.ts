@@ -7,7 +7,7 @@
  * SVC_RULES_SEED=<n> replays a run; SVC_RULES_CASES=<n> changes its size. The seed is printed on every run.
  */
 import { describe, expect, it } from "vitest";
-import { pgPool } from "@/lib/db-pool";
+import { pgPool } from "@/lib/db/pool";
 import { prng } from "../helpers/prng";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { remainingMicroDiem } from "@/lib/supply/capacity";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as offersRoute } from "@/app/v1/market/models/[id]/offers/route";
 import { POST as postRoute } from "@/app/v1/supply/offers/route";
 import { GET as getRoute, PATCH as patchRoute } from "@/app/v1/supply/offers/[id]/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { clearMarketCache } from "@/lib/market/cache";
 import type { ModelOfferList } from "@/lib/market/schemas";
 import type { OfferView } from "@/lib/supply/schemas";

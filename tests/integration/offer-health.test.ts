@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { DEFAULT_MAX_RESPONSE_BYTES } from "@/lib/upstream/client";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";

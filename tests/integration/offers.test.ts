@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GET as listRoute, POST as postRoute } from "@/app/v1/supply/offers/route";
 import { DELETE as deleteRoute, GET as getRoute, PATCH as patchRoute } from "@/app/v1/supply/offers/[id]/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { errorStatus } from "@/lib/http/errors";

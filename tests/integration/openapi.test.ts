@@ -21,8 +21,8 @@ import {
   type OpenApiDocument,
   type OpenApiOperation,
   type OpenApiParameter,
-} from "@/lib/openapi/document";
-import { HTTP_METHODS, listOperations } from "@/lib/openapi/operation";
+} from "@/lib/http/openapi/document";
+import { HTTP_METHODS, listOperations } from "@/lib/http/openapi/operation";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, routeParams } from "../helpers/http";
 

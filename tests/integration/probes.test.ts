@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getBook } from "@/lib/market/book";
-import { probeEvidence, runProbeRound } from "@/lib/market/probes";
-import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBES } from "@/lib/market/probes/catalog";
+import { runProbeRound } from "@/lib/probes";
+import { probeEvidence } from "@/lib/supply/probe-evidence";
+import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBES } from "@/lib/probes/catalog";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { metrics } from "@/lib/ops/metrics";
-import { defaultReasoningBudget } from "@/lib/router/metering";
+import { defaultReasoningBudget } from "@/lib/upstream/metering";
 import { utcDay } from "@/lib/supply/capacity";
 import { startReferenceUpstream, type ReferenceUpstream, type UpstreamMode } from "@/scripts/reference-upstream/server";
 import { seedPlatformBalance } from "../helpers/ledger-factories";

@@ -12,7 +12,7 @@ import { PATCH as patchAccount } from "@/app/v1/account/route";
 import { GET as currentKey } from "@/app/v1/key/route";
 import { GET as listModelsRoute } from "@/app/v1/models/route";
 import { POST as responsesRoute } from "@/app/v1/responses/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { supplierPublicId } from "@/lib/supply/public-id";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { seedAccount, seedSignedInAccount } from "../helpers/factories";

@@ -5,7 +5,7 @@
  * millisecond), in one query per rule. SVC_RULES_SEED=<n> replays a run; the seed is printed.
  */
 import { describe, expect, it } from "vitest";
-import { pgPool } from "@/lib/db-pool";
+import { pgPool } from "@/lib/db/pool";
 import { LATENCY_BIN_LOWER_BOUNDS, LATENCY_BINS, latencyBin, statsBucket } from "@/lib/market/quality/figures";
 import { prng } from "../helpers/prng";
 

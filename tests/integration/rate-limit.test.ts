@@ -6,7 +6,7 @@ import { createMemoryStore, createPostgresStore, createRedisStore, enforceRateLi
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { MAX_OPEN_NONCES_PER_WALLET } from "@/lib/auth/nonces";
 import { getDevAccount } from "@/lib/chain/constants";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 import { buildSiweMessage, fetchChallenge, verify } from "../helpers/siwe";

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { publicClient } from "@/lib/chain/client";
 import { ANVIL_DEV_ACCOUNTS, BASE_USDC_ADDRESS } from "@/lib/chain/constants";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getBalance } from "@/lib/ledger/accounts";
 import { registerJob, runJob, startBackgroundJobs, stopBackgroundJobs } from "@/lib/ops/jobs";

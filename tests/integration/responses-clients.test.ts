@@ -14,7 +14,7 @@ import OpenAI from "openai";
 import { zodTextFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { formatMicros } from "@/lib/money";
 import { countPromptTokens } from "@/lib/upstream/tokens";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "@/lib/auth/tokens";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { reserveWithKey, sweepExpiredHolds } from "@/lib/router/holds";
-import { NO_FEATURES } from "@/lib/router/features";
-import { allowedClaim } from "@/lib/router/metering";
+import { NO_FEATURES } from "@/lib/supply/features";
+import { allowedClaim } from "@/lib/upstream/metering";
 import { promptMaterial, tokenBounds } from "@/lib/upstream/tokens";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { AnswerGate } from "../helpers/answer-gate";

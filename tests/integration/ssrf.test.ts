@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { POST as postOfferRoute } from "@/app/v1/supply/offers/route";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { errorStatus } from "@/lib/http/errors";
 import { createOffer } from "@/lib/supply/create-offer";

@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { getAddress } from "viem";
 import { publicClient, relayerAccount } from "@/lib/chain/client";
 import { ANVIL_DEV_ACCOUNTS, BASE_USDC_ADDRESS } from "@/lib/chain/constants";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getBalance } from "@/lib/ledger/accounts";
 import { faults } from "@/lib/payments/faults";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as getDaily } from "@/app/v1/account/usage/daily/route";
 import { GET as getUsage } from "@/app/v1/account/usage/route";
 import { createSession } from "@/lib/auth/sessions";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { formatMicros } from "@/lib/money";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { jsonRequest, readError } from "../helpers/http";

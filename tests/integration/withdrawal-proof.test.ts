@@ -22,7 +22,7 @@ import { base } from "viem/chains";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";

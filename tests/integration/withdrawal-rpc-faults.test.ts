@@ -14,7 +14,7 @@ import { base } from "viem/chains";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { BASE_USDC_ADDRESS } from "@/lib/chain/constants";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";

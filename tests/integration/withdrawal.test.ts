@@ -7,7 +7,7 @@ import { GET as listWithdrawalsRoute, POST as postWithdrawalRoute } from "@/app/
 import { publicClient } from "@/lib/chain/client";
 import { BASE_USDC_ADDRESS, getDevAccount } from "@/lib/chain/constants";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { faults } from "@/lib/payments/faults";
 import { reconcileWithdrawals } from "@/lib/payments/withdrawals";

@@ -17,7 +17,7 @@ import { resetTestDatabase } from "../../scripts/migrate";
  * A PostgreSQL server's default zone is its machine's, which need not be UTC: the suite's database defaults to a
  * zone off UTC by a fraction of an hour, so a statement that leans on the session's zone (a zone-less JS Date
  * read as local time, a day cut at local midnight) fails here and not on someone's server. The app pins its own
- * sessions to UTC (lib/db-pools.ts); the embedded database is on GMT, and is one session behind every connection:
+ * sessions to UTC (lib/db/pools.ts); the embedded database is on GMT, and is one session behind every connection:
  * a test that wants another zone there sets it for its own transaction only (SET LOCAL), or every file running
  * beside it moves too (tests/integration/key-period-rules.test.ts).
  */

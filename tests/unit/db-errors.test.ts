@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDatabaseUnavailable } from "@/lib/db-errors";
+import { isDatabaseUnavailable } from "@/lib/db/errors";
 
 /** What each client throws when the database is away, and errors that must stay 500s (or their own AppError). */
 describe("isDatabaseUnavailable", () => {

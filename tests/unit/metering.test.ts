@@ -10,7 +10,7 @@ import {
   reasoningEffortOf,
   REASONING_TOKENS_PER_ANSWER_TOKEN,
   USAGE_TOLERANCE_FLOOR_TOKENS,
-} from "@/lib/router/metering";
+} from "@/lib/upstream/metering";
 
 describe("the usage tolerance", () => {
   it("is proportional (nothing over 0, at most twice a short count, 25% over a long one), and counting stops where it accepts", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { PROBES } from "@/lib/market/probes/catalog";
-import { judgeAnswer, judgeHttpFailure, modelMatches, normalizeText, schemaViolation } from "@/lib/market/probes/judge";
-import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
+import { PROBES } from "@/lib/probes/catalog";
+import { judgeAnswer, judgeHttpFailure, modelMatches, normalizeText, schemaViolation } from "@/lib/probes/judge";
+import type { UpstreamAnswer } from "@/lib/upstream/answer";
 
 const probe = (name: string) => PROBES.find((p) => p.name === name)!;
 const answer = (content: string | null, extra: Partial<UpstreamAnswer> = {}): UpstreamAnswer => ({

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parseUpstreamAnswer, upstreamErrorCode, upstreamErrorMessage, type UpstreamAnswer } from "@/lib/router/upstream-answer";
+import { parseUpstreamAnswer, upstreamErrorCode, upstreamErrorMessage, type UpstreamAnswer } from "@/lib/upstream/answer";
 import { classifyUpstreamStatus, type ForwardFailureCause } from "@/lib/router/upstream-failure";
 
 /**

@@ -3,7 +3,7 @@ import { DocsToc } from "@/components/docs/docs-toc";
 import { DOCS_PAGES, docsHref, searchIndex } from "@/components/docs/docs-content";
 import { API_ROUTES } from "@/app/api-routes";
 import { deployment } from "@/lib/env";
-import { getOpenApiDocument } from "@/lib/openapi/document";
+import { getOpenApiDocument } from "@/lib/http/openapi/document";
 import { C } from "@/components/docs/code-block";
 
 /** The docs, one page per section, with a table of contents (sidebar, or a disclosure on a phone) and a search. */

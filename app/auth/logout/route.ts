@@ -3,7 +3,7 @@ import { revokeSession } from "@/lib/auth/sessions";
 import { deployment } from "@/lib/env";
 import { noContent } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 // POST /auth/logout – revoke this session server-side and clear the cookie
 export const POST = route(

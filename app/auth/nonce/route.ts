@@ -2,7 +2,7 @@ import { NonceQuery, SiweChallengeSchema } from "@/lib/auth/schemas";
 import { createSiweChallenge } from "@/lib/auth/siwe";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

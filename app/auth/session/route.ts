@@ -2,7 +2,7 @@ import { SessionSchema } from "@/lib/auth/schemas";
 import { describeSession } from "@/lib/auth/sessions";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

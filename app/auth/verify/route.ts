@@ -5,7 +5,7 @@ import { signInWithEthereum } from "@/lib/auth/siwe";
 import { deployment } from "@/lib/env";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 // POST /auth/verify – check a signed SIWE message and open a session; its token travels only in the cookie
 export const POST = route(

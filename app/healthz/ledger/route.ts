@@ -2,7 +2,7 @@ import { json } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { getLedgerHealth } from "@/lib/ledger/ledger-health";
 import { LedgerHealthSchema } from "@/lib/ledger/schemas";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,6 @@
 import { AppError } from "@/lib/errors";
 import { route } from "@/lib/http/route";
-import type { HttpMethod } from "@/lib/openapi/operation";
+import type { HttpMethod } from "@/lib/http/openapi/operation";
 
 // any /v1/<unknown> – a JSON 404 in the API's error shape instead of the HTML not-found page
 function notFound(method: HttpMethod) {

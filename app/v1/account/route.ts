@@ -2,7 +2,7 @@ import { getAccountProfile, updateAccountSettings } from "@/lib/account/profile"
 import { AccountSchema, UpdateAccountBody } from "@/lib/account/schemas";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

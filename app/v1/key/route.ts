@@ -2,7 +2,7 @@ import { getCurrentKey } from "@/lib/auth/current-key";
 import { CurrentKeySchema } from "@/lib/auth/schemas";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
 import "server-only";
-import { db, Prisma } from "@/lib/db";
+import { db, Prisma } from "@/lib/db/client";
 import { emptySums, LATENCY_BINS, statsBucket, windowStart, type WindowName, type WindowSums } from "@/lib/market/quality/figures";
 
 /**

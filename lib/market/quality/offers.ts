@@ -1,10 +1,10 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { getActiveModels, onBookCondition, REMAINING, type CatalogEntry } from "@/lib/market/book";
 import { cached } from "@/lib/market/cache";
-import { probeViews, type ProbeColumns } from "@/lib/market/probes";
+import { probeViews, type ProbeColumns } from "@/lib/supply/probe-evidence";
 import { emptySums, windowFigures } from "@/lib/market/quality/figures";
 import { readWindowSums } from "@/lib/market/quality/measurements";
 import type { ModelOfferList, ModelOfferView } from "@/lib/market/schemas";

@@ -1,5 +1,5 @@
 import "server-only";
-import { db } from "@/lib/db";
+import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { KEEP_BUCKETS, statsBucket, windowFigures } from "@/lib/market/quality/figures";
 import { readWindowSums } from "@/lib/market/quality/measurements";
@@ -9,7 +9,7 @@ import { readWindowSums } from "@/lib/market/quality/measurements";
  * the throughput of its 1 h window when that window has the minimum sample, else of its 24 h window, else null.
  * An offer not measured in the last 24 h loses its row (null, to a reader) while its older measurements are kept, and
  * measurements older than KEEP_BUCKETS buckets (two days) are deleted. The reservation reads the snapshot, never the measurements (a background job,
- * lib/ops/background-jobs.ts, runs this every QUALITY_REFRESH_MS on one instance).
+ * server/background-jobs.ts, runs this every QUALITY_REFRESH_MS on one instance).
  */
 export async function refreshOfferQuality(now: Date = new Date()): Promise<{ offers: number; pruned: number }> {
   const sums = await readWindowSums(null, now);

@@ -3,11 +3,11 @@
 --
 -- * models.bills_reasoning: the catalog says which models bill hidden reasoning. A buyer who asks for reasoning
 --   (reasoning_effort other than "none") on such a model pays the reasoning tokens its supplier claims, up to the
---   max_tokens forwarded (lib/router/metering.ts); otherwise a claim beyond svc's count is disputed as before.
+--   max_tokens forwarded (lib/upstream/metering.ts); otherwise a claim beyond svc's count is disputed as before.
 -- * svc_clear_batch takes its counts as bigint[] (the claims are the supplier's numbers: 2147483648 in an int[]
 --   failed the whole statement, "out of range for type integer"). The claim columns stay integer: a claim beyond
 --   2147483647 is stored as 2147483647 (it is far outside anything a request allows, so it is already a dispute and
---   a health failure, lib/router/metering.ts), which spares completions a table rewrite. Every item is checked
+--   a health failure, lib/upstream/metering.ts), which spares completions a table rewrite. Every item is checked
 --   first (counts in range, a completion id not yet used and not repeated in the batch); one that fails answers
 --   'rejected' alone and the rest clear in the same statement. The body is otherwise the set-based one of
 --   20261125000000_clear_set_based (its header states what a clear does and the lock order; both unchanged).

@@ -1,5 +1,5 @@
 -- Market quality (#23), the offer's own fields: what its supplier declares (quantization, data policy, the limits it
--- serves) and what the platform's fidelity probes found (lib/market/probes). A probe-flagged offer the operator delists
+-- serves) and what the platform's fidelity probes found (lib/probes). A probe-flagged offer the operator delists
 -- is off the book until it passes again: svc_offer_routable and svc_offer_on_book take probe_delisted, so their old
 -- signatures go (IF EXISTS: a new database has none until prisma/functions/ installs them, after the migrations).
 

@@ -1,5 +1,5 @@
 -- Buyers choose by more than price (#23): default provider preferences (the `provider` object of a chat request, as
--- lib/router/provider-schemas.ts validates it) on a key and on an account, merged field by field under the request's own by
+-- lib/market/provider-schemas.ts validates it) on a key and on an account, merged field by field under the request's own by
 -- the reservation (svc_reserve_batch), which reads both rows already. NULL = none.
 ALTER TABLE "api_keys" ADD COLUMN "provider_preferences" JSONB;
 ALTER TABLE "accounts" ADD COLUMN "provider_preferences" JSONB;

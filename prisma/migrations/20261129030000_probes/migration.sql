@@ -1,4 +1,4 @@
--- Fidelity probes (#23, lib/market/probes): the platform buys a few deterministic requests from each live offer, at the
+-- Fidelity probes (#23, lib/probes): the platform buys a few deterministic requests from each live offer, at the
 -- offer's price, and judges the answers. One probe_runs row per offer × model × probe × round: reserved before it is
 -- sent (its most expensive answer held on a platform fee account and counted against the day's budget), then settled
 -- (paid by a `probe` journal entry: the platform account pays the supplier's share of the charge; the fee is the
@@ -20,7 +20,7 @@ CREATE TABLE "probe_runs" (
   "day" date NOT NULL,
   "status" "probe_run_status" NOT NULL DEFAULT 'reserved',
   "outcome" "probe_outcome",
-  -- The failed checks, [{check, expected, got}], each string bounded (lib/market/probes/judge.ts).
+  -- The failed checks, [{check, expected, got}], each string bounded (lib/probes/judge.ts).
   "failures" jsonb,
   -- The normalized answer the consensus compares (bounded), the answer's own model and finish reason, the HTTP status.
   "answer" text,

@@ -1,6 +1,6 @@
 -- Reasoning billed only as far as it is plausible (issue 34, finding 2). Hand-written.
 --
--- A completion keeps the reasoning tokens its upstream claimed beside those billed (lib/router/metering.ts bounds
+-- A completion keeps the reasoning tokens its upstream claimed beside those billed (lib/upstream/metering.ts bounds
 -- billed hidden reasoning by the request's budget and by what the answer makes plausible), so its generation record
 -- and cost_details show both. Both are NULL on completions cleared before this migration (the claim was not kept).
 --

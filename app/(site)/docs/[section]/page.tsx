@@ -3,7 +3,7 @@ import { notFound } from "next/navigation";
 import { DOCS_PAGES } from "@/components/docs/docs-content";
 import { DocsPageBody } from "@/components/docs/docs-page-body";
 import { API_ROUTES } from "@/app/api-routes";
-import { getOpenApiDocument } from "@/lib/openapi/document";
+import { getOpenApiDocument } from "@/lib/http/openapi/document";
 
 export const dynamic = "force-dynamic";
 

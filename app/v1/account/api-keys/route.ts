@@ -2,7 +2,7 @@ import { createApiKey, listApiKeys } from "@/lib/auth/api-keys";
 import { ApiKeyListSchema, CreateApiKeyBody, CreatedApiKeySchema } from "@/lib/auth/schemas";
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

@@ -4,7 +4,7 @@ import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { listAccountLedger } from "@/lib/ledger/history";
 import { checkLedgerRange, LedgerFilterFields, LedgerPageSchema } from "@/lib/ledger/schemas";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

@@ -3,7 +3,7 @@ import { listUsage } from "@/lib/account/usage";
 import { PageQuery } from "@/lib/pagination";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

@@ -7,7 +7,7 @@ import {
   costHeaders,
   readMaxPriceHeader,
 } from "@/lib/http/svc-headers";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { completeChat } from "@/lib/router/complete";
 import { ChatCompletionRequest, ChatCompletionSchema } from "@/lib/router/schemas";
 

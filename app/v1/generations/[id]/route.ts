@@ -1,6 +1,6 @@
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { getGeneration } from "@/lib/router/get-generation";
 import { GenerationSchema } from "@/lib/router/schemas";
 

@@ -2,7 +2,7 @@ import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { getMarketHistory } from "@/lib/market/history";
 import { HistoryQuery, MarketHistorySchema } from "@/lib/market/schemas";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

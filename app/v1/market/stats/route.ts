@@ -2,7 +2,7 @@ import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { MarketStatsSchema } from "@/lib/market/schemas";
 import { getMarketStats } from "@/lib/market/stats";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

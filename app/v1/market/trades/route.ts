@@ -2,7 +2,7 @@ import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { TradeListSchema, TradesQuery } from "@/lib/market/schemas";
 import { listTrades } from "@/lib/market/trades";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

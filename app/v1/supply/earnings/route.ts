@@ -1,6 +1,6 @@
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { getEarnings } from "@/lib/supply/earnings";
 import { EarningsSchema } from "@/lib/supply/schemas";
 

@@ -1,6 +1,6 @@
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { createOffer } from "@/lib/supply/create-offer";
 import { listOffers } from "@/lib/supply/list-offers";
 import { CheckedOfferSchema, CreateOfferBody, ListOffersQuery, OfferListSchema } from "@/lib/supply/schemas";

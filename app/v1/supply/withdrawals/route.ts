@@ -1,6 +1,6 @@
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { WithdrawalBody, WithdrawalListSchema, WithdrawalSchema } from "@/lib/payments/schemas";
 import { listWithdrawals, assertWithdrawalAmount, requestWithdrawal } from "@/lib/payments/withdrawals";
 

@@ -1,6 +1,6 @@
 import { json, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { PaymentChallengeSchema, TopUpBody, TopUpSchema } from "@/lib/payments/schemas";
 import { buildTopUpChallenge, formatTopUp, assertTopUpAmount, topUpWithPayment } from "@/lib/payments/top-up";
 import { readPaymentHeader } from "@/lib/payments/x402";

@@ -2,7 +2,7 @@ import { revokeApiKey, updateApiKey } from "@/lib/auth/api-keys";
 import { ApiKeySchema, UpdateApiKeyBody } from "@/lib/auth/schemas";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 // DELETE /v1/account/api-keys/{id} – revoke one of the caller's keys; it is refused from the next request on
 export const DELETE = route(

@@ -1,7 +1,7 @@
 import { route } from "@/lib/http/route";
 import { exportLedgerCsv } from "@/lib/ledger/export-csv";
 import { LedgerExportQuery } from "@/lib/ledger/schemas";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

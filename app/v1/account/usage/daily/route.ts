@@ -2,7 +2,7 @@ import { DailyQuery, DailySpendListSchema } from "@/lib/account/schemas";
 import { listDailySpend } from "@/lib/account/usage";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 
 export const dynamic = "force-dynamic";
 

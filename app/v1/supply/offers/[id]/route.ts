@@ -1,6 +1,6 @@
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
-import { response } from "@/lib/openapi/operation";
+import { response } from "@/lib/http/openapi/operation";
 import { getOfferOrThrow } from "@/lib/supply/get-offer";
 import { CheckedOfferSchema, OfferSchema, UpdateOfferBody } from "@/lib/supply/schemas";
 import { updateOffer } from "@/lib/supply/update-offer";

@@ -1,13 +1,13 @@
 import "server-only";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { hearDatabaseErrors } from "@/lib/db-errors";
-import { pgConfig, registerPool } from "@/lib/db-pools";
+import { hearDatabaseErrors } from "@/lib/db/errors";
+import { pgConfig, registerPool } from "@/lib/db/pools";
 import { processState } from "@/lib/process-state";
 
 /**
  * The hot path's own `pg` pool (lib/router/holds.ts): the completion path runs two statements per request and
- * Prisma's per-query cost was a quarter of the app's CPU there. Prisma (lib/db.ts) stays for everything else.
+ * Prisma's per-query cost was a quarter of the app's CPU there. Prisma (lib/db/client.ts) stays for everything else.
  * One pool per process, created on first use; it is process state (lib/process-state.ts), so
  * Next's dev reloads do not leak pools and both module graphs share it.
  * Three connections: group commit keeps at most one reservation and one clear statement in flight per process.

@@ -2,7 +2,7 @@
 import "server-only";
 import type { z } from "zod";
 import type { OperationDocs, ResponseSpec, RouteHandler } from "@/lib/http/route-types";
-import type { ResponseHeaderName } from "@/lib/openapi/headers";
+import type { ResponseHeaderName } from "@/lib/http/openapi/headers";
 
 export const HTTP_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];

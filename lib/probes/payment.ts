@@ -1,9 +1,9 @@
 import "server-only";
-import { db, type Tx } from "@/lib/db";
+import { db, type Tx } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";
-import type { ProbeFailure } from "@/lib/market/probes/judge";
+import type { ProbeFailure } from "@/lib/supply/probe-evidence";
 
 /**
  * Paying for a probe as a buyer pays for a request: reserved before it is sent, settled from the answer.
@@ -14,7 +14,7 @@ import type { ProbeFailure } from "@/lib/market/probes/judge";
  * held). Either refusal rolls both back and the probe is not sent: never a probe unpaid, never a negative balance.
  * An offer without that burn left today is not probed.
  *
- * Settle (one transaction): the answer is billed as a buyer's would be (lib/router/metering.ts billUsage: our count
+ * Settle (one transaction): the answer is billed as a buyer's would be (lib/upstream/metering.ts billUsage: our count
  * against the upstream's claim), priced by the SQL rules at the prices snapshotted at reservation (svc_burn_micro_diem,
  * svc_charge_micros, svc_supplier_micros, svc_fee_micros; capped at the reservation), the burn counted on the offer's
  * day, the hold released, and one `probe` journal entry moves the supplier's share from the platform account to the

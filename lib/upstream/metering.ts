@@ -1,7 +1,7 @@
 import "server-only";
 import { AppError } from "@/lib/errors";
 import { log } from "@/lib/log";
-import type { AssistantMessageOut, ClaimedUsage, UpstreamAnswer } from "@/lib/router/upstream-answer";
+import type { AssistantMessageOut, ClaimedUsage, UpstreamAnswer } from "@/lib/upstream/answer";
 import {
   countMaterialTokens,
   countReplyTokens,

@@ -8,7 +8,7 @@ import { log } from "@/lib/log";
  * `service_unavailable` with Retry-After (lib/http/route.ts), never 500: it is temporary and says nothing about
  * the request.
  *
- * The shapes it recognizes, from the two clients the app uses: `pg` (the hot path's pool, lib/db-pool.ts) throws
+ * The shapes it recognizes, from the two clients the app uses: `pg` (the hot path's pool, lib/db/pool.ts) throws
  * the server's own error with its SQLSTATE, or a plain Error ("Connection terminated unexpectedly", a pool's connect
  * timeout) or a socket error; Prisma through @prisma/adapter-pg throws its P1xxx connection codes, or carries the
  * adapter's error kind in `meta.driverAdapterError`. Causes are followed a few levels down.

@@ -2,8 +2,8 @@ import "server-only";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "@prisma/client";
 import pg from "pg";
-import { hearDatabaseErrors } from "@/lib/db-errors";
-import { pgConfig, registerPool } from "@/lib/db-pools";
+import { hearDatabaseErrors } from "@/lib/db/errors";
+import { pgConfig, registerPool } from "@/lib/db/pools";
 import { processState } from "@/lib/process-state";
 
 export { Prisma } from "@prisma/client";

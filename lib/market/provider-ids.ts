@@ -1,7 +1,7 @@
 import "server-only";
-import { db } from "@/lib/db";
-import type { ProviderPreferences } from "@/lib/router/provider-schemas";
-import { unknownProviderId } from "@/lib/router/refusals";
+import { db } from "@/lib/db/client";
+import { AppError } from "@/lib/errors";
+import type { ProviderPreferences } from "@/lib/market/provider-schemas";
 import { isSupplierPublicId } from "@/lib/supply/public-id";
 
 const SUPPLIER_PREFIX = "sup_";
@@ -40,4 +40,13 @@ export async function assertProviderIdsExist(prefs: ProviderPreferences | null |
       if (!known) throw unknownProviderId(`${where}.${field}`, id);
     }
   }
+}
+
+/** An id of provider.only or provider.ignore that names neither an offer nor a supplier. */
+export function unknownProviderId(param: string, id: string) {
+  return new AppError(
+    "invalid_request",
+    `${param}: ${id} is neither an offer nor a supplier on svc (offer ids and supplier ids are listed by GET /v1/market/models/{id}/offers). Nothing was charged.`,
+    { details: { param } },
+  );
 }

@@ -1,7 +1,7 @@
 import "server-only";
 import { env } from "@/lib/env";
 import { refreshOfferQuality } from "@/lib/market/quality/refresh";
-import { runProbeRound } from "@/lib/market/probes";
+import { runProbeRound } from "@/lib/probes";
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";

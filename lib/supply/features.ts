@@ -1,5 +1,4 @@
 import "server-only";
-import type { ChatCompletionRequest } from "@/lib/router/schemas";
 
 /**
  * The features a model may or may not serve: function tools, JSON-schema structured outputs, image inputs.
@@ -13,11 +12,17 @@ export type Features = Record<Feature, boolean>;
 export const NO_FEATURES: Features = { tools: false, json_schema: false, vision: false };
 
 /** What the request uses: tool definitions, a json_schema response format, image parts. */
-export function requiredFeatures(body: ChatCompletionRequest): Features {
+export function requiredFeatures(body: {
+  tools?: readonly unknown[] | null;
+  response_format?: { type: string } | null;
+  messages: readonly { role: string; content?: unknown }[];
+}): Features {
   return {
     tools: (body.tools?.length ?? 0) > 0,
     json_schema: body.response_format?.type === "json_schema",
-    vision: body.messages.some((m) => m.role === "user" && Array.isArray(m.content) && m.content.some((p) => p.type === "image_url")),
+    vision: body.messages.some(
+      (m) => m.role === "user" && Array.isArray(m.content) && m.content.some((p: { type?: unknown }) => p.type === "image_url"),
+    ),
   };
 }
 

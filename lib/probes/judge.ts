@@ -1,15 +1,16 @@
 import "server-only";
+import type { ProbeCheck, ProbeFailure } from "@/lib/supply/probe-evidence";
 import { env } from "@/lib/env";
 import { exceededJsonLimit } from "@/lib/json-limits";
-import type { ProbeDefinition } from "@/lib/market/probes/catalog";
-import type { BilledUsage } from "@/lib/router/metering";
-import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
+import type { ProbeDefinition } from "@/lib/probes/catalog";
+import type { BilledUsage } from "@/lib/upstream/metering";
+import type { UpstreamAnswer } from "@/lib/upstream/answer";
 
 /**
  * Judging one probe's answer on its own (model, json_schema, tool_schema, truncated, error, and usage: a claim outside
  * what the probe allows or its answer makes plausible, hidden reasoning included, by the buyer's own billing rule,
- * lib/router/metering.ts); the checks that compare offers (consensus, reference) are the round's
- * (lib/market/probes/round.ts). Every expected/got is bounded
+ * lib/upstream/metering.ts); the checks that compare offers (consensus, reference) are the round's
+ * (lib/probes/round.ts). Every expected/got is bounded
  * (EVIDENCE_MAX_CHARS) before it is stored or published: an upstream's answer is the supplier's text.
  *
  * An outage is not a fidelity failure: no answer at all (a timeout, a refused connection), or an HTTP status that
@@ -17,9 +18,6 @@ import type { UpstreamAnswer } from "@/lib/router/upstream-answer";
  * which already takes failing offers off the book. An upstream that answers a probe it declares it serves with a
  * refusal of the request (400, 404, 422), or with something that is not a chat completion, fails `error`.
  */
-
-export type ProbeCheck = "model" | "json_schema" | "tool_schema" | "truncated" | "usage" | "consensus" | "reference" | "error";
-export type ProbeFailure = { check: ProbeCheck; expected: string | null; got: string | null };
 
 export const EVIDENCE_MAX_CHARS = 320;
 const REFUSED_STATUSES = new Set([400, 404, 422]);

@@ -1,24 +1,25 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { db, Prisma } from "@/lib/db";
+import { db, Prisma } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
-import { probeRequest, probesFor, type ProbeDefinition, type ProbeRequest } from "@/lib/market/probes/catalog";
-import { failure, judgeAnswer, judgeHttpFailure, judgeUsage, bounded, type ProbeFailure } from "@/lib/market/probes/judge";
-import { releaseProbe, reserveProbe, settleProbe, sweepStaleProbes, type ProbeRecord } from "@/lib/market/probes/payment";
+import { probeRequest, probesFor, type ProbeDefinition, type ProbeRequest } from "@/lib/probes/catalog";
+import { failure, judgeAnswer, judgeHttpFailure, judgeUsage, bounded } from "@/lib/probes/judge";
+import type { ProbeFailure } from "@/lib/supply/probe-evidence";
+import { releaseProbe, reserveProbe, settleProbe, sweepStaleProbes, type ProbeRecord } from "@/lib/probes/payment";
 import { metrics } from "@/lib/ops/metrics";
-import { allowedClaim, billingRules, billUsage, outputCap, PromptMeter } from "@/lib/router/metering";
-import { parseUpstreamAnswer } from "@/lib/router/upstream-answer";
-import { upstreamKey } from "@/lib/router/upstream-key-cache";
+import { allowedClaim, billingRules, billUsage, outputCap, PromptMeter } from "@/lib/upstream/metering";
+import { parseUpstreamAnswer } from "@/lib/upstream/answer";
+import { upstreamKey } from "@/lib/upstream/key-cache";
 import { utcDay } from "@/lib/supply/capacity";
 import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 
 /**
  * A probe round: every live offer (active, healthy, with capacity left today, on the book or delisted by a probe) of
- * the models it covers gets the probes of lib/market/probes/catalog.ts, sent by the platform straight to the offer's
+ * the models it covers gets the probes of lib/probes/catalog.ts, sent by the platform straight to the offer's
  * upstream (its key decrypted as the router does, the router's timeout, response-size limit and SSRF rules), bought
- * at the offer's price (lib/market/probes/payment.ts). Each answer is judged by itself (judge.ts), then against the
+ * at the offer's price (lib/probes/payment.ts). Each answer is judged by itself (judge.ts), then against the
  * other offers of the model (consensus) and the operator's reference endpoint when configured (reference). An offer
  * that fails any check is flagged with the evidence and, when PROBE_DELIST_FLAGGED is on, delisted; one whose answers
  * all pass is passing (and back on the book); one that answered nothing keeps its verdict (outages are health's).

@@ -1,7 +1,7 @@
 /** What each error code means, and which codes a route can return only because of how route() guards it. */
 import "server-only";
 import type { AppErrorCode } from "@/lib/errors";
-import type { HttpMethod } from "@/lib/openapi/operation";
+import type { HttpMethod } from "@/lib/http/openapi/operation";
 import type { RouteMeta } from "@/lib/http/route-types";
 
 /** One line per code; a code added to APP_ERROR_CODES (lib/errors.ts) without a line here fails to compile. */

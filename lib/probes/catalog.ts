@@ -5,7 +5,7 @@ import "server-only";
  * whose answers honest deployments of one model agree on. Text probes go to every offer; the json_schema probe to
  * offers that serve structured outputs for the model, the tool probe to those that serve tools. To a model that bills
  * hidden reasoning every probe asks for reasoning (PROBE_REASONING_EFFORT), so the reasoning an offer claims is checked
- * as a buyer's would be (lib/router/metering.ts). Fixed in code: nothing a stranger sends ever becomes a probe.
+ * as a buyer's would be (lib/upstream/metering.ts). Fixed in code: nothing a stranger sends ever becomes a probe.
  */
 
 export type ProbeKind = "text" | "json_schema" | "tool";
@@ -21,7 +21,7 @@ export type ProbeDefinition = {
 
 /**
  * Room for a short answer, and for the reference upstream's one-sentence reply: the visible cap of every probe, and with
- * the reasoning budget of PROBE_REASONING_EFFORT (lib/router/metering.ts) the largest a probe can be billed for.
+ * the reasoning budget of PROBE_REASONING_EFFORT (lib/upstream/metering.ts) the largest a probe can be billed for.
  */
 export const PROBE_MAX_TOKENS = 128;
 /** The effort a probe asks for on a model that bills reasoning: the least that asks for any. */

@@ -18,7 +18,7 @@
  * A null field is the same as an absent one (it does not clear a key's or account's default).
  */
 import { z } from "zod";
-import { QUANTIZATIONS } from "@/lib/market/schemas";
+import { QUANTIZATIONS } from "@/lib/supply/schemas";
 
 export const PROVIDER_SORTS = ["price", "latency", "throughput"] as const;
 export const DATA_COLLECTION = ["allow", "deny"] as const;

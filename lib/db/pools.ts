@@ -15,7 +15,7 @@ export function pgConfig(): ClientConfig {
 }
 
 /**
- * Every `pg` pool this process opened, by name: lib/db.ts registers Prisma's ("prisma"), lib/db-pool.ts the hot
+ * Every `pg` pool this process opened, by name: lib/db/client.ts registers Prisma's ("prisma"), lib/db/pool.ts the hot
  * path's ("hot_path"), each when it opens it. Whoever reports on them (/metrics, lib/ops/metrics.ts) reads them
  * here, so the database modules import nothing of ops. Process state (lib/process-state.ts), like the pools
  * themselves: both module graphs must see the same pools.

@@ -11,9 +11,9 @@ import { deployment, env } from "@/lib/env";
 import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS, ErrorBodySchema, errorTypeForStatus } from "@/lib/http/errors";
 import type { AuthMode } from "@/lib/http/route-types";
-import { ERROR_DESCRIPTIONS, guardErrors } from "@/lib/openapi/errors";
-import { REQUEST_HEADERS, RESPONSE_HEADERS, type ResponseHeaderName } from "@/lib/openapi/headers";
-import { listOperations, type ApiRoute, type HttpMethod, type Operation } from "@/lib/openapi/operation";
+import { ERROR_DESCRIPTIONS, guardErrors } from "@/lib/http/openapi/errors";
+import { REQUEST_HEADERS, RESPONSE_HEADERS, type ResponseHeaderName } from "@/lib/http/openapi/headers";
+import { listOperations, type ApiRoute, type HttpMethod, type Operation } from "@/lib/http/openapi/operation";
 import { component, componentRegistry } from "@/lib/wire";
 
 type JsonSchema = Record<string, unknown>;

@@ -1,5 +1,0 @@
-import "server-only";
-
-/** Fidelity probes (#23): the platform checks what each offer serves. */
-export { runProbeRound, type ProbeRoundOptions, type ProbeRoundReport } from "@/lib/market/probes/round";
-export { probeEvidence, probeViews, type ProbeColumns } from "@/lib/market/probes/evidence";
