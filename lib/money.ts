@@ -1,7 +1,7 @@
 /**
  * Money and capacity as BigInt micro-units (6 decimals): micro-USDC and micro-diem. Client-safe and pure.
  * Decimal strings are parsed with integer arithmetic only (a float turns "2.01" into 2009999).
- * burnMicroDiem, chargeMicros and splitCharge mirror the SQL rules the reservation and the clear apply
+ * burnMicroDiem, chargeMicros, meteredCharge and splitCharge mirror the SQL rules the reservation and the clear apply
  * (prisma/functions/svc_burn_micro_diem.sql, svc_charge_micros.sql, svc_supplier_micros.sql, svc_fee_micros.sql): the
  * SQL is the rule, these let the dashboard preview a supplier's earnings and the server estimate a cost by the same
  * arithmetic, and tests/integration/money-rules.test.ts holds them to the SQL on thousands of random inputs.
@@ -50,6 +50,25 @@ export function burnMicroDiem(
  */
 export function chargeMicros(burn: bigint, priceCents: number): bigint {
   return ceilDiv(burn * BigInt(priceCents), 100n);
+}
+
+/**
+ * What an answer costs against its reservation (svc_metered_charge, which the clear and a probe's settle apply): the
+ * burn at the reserved list prices capped at the reserved burn, and its charge at the reserved price capped at the
+ * reserved amount.
+ */
+export function meteredCharge(input: {
+  promptTokens: number;
+  completionTokens: number;
+  prices: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint };
+  priceCents: number;
+  reservedBurnMicroDiem: bigint;
+  reservedMicros: bigint;
+}): { burnMicroDiem: bigint; chargeMicros: bigint } {
+  const burn = burnMicroDiem(input.promptTokens, input.completionTokens, input.prices);
+  const capped = burn < input.reservedBurnMicroDiem ? burn : input.reservedBurnMicroDiem;
+  const charge = chargeMicros(capped, input.priceCents);
+  return { burnMicroDiem: capped, chargeMicros: charge < input.reservedMicros ? charge : input.reservedMicros };
 }
 
 /**

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { pgPool } from "@/lib/db/pool";
 import { prng } from "../helpers/prng";
-import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
+import { burnMicroDiem, chargeMicros, meteredCharge, splitCharge } from "@/lib/money";
 import { remainingMicroDiem } from "@/lib/supply/capacity";
 import { isHealthy, isOnBook } from "@/lib/supply/offer-health";
 import { supplierPublicId } from "@/lib/supply/public-id";
@@ -90,6 +90,54 @@ describe("the money rules in SQL and their TypeScript mirrors (lib/money.ts)", (
       ...cases.filter((c) => !fits(c)).slice(0, 10),
     ];
     for (const c of outOfRange) await expectRefused("SELECT svc_charge_micros($1::bigint, $2::int)", [s(c.burn), c.price]);
+  });
+
+  it("metered charge: the burn capped at the reserved burn, its charge capped at the reserved amount (the clear's and a probe's)", async () => {
+    const cases = Array.from({ length: CASES }, () => {
+      const prompt = Number(rng.big(BigInt(INT_MAX), [0n, 1n, 999_999n, 1_000_000n]));
+      const completion = Number(rng.big(BigInt(INT_MAX), [0n, 1n, 999_999n]));
+      // List prices up to 10^11 micro-diem per 1M tokens and prices up to 10,000 cents keep every burn's charge in bigint.
+      const input = rng.big(10n ** 11n, [0n, 1n, 999_999n, 1_000_000n]);
+      const output = rng.big(10n ** 11n, [0n, 1n, 999_999n, 1_000_000n]);
+      const price = rng.int(0, 10_000);
+      const burn = burnMicroDiem(prompt, completion, { inputMicroDiemPerMTok: input, outputMicroDiemPerMTok: output });
+      // The reservation: often the exact burn or charge, or one micro-unit either side, else anything.
+      const near = (v: bigint) => [v, v + 1n, v > 0n ? v - 1n : 0n, 0n][rng.int(0, 3)];
+      const reservedBurn = rng.chance(0.6) ? near(burn) : rng.big(BIGINT_MAX / 10_000n, [0n, 1n]);
+      const reserved = rng.chance(0.6) ? near(chargeMicros(burn, price)) : rng.big(BIGINT_MAX, [0n, 1n]);
+      return { prompt, completion, input, output, price, reservedBurn, reserved };
+    });
+    const got = await evaluate(
+      "(SELECT m.burn_micro_diem || ' ' || m.charge_micros FROM svc_metered_charge(c1, c2, c3, c4, c5, c6, c7) m)",
+      ["bigint", "bigint", "bigint", "bigint", "integer", "bigint", "bigint"],
+      [
+        cases.map((c) => c.prompt),
+        cases.map((c) => c.completion),
+        cases.map((c) => s(c.input)),
+        cases.map((c) => s(c.output)),
+        cases.map((c) => c.price),
+        cases.map((c) => s(c.reservedBurn)),
+        cases.map((c) => s(c.reserved)),
+      ],
+    );
+    const want = cases.map((c) => {
+      const m = meteredCharge({
+        promptTokens: c.prompt,
+        completionTokens: c.completion,
+        prices: { inputMicroDiemPerMTok: c.input, outputMicroDiemPerMTok: c.output },
+        priceCents: c.price,
+        reservedBurnMicroDiem: c.reservedBurn,
+        reservedMicros: c.reserved,
+      });
+      return `${m.burnMicroDiem} ${m.chargeMicros}`;
+    });
+    expect(got).toEqual(want);
+    // Both caps bind somewhere in the draw, and neither everywhere.
+    const capped = cases
+      .map((c, i) => want[i].split(" ").map(BigInt))
+      .map(([b, ch], i) => [b === cases[i].reservedBurn, ch === cases[i].reserved]);
+    expect(new Set(capped.map(([b]) => b))).toEqual(new Set([true, false]));
+    expect(new Set(capped.map(([, ch]) => ch))).toEqual(new Set([true, false]));
   });
 
   it("split: the supplier gets floor(charge x (10000 - fee) / 10000), the platform the rest; refused past 2^63 - 1", async () => {
