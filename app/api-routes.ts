@@ -16,6 +16,10 @@ import * as health from "@/app/healthz/route";
 // their modules load, and this one registers OpenApiDocument.
 import { getOpenApiDocument, OpenApiDocumentSchema } from "@/lib/http/openapi/document";
 import * as v1NotFound from "@/app/v1/[...path]/route";
+import * as v2NotFound from "@/app/v2/[...path]/route";
+import * as v2Generation from "@/app/v2/generations/[id]/route";
+import * as v2CurrentKey from "@/app/v2/key/route";
+import * as v2Models from "@/app/v2/models/route";
 import * as apiKey from "@/app/v1/account/api-keys/[id]/route";
 import * as apiKeys from "@/app/v1/account/api-keys/route";
 import * as balance from "@/app/v1/account/balance/route";
@@ -93,8 +97,12 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/supply/earnings", module: earnings },
   { path: "/v1/supply/earnings/daily", module: earningsDaily },
   { path: "/v1/supply/withdrawals", module: withdrawals },
+  { path: "/v2/generations/{id}", module: v2Generation },
+  { path: "/v2/key", module: v2CurrentKey },
+  { path: "/v2/models", module: v2Models },
   { path: "/healthz", module: health },
   { path: "/healthz/ledger", module: healthLedger },
   { path: "/openapi.json", module: openApiJson },
   { path: "/v1/{path}", module: v1NotFound, catchAll: true },
+  { path: "/v2/{path}", module: v2NotFound, catchAll: true },
 ];

@@ -125,6 +125,19 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
   return Object.assign(handle, { meta });
 }
 
+/** The API's versions: /v1 is the service spec's contract exactly; /v2 is the same API, with streaming. */
+export type ApiVersion = "v1" | "v2";
+
+/**
+ * A route mounted under another version's prefix: the same handler, one implementation and never a copy, described
+ * as an operation of its own (the operationId gains the version, e.g. listModelsV2: a document names each once).
+ */
+export function mountedIn(version: ApiVersion, handler: RouteHandler): RouteHandler {
+  const mounted = (req: Request, next?: NextRouteContext) => handler(req, next);
+  const docs = { ...handler.meta.docs, operationId: `${handler.meta.docs.operationId}${version.toUpperCase()}` };
+  return Object.assign(mounted, { meta: { ...handler.meta, docs } });
+}
+
 async function authenticate(mode: AuthMode, req: Request) {
   if (mode === "public") return {};
   const authorization = readAuthorization(req);

@@ -38,6 +38,8 @@ const isUnder = (pattern: string, prefix: string) => pattern === prefix || patte
  * lists it as "public (establishes a session)", and it cannot demand the session it creates.
  */
 function expectedAccess(method: string, pattern: string): Access | undefined {
+  // Issue 36: /v2 is the same API as /v1 with streaming; each route mounted there keeps its class.
+  if (pattern.startsWith("/v2/")) return expectedAccess(method, `/v1/${pattern.slice("/v2/".length)}`);
   if (pattern === "/v1/[...path]") return "not-found";
   if (pattern === "/v1/chat/completions") return method === "POST" ? "bearer" : undefined;
   // Issue 24: the Responses API is chat completions under another shape, with the same credential.
