@@ -141,7 +141,13 @@ function urlOf(incoming: IncomingMessage): URL {
   }
 }
 
-/** Writes a web Response to Node's response, Set-Cookie headers one by one; a JSON body is written as made. */
+/**
+ * Writes a web Response to Node's response, Set-Cookie headers one by one; a JSON body is written as made. Any other
+ * body is piped as it is produced (a stream's events reach the client as they are made, never buffered whole):
+ * headers go out at once, each chunk waits for the socket to drain what it holds (so a client that reads slowly
+ * slows the producer, which holds at most one chunk), and a client that hangs up cancels the body's stream, which is
+ * how its producer learns it (lib/router/stream.ts).
+ */
 export async function writeWebResponse(outgoing: ServerResponse, res: Response): Promise<void> {
   outgoing.statusCode = res.status;
   res.headers.forEach((value, name) => {
@@ -151,5 +157,40 @@ export async function writeWebResponse(outgoing: ServerResponse, res: Response):
   if (cookies.length > 0) outgoing.setHeader("set-cookie", cookies);
   const text = jsonBodyText(res);
   if (text !== undefined) return void outgoing.end(text);
-  outgoing.end(res.body ? Buffer.from(await res.arrayBuffer()) : undefined);
+  if (!res.body) return void outgoing.end();
+  await pipeBody(res.body, outgoing);
+}
+
+async function pipeBody(body: ReadableStream<Uint8Array>, outgoing: ServerResponse): Promise<void> {
+  const reader = body.getReader();
+  let gone = false;
+  let wake: (() => void) | undefined;
+  const onClose = () => {
+    gone = !outgoing.writableFinished;
+    wake?.();
+    if (gone) reader.cancel(new Error("the client closed the connection")).catch(() => undefined);
+  };
+  outgoing.once("close", onClose);
+  outgoing.flushHeaders();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || gone) break;
+      if (!outgoing.write(value)) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          outgoing.once("drain", resolve);
+        });
+        outgoing.off("drain", wake!);
+        wake = undefined;
+        if (gone) break;
+      }
+    }
+    if (!gone) outgoing.end();
+  } catch {
+    // The producer failed after the headers went out: the client must not read a truncated body as whole.
+    outgoing.destroy();
+  } finally {
+    outgoing.off("close", onClose);
+  }
 }
