@@ -2,9 +2,14 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
-import { countPromptTokens, countReplyTokens, truncateTextToTokens } from "../../lib/upstream/tokens";
+import { countPromptTokens, countReplyTokens, countTextTokens, truncateTextToTokens } from "../../lib/upstream/tokens";
 import { REFERENCE_MODELS, type ReferenceModel } from "./catalog";
 import { exampleOf } from "./json-instance";
+import { parseUpstreamMode, resolveMode, type ReplyMode, type ResolvedMode, type UpstreamMode } from "./modes";
+import { StreamLog, streamCompletion, type AnswerMessage, type CompletionParts, type StreamRecord } from "./stream";
+
+export { parseUpstreamMode, type UpstreamMode } from "./modes";
+export type { StreamEnd, StreamRecord } from "./stream";
 
 /**
  * A stand-in for a supplier's OpenAI-compatible provider (Venice-shaped).
@@ -16,26 +21,15 @@ import { exampleOf } from "./json-instance";
  * satisfy the tool's schema; with response_format it answers JSON (satisfying the json_schema); it reads the
  * text parts of content arrays; its usage counts tools and schemas (lib/upstream/tokens.ts, as svc does).
  * Models advertise Venice's `capabilities`; a request using a feature its model lacks is a 400.
+ *
+ * `stream: true` is answered as OpenAI streams (stream.ts), the same completion in chunks. Modes (modes.ts) make it
+ * misbehave on purpose. Beyond the faults: "truncate" cuts every text answer to a few tokens with finish_reason
+ * "length"; "break-schema" answers structured outputs and tool calls with JSON that breaks the requested schema
+ * (fidelity probes' fixtures); "pad-reasoning" answers as "ok" but, to a request that asks for reasoning
+ * (reasoning_effort other than "none"), claims hidden reasoning for all the room max_tokens leaves (a supplier billing
+ * reasoning it did not do); "reasoning" shows its reasoning (reasoning_content, counted in the usage) unless
+ * reasoning_effort is "none"; "parallel-tools" calls every tool offered at once (a named tool_choice: that one).
  */
-
-export type UpstreamMode = SimpleMode | `latency:${number}` | `error:${number}` | `flaky:${number}` | `substitute:${string}`;
-
-/**
- * Beyond the faults: "truncate" cuts every text answer to a few tokens with finish_reason "length"; "break-schema"
- * answers structured outputs and tool calls with JSON that breaks the requested schema (fidelity probes' fixtures);
- * "pad-reasoning" answers as "ok" but, to a request that asks for reasoning (reasoning_effort other than "none"),
- * claims hidden reasoning for all the room max_tokens leaves (a supplier billing reasoning it did not do).
- */
-type SimpleMode = "ok" | "timeout" | "garbage" | "no-usage" | "bad-shape" | "inflate" | "truncate" | "break-schema" | "pad-reasoning";
-
-type ResolvedMode =
-  | { kind: SimpleMode }
-  | { kind: "latency"; ms: number }
-  | { kind: "error"; status: number }
-  /** Every n-th chat request (counted per server) fails with HTTP 500; the others are answered: a flaky provider. */
-  | { kind: "flaky"; every: number }
-  /** Serves another model under the requested name: the reply is the other model's, and so is the answer's `model`. */
-  | { kind: "substitute"; model: string };
 
 export type ReferenceUpstreamOptions = {
   port?: number;
@@ -48,6 +42,8 @@ export type ReferenceUpstreamOptions = {
    * answers until the test lets them go (tests/helpers/answer-gate.ts). Unset: answered at once.
    */
   gate?: () => Promise<void>;
+  /** The wait per generated token of a stream, unless a request's `pace:<ms>` mode says otherwise. Default 1 ms. */
+  tokenDelayMs?: number;
 };
 
 export type ReferenceUpstream = {
@@ -58,6 +54,12 @@ export type ReferenceUpstream = {
   stop: () => Promise<void>;
   /** Chat completion requests received (counted on arrival, before auth or validation). */
   requestCount: () => number;
+  /** Streams whose client hung up before their end (the upstream then stopped generating). */
+  cancelledCount: () => number;
+  /** Streams started (headers sent). */
+  streamCount: () => number;
+  /** The streams, oldest first (the last 10,000): how each ended and what it had sent. */
+  streams: () => readonly StreamRecord[];
 };
 
 export const DEFAULT_REFERENCE_API_KEY = "ref-upstream-dev-key";
@@ -67,39 +69,14 @@ export const REPLY_PREFIX = "[reference upstream]";
 
 const MODELS_CREATED_AT = 1_735_689_600;
 const MAX_BODY_BYTES = 1024 * 1024;
-const MAX_LATENCY_MS = 600_000;
 const QUOTE_MAX_CHARS = 80;
-
-const SIMPLE_MODES = new Set(["ok", "timeout", "garbage", "no-usage", "bad-shape", "inflate", "truncate", "break-schema", "pad-reasoning"]);
+const DEFAULT_TOKEN_DELAY_MS = 1;
 /** What mode "truncate" leaves of a text answer, in tokens. */
 export const TRUNCATED_TOKENS = 3;
 /** What mode "break-schema" answers a json_schema or a tool call with: no schema a probe asks for allows it. */
 export const BROKEN_SCHEMA_JSON = { __broken__: "schema" };
 /** What mode "inflate" claims to have used for its one-word reply (an overbilling supplier). */
 export const INFLATED_USAGE_TOKENS = 1_000_000;
-
-export function parseUpstreamMode(raw: string): UpstreamMode | null {
-  const s = raw.trim().toLowerCase();
-  if (SIMPLE_MODES.has(s)) return s as UpstreamMode;
-  const latency = /^latency:(\d{1,7})$/.exec(s);
-  if (latency && Number(latency[1]) <= MAX_LATENCY_MS) return `latency:${Number(latency[1])}`;
-  const error = /^error:(\d{3})$/.exec(s);
-  if (error && Number(error[1]) >= 400 && Number(error[1]) <= 599) return `error:${Number(error[1])}`;
-  const flaky = /^flaky:(\d{1,4})$/.exec(s);
-  if (flaky && Number(flaky[1]) >= 1) return `flaky:${Number(flaky[1])}`;
-  const substitute = /^substitute:([a-z0-9][a-z0-9._:/-]{0,99})$/.exec(s);
-  if (substitute) return `substitute:${substitute[1]}`;
-  return null;
-}
-
-function resolveMode(mode: UpstreamMode): ResolvedMode {
-  const [kind, arg] = mode.split(":");
-  if (kind === "latency") return { kind, ms: Number(arg) };
-  if (kind === "error") return { kind, status: Number(arg) };
-  if (kind === "flaky") return { kind, every: Number(arg) };
-  if (kind === "substitute") return { kind, model: mode.slice("substitute:".length) };
-  return { kind: kind as SimpleMode };
-}
 
 const contentPartSchema = z.union([
   z.object({ type: z.literal("text"), text: z.string() }),
@@ -136,6 +113,8 @@ const chatRequestSchema = z.object({
   max_tokens: maxTokensSchema,
   max_completion_tokens: maxTokensSchema,
   stream: z.boolean().nullish(),
+  /** Read only when streaming: a request that does not stream is answered whatever it says. */
+  stream_options: z.unknown().optional(),
   reasoning_effort: z.string().nullish(),
   tools: z.array(toolSchema).nullish(),
   tool_choice: z
@@ -158,6 +137,8 @@ const chatRequestSchema = z.object({
 });
 
 type ChatRequest = z.infer<typeof chatRequestSchema>;
+
+const streamOptionsSchema = z.object({ include_usage: z.boolean().nullish() }).nullish();
 
 class HttpError extends Error {
   constructor(
@@ -213,7 +194,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function parseChatRequest(raw: string): ChatRequest {
+function parseChatRequest(raw: string, mode: ResolvedMode): ChatRequest {
   let json: unknown;
   try {
     json = JSON.parse(raw);
@@ -226,8 +207,11 @@ function parseChatRequest(raw: string): ChatRequest {
     const where = issue.path.length ? issue.path.join(".") : "body";
     throw new HttpError(400, "invalid_request", `Invalid request at ${where}: ${issue.message}`);
   }
-  if (parsed.data.stream) {
+  if (parsed.data.stream && mode.ending?.kind === "no-stream") {
     throw new HttpError(400, "stream_not_supported", "The reference upstream does not support stream=true");
+  }
+  if (parsed.data.stream && !streamOptionsSchema.safeParse(parsed.data.stream_options).success) {
+    throw new HttpError(400, "invalid_request", "Invalid request at stream_options: expected { include_usage?: boolean }");
   }
   return parsed.data;
 }
@@ -271,53 +255,89 @@ function composeReply(request: ChatRequest): string {
   );
 }
 
-/** The tool to call, if this turn calls one: always under "required" or a named choice; under "auto" unless a tool just answered. */
-function toolToCall(request: ChatRequest) {
+/**
+ * The tools to call, if this turn calls any: always under "required" or a named choice; under "auto" unless a tool
+ * just answered. One (the first, or the named one), or under mode "parallel-tools" every tool offered.
+ */
+function toolsToCall(request: ChatRequest, parallel: boolean) {
   const tools = request.tools ?? [];
   const choice = request.tool_choice ?? "auto";
-  if (tools.length === 0 || choice === "none") return null;
+  if (tools.length === 0 || choice === "none") return [];
   if (typeof choice === "object") {
     const named = tools.find((t) => t.function.name === choice.function.name);
     if (!named) throw new HttpError(400, "invalid_request", `tool_choice names an unknown tool '${choice.function.name}'`);
-    return named;
+    return [named];
   }
-  if (choice === "auto" && request.messages.at(-1)!.role === "tool") return null;
-  return tools[0];
+  if (choice === "auto" && request.messages.at(-1)!.role === "tool") return [];
+  return parallel ? tools : [tools[0]];
 }
 
-type Answer = {
-  message: {
-    role: "assistant";
-    content: string | null;
-    tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[];
-  };
-  finish: string;
-};
+type Answer = { message: AnswerMessage; finish: string };
 
-function composeAnswer(request: ChatRequest, maxTokens: number, mode: ResolvedMode): Answer {
-  const tool = toolToCall(request);
-  const broken = mode.kind === "break-schema";
-  if (tool) {
-    const args = JSON.stringify(broken ? BROKEN_SCHEMA_JSON : exampleOf(tool.function.parameters ?? { type: "object", properties: {} }));
-    const call = {
-      id: `call_${fingerprintOf(request)}`,
+function composeAnswer(request: ChatRequest, maxTokens: number, reply: ReplyMode): Answer {
+  const tools = toolsToCall(request, reply.kind === "parallel-tools");
+  const broken = reply.kind === "break-schema";
+  if (tools.length > 0) {
+    const fingerprint = fingerprintOf(request);
+    const tool_calls = tools.map((tool, i) => ({
+      id: i === 0 ? `call_${fingerprint}` : `call_${fingerprint}_${i}`,
       type: "function" as const,
-      function: { name: tool.function.name, arguments: args },
-    };
-    return { message: { role: "assistant", content: null, tool_calls: [call] }, finish: "tool_calls" };
+      function: {
+        name: tool.function.name,
+        arguments: JSON.stringify(broken ? BROKEN_SCHEMA_JSON : exampleOf(tool.function.parameters ?? { type: "object", properties: {} })),
+      },
+    }));
+    return { message: { role: "assistant", content: null, tool_calls }, finish: "tool_calls" };
   }
+  const text = reply.kind === "long" ? composeLongReply(request, Math.min(reply.tokens, maxTokens)) : composeReply(request);
+  const cut = reply.kind === "long" && reply.tokens > maxTokens;
   const format = request.response_format;
   const full =
     format?.type === "json_schema"
       ? JSON.stringify(broken ? BROKEN_SCHEMA_JSON : exampleOf(format.json_schema.schema ?? { type: "object", properties: {} }))
       : format?.type === "json_object"
-        ? JSON.stringify({ reply: composeReply(request) })
-        : composeReply(request);
-  if (mode.kind === "truncate") {
+        ? JSON.stringify({ reply: text })
+        : text;
+  if (reply.kind === "truncate") {
     return { message: { role: "assistant", content: truncateTextToTokens(full, Math.min(maxTokens, TRUNCATED_TOKENS)) }, finish: "length" };
   }
   const content = truncateTextToTokens(full, maxTokens);
-  return { message: { role: "assistant", content }, finish: content === full ? "stop" : "length" };
+  return { message: { role: "assistant", content }, finish: content === full && !cut ? "stop" : "length" };
+}
+
+/** Mode "reasoning": the visible reasoning first, within max_tokens, then the answer in the room it leaves. */
+function composeReasoningAnswer(request: ChatRequest, maxTokens: number, reply: ReplyMode): Answer {
+  const reasoning = truncateTextToTokens(composeReasoning(request), maxTokens);
+  const answer = composeAnswer(request, maxTokens - countTextTokens(reasoning), reply);
+  const { content, tool_calls } = answer.message;
+  const message: AnswerMessage = { role: "assistant", content, reasoning_content: reasoning, ...(tool_calls ? { tool_calls } : {}) };
+  return { message, finish: reasoning === composeReasoning(request) ? answer.finish : "length" };
+}
+
+function composeReasoning(request: ChatRequest): string {
+  const last = [...request.messages].reverse().find((m) => m.role === "user" || m.role === "tool") ?? request.messages.at(-1)!;
+  return (
+    `Reasoning about "${quote(textOf(last))}" (fingerprint ${fingerprintOf(request)}): ` +
+    `the svc reference upstream shows this deterministic reasoning standing in for ${request.model}; no language model produced it.`
+  );
+}
+
+/**
+ * Mode "long": the reply, continued in numbered sentences up to `tokens` tokens. Built sentence by sentence (their
+ * counts add up: each starts a pre-token), never by cutting the whole, which costs seconds per 10k tokens.
+ */
+function composeLongReply(request: ChatRequest, tokens: number): string {
+  const reply = composeReply(request);
+  let count = countTextTokens(reply);
+  if (count >= tokens) return truncateTextToTokens(reply, tokens);
+  const parts = [reply];
+  for (let i = 1; count < tokens; i++) {
+    const sentence = ` ${i}. This long reply continues deterministically, so a stream of it can outlast a socket's buffers.`;
+    const sentenceTokens = countTextTokens(sentence);
+    parts.push(count + sentenceTokens <= tokens ? sentence : truncateTextToTokens(sentence, tokens - count));
+    count += sentenceTokens;
+  }
+  return parts.join("");
 }
 
 function effectiveMaxTokens(request: ChatRequest, model: ReferenceModel): number {
@@ -339,7 +359,8 @@ function assertSupported(request: ChatRequest, model: ReferenceModel): void {
   if (missing) throw new HttpError(400, "unsupported_feature", `The model '${model.id}' does not support ${missing}`);
 }
 
-async function buildCompletion(request: ChatRequest, model: ReferenceModel, mode: ResolvedMode) {
+/** The completion for this request, whichever way it is sent (completionJson, streamCompletion). */
+async function composeCompletion(request: ChatRequest, model: ReferenceModel, reply: ReplyMode): Promise<CompletionParts> {
   assertSupported(request, model);
   const promptTokens = await countPromptTokens(request);
   if (promptTokens > model.contextTokens) {
@@ -350,28 +371,43 @@ async function buildCompletion(request: ChatRequest, model: ReferenceModel, mode
     );
   }
   // A substituting upstream answers as the other model would: its reply, composed for that model, under its name.
-  const answered = mode.kind === "substitute" ? { ...request, model: mode.model } : request;
+  const answered = reply.kind === "substitute" ? { ...request, model: reply.model } : request;
+  const maxTokens = effectiveMaxTokens(request, model);
   const answer: Answer =
-    mode.kind === "inflate"
+    reply.kind === "inflate"
       ? { message: { role: "assistant", content: "Yes." }, finish: "stop" }
-      : composeAnswer(answered, effectiveMaxTokens(request, model), mode);
+      : reply.kind === "reasoning" && request.reasoning_effort !== "none"
+        ? composeReasoningAnswer(answered, maxTokens, reply)
+        : composeAnswer(answered, maxTokens, reply);
   const completionTokens = await countReplyTokens(answer.message);
   const base = {
     id: `chatcmpl-${randomBytes(12).toString("hex")}`,
-    object: "chat.completion",
+    object: "chat.completion" as const,
     created: Math.floor(Date.now() / 1000),
     model: answered.model,
     system_fingerprint: "fp_reference",
   };
-  const choices = [{ index: 0, message: answer.message, logprobs: null, finish_reason: answer.finish }];
   const usage =
-    mode.kind === "inflate"
+    reply.kind === "inflate"
       ? { prompt_tokens: INFLATED_USAGE_TOKENS, completion_tokens: INFLATED_USAGE_TOKENS, total_tokens: 2 * INFLATED_USAGE_TOKENS }
-      : mode.kind === "pad-reasoning" && asksForReasoning(request)
-        ? paddedReasoningUsage(promptTokens, completionTokens, effectiveMaxTokens(request, model))
-        : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
-  if (mode.kind === "no-usage") return { ...base, choices };
-  if (mode.kind === "bad-shape") return { ...base, usage };
+      : reply.kind === "pad-reasoning" && asksForReasoning(request)
+        ? paddedReasoningUsage(promptTokens, completionTokens, maxTokens)
+        : answer.message.reasoning_content !== undefined
+          ? {
+              prompt_tokens: promptTokens,
+              completion_tokens: completionTokens,
+              total_tokens: promptTokens + completionTokens,
+              completion_tokens_details: { reasoning_tokens: countTextTokens(answer.message.reasoning_content) },
+            }
+          : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  return { base, message: answer.message, finish: answer.finish, usage };
+}
+
+/** The JSON answer (a request that does not stream, or mode json-stream). */
+function completionJson({ base, message, finish, usage }: CompletionParts, reply: ReplyMode) {
+  const choices = [{ index: 0, message, logprobs: null, finish_reason: finish }];
+  if (reply.kind === "no-usage") return { ...base, choices };
+  if (reply.kind === "bad-shape") return { ...base, usage };
   return { ...base, choices, usage };
 }
 
@@ -430,7 +466,10 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
   const defaultMode = parseUpstreamMode(opts.defaultMode ?? "ok");
   if (!defaultMode) throw new Error(`Invalid defaultMode '${opts.defaultMode}'`);
   const fallbackMode = resolveMode(defaultMode);
+  const tokenDelayMs = opts.tokenDelayMs ?? DEFAULT_TOKEN_DELAY_MS;
+  if (!Number.isFinite(tokenDelayMs) || tokenDelayMs < 0) throw new Error(`Invalid tokenDelayMs '${opts.tokenDelayMs}'`);
 
+  const streamLog = new StreamLog();
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let chatRequests = 0;
@@ -449,21 +488,38 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
   async function handleChat(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const mode = requestMode(req, fallbackMode);
     const raw = await readBody(req);
-    if (mode.kind === "timeout") return;
+    const { fault } = mode;
+    if (fault?.kind === "timeout") return;
     if (opts.gate) await opts.gate();
-    if (mode.kind === "latency") await sleep(mode.ms);
-    if (mode.kind === "error") {
-      return sendError(res, mode.status, "injected_error", `Reference upstream injected HTTP ${mode.status}`);
+    if (mode.latencyMs > 0) await sleep(mode.latencyMs);
+    if (fault?.kind === "error") {
+      return sendError(res, fault.status, "injected_error", `Reference upstream injected HTTP ${fault.status}`);
     }
-    if (mode.kind === "flaky" && ++flakyRequests % mode.every === 0) {
-      return sendError(res, 500, "injected_error", `Reference upstream failed request ${flakyRequests} (flaky:${mode.every})`);
+    if (fault?.kind === "flaky" && ++flakyRequests % fault.every === 0) {
+      return sendError(res, 500, "injected_error", `Reference upstream failed request ${flakyRequests} (flaky:${fault.every})`);
     }
-    if (mode.kind === "garbage") {
+    if (fault?.kind === "garbage") {
       return sendRaw(res, 200, "application/json", "<html>upstream garbage: this is not JSON {");
     }
-    const request = parseChatRequest(raw);
+    const request = parseChatRequest(raw, mode);
     const model = findModel(models, request.model);
-    sendJson(res, 200, await buildCompletion(request, model, mode));
+    const completion = await composeCompletion(request, model, mode.reply);
+    if (!request.stream || mode.ending?.kind === "json-stream") return sendJson(res, 200, completionJson(completion, mode.reply));
+    if (res.destroyed) return;
+    await streamCompletion(
+      res,
+      completion,
+      {
+        includeUsage: streamOptionsSchema.parse(request.stream_options)?.include_usage === true,
+        reportsUsage: mode.reply.kind !== "no-usage",
+        withChoices: mode.reply.kind !== "bad-shape",
+        tokenDelayMs: mode.paceMs ?? tokenDelayMs,
+        firstTokenMs: mode.firstTokenMs,
+        ending: mode.ending,
+        comments: mode.comments,
+      },
+      streamLog,
+    );
   }
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -508,6 +564,7 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
 
   function stop(): Promise<void> {
     stopping ??= new Promise<void>((resolve) => {
+      streamLog.stopping = true;
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       server.close(() => resolve());
@@ -522,5 +579,8 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
     apiKey,
     stop,
     requestCount: () => chatRequests,
+    cancelledCount: () => streamLog.cancelled,
+    streamCount: () => streamLog.started,
+    streams: () => streamLog.records,
   };
 }
