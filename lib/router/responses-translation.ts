@@ -197,15 +197,34 @@ export function toResponse(req: ResponsesRequest, completion: ChatCompletionResp
     choice.finish_reason === "length" ? "max_output_tokens" : choice.finish_reason === "content_filter" ? "content_filter" : null;
   const { usage } = completion;
   return {
-    id: responseIdOf(completion.id),
-    object: "response",
-    created_at: completion.created,
+    ...responseEnvelope(req, completion.id, completion.created, completion.model),
     status: incomplete === null ? "completed" : "incomplete",
     incomplete_details: incomplete === null ? null : { reason: incomplete },
-    error: null,
-    model: completion.model,
-    instructions: req.instructions ?? null,
     output,
+    usage: {
+      input_tokens: usage.prompt_tokens,
+      input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
+      output_tokens: usage.completion_tokens,
+      output_tokens_details: { reasoning_tokens: usage.completion_tokens_details?.reasoning_tokens ?? 0 },
+      total_tokens: usage.total_tokens,
+      cost: usage.cost,
+      cost_details: usage.cost_details,
+    },
+  };
+}
+
+/**
+ * Every field of a response but its status, output and usage: what the request asked for, under the response's id.
+ * A stream's first events (lib/router/responses-stream.ts) send it before there is an answer.
+ */
+export function responseEnvelope(req: ResponsesRequest, completionId: string, created: number, model: string) {
+  return {
+    id: responseIdOf(completionId),
+    object: "response" as const,
+    created_at: created,
+    error: null,
+    model,
+    instructions: req.instructions ?? null,
     parallel_tool_calls: req.parallel_tool_calls ?? true,
     tool_choice: req.tool_choice ?? "auto",
     tools: req.tools ?? [],
@@ -217,17 +236,8 @@ export function toResponse(req: ResponsesRequest, completion: ChatCompletionResp
     metadata: req.metadata ?? {},
     user: req.user ?? null,
     previous_response_id: null,
-    background: false,
-    truncation: "disabled",
-    store: false,
-    usage: {
-      input_tokens: usage.prompt_tokens,
-      input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
-      output_tokens: usage.completion_tokens,
-      output_tokens_details: { reasoning_tokens: usage.completion_tokens_details?.reasoning_tokens ?? 0 },
-      total_tokens: usage.total_tokens,
-      cost: usage.cost,
-      cost_details: usage.cost_details,
-    },
+    background: false as const,
+    truncation: "disabled" as const,
+    store: false as const,
   };
 }
