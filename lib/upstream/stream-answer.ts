@@ -357,16 +357,22 @@ function errorBody(text: string): unknown {
   return { error: json ?? text };
 }
 
-/** Logprobs across chunks: each list (content, refusal) joined in order; anything else as last sent. */
+/**
+ * Logprobs across chunks: each list (content, refusal) joined in order; anything else as last sent. Keys are the
+ * supplier's: they are defined as own properties, as JSON.parse does (an assigned "__proto__" would set the prototype).
+ */
 function appendLogprobs(into: Record<string, unknown> | null, more: Record<string, unknown>): Record<string, unknown> {
   const out = into ?? {};
+  const own = (key: string) => (Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined);
+  const define = (key: string, value: unknown) =>
+    Object.defineProperty(out, key, { value, writable: true, enumerable: true, configurable: true });
   for (const [key, value] of Object.entries(more)) {
+    const had = own(key);
     if (Array.isArray(value)) {
-      const had = out[key];
       const list: unknown[] = Array.isArray(had) ? had : [];
       for (const entry of value as unknown[]) list.push(entry);
-      out[key] = list;
-    } else if (value !== null || !(key in out)) out[key] = value;
+      define(key, list);
+    } else if (value !== null || had === undefined) define(key, value);
   }
   return out;
 }

@@ -132,6 +132,25 @@ describe("reading a streamed chat completion", () => {
     expect(outcome).toMatchObject({ ok: true, answer: { message: { content: "a" } } });
   });
 
+  it('joins logprobs across chunks, keys as sent: a supplier\'s "__proto__" is data, not a prototype', () => {
+    const entry = (token: string) => ({ token, logprob: -0.5, bytes: [], top_logprobs: [] });
+    const { outcome } = read(
+      data({ choices: [{ index: 0, delta: { content: "a" }, logprobs: { content: [entry("a")], refusal: null } }] }) +
+        data(
+          '{"choices":[{"index":0,"delta":{"content":"b"},"logprobs":{"content":[ENTRY],"__proto__":{"polluted":true}}}]}'.replace(
+            "ENTRY",
+            JSON.stringify(entry("b")),
+          ),
+        ) +
+        delta({}, "stop"),
+    );
+    const logprobs = (outcome as { answer: { logprobs: Record<string, unknown> } }).answer.logprobs;
+    expect(logprobs.content).toEqual([entry("a"), entry("b")]);
+    expect(Object.getPrototypeOf(logprobs)).toBe(Object.prototype);
+    expect(Object.keys(logprobs)).toEqual(["content", "refusal", "__proto__"]);
+    expect((logprobs as { polluted?: boolean }).polluted).toBeUndefined();
+  });
+
   it("gives what arrived so far at any point: the answer a cancelled stream is billed on", () => {
     const stream = new ChatStream();
     stream.push(encode(delta({ reasoning_content: "think" }) + delta({ content: "Hel" })));
