@@ -330,7 +330,11 @@ export function bodyFormat(contentType: string | undefined): "json" | "event-str
   return type === "application/json" || type.endsWith("+json") ? "json" : "event-stream";
 }
 
-/** A streamed call whose answer's headers arrived: its status and headers, its body to read as it comes. */
+/**
+ * A streamed call whose answer's headers arrived: its status and headers, its body to read as it comes. The call holds
+ * its connection until the body is read to its end, abort() is called or the total deadline passes: a caller that
+ * gives up on it aborts it.
+ */
 export type UpstreamStream = {
   status: number;
   headers: http.IncomingHttpHeaders;
