@@ -2,8 +2,8 @@
  * `npm run bench:input`: what one request's input costs the event loop, as its size grows, for every walk over what a
  * stranger, a buyer or a supplier's upstream sends (issue 34): the body's scan, parse and checks on each route's schema
  * (lib/json-limits.ts, lib/http/body.ts, zod), the Responses translation, the prompt's material and the forwarded
- * fields, the tokenizer, the SIWE message, a query string, an x402 payment header, a supplier's answer and the probe
- * judge. Each row prints the CPU milliseconds of one request (the least of 3 runs after a warm-up, so a shared
+ * fields, the tokenizer, the SIWE message, a query string, an x402 payment header, a supplier's answer (JSON or
+ * streamed) and the probe judge. Each row prints the CPU milliseconds of one request (the least of 3 runs after a warm-up, so a shared
  * machine's slow spells do not count) at three sizes, and the growth from the first size to the last: about the size
  * ratio is linear, its square is quadratic. Figures are printed, never asserted. No database, chain or network: every
  * step runs in this process on the functions the routes run.
@@ -33,6 +33,16 @@ async function cpuMsAsync(run: () => Promise<unknown>): Promise<number> {
 const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
 const zeros = (count: number) => `[${Array(count).fill("0").join(",")}]`;
 const keys = (count: number) => `{${Array.from({ length: count }, (_, i) => `"k${i}":${i % 10}`).join(",")}}`;
+const TOKEN_CHUNK = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1754401100,"model":"m","choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}\n\n`;
+const ARGS_CHUNK = `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\\"k\\": 1, "}}]}}]}\n\n`;
+/** `count` copies of `chunk` as one stream's bytes, with its first tool call named and its end. */
+const streamOf = (count: number, chunk: string) =>
+  new TextEncoder().encode(
+    `data: {"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"c","function":{"name":"f"}}]}}]}\n\n${chunk.repeat(count)}data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n`,
+  );
+/** The bytes cut into reads of `size`. */
+const pieces = (bytes: Uint8Array, size: number) =>
+  Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
 /** How many of `unit` bytes fit in `bytes`. */
 const fit = (bytes: number, unit: number) => Math.max(1, Math.floor(bytes / unit));
 
@@ -53,6 +63,7 @@ async function main() {
     { judgeAnswer },
     { PROBES },
     { exceededJsonLimit },
+    { ChatStream },
   ] = await Promise.all([
     import("../lib/env"),
     import("../lib/http/body"),
@@ -69,6 +80,7 @@ async function main() {
     import("../lib/probes/judge"),
     import("../lib/probes/catalog"),
     import("../lib/json-limits"),
+    import("../lib/upstream/stream-answer"),
   ]);
 
   const request = (text: string) =>
@@ -260,6 +272,35 @@ async function main() {
       make: (b) => `{"choices":[{"message":{"role":"assistant","content":"x"},"logprobs":{"content":${nested(fit(b, 2))}}}]}`,
       run: (text: string) => exceededJsonLimit(text, { maxDepth: env.MAX_JSON_DEPTH, maxValues: Number.POSITIVE_INFINITY }),
     },
+    // ── what a supplier's upstream streams (64 MiB at most; what is kept of it, 4 MiB) ──
+    {
+      label: "supplier stream: one-token chunks in 16 kB reads (SSE, chunk, accumulate)",
+      sizes: [4_000_000, 13_000_000, 40_000_000],
+      unit: "B",
+      make: (b) => pieces(streamOf(fit(b, TOKEN_CHUNK.length), TOKEN_CHUNK), 16_384),
+      run: (reads: Uint8Array[]) => readStream(reads),
+    },
+    {
+      label: "supplier stream: the same, one byte a read",
+      sizes: [400_000, 1_300_000, 4_000_000],
+      unit: "B",
+      make: (b) => pieces(streamOf(fit(b, TOKEN_CHUNK.length), TOKEN_CHUNK), 1),
+      run: (reads: Uint8Array[]) => readStream(reads),
+    },
+    {
+      label: "supplier stream: tool-call argument fragments to one call",
+      sizes: [400_000, 1_300_000, 4_000_000],
+      unit: "B",
+      make: (b) => pieces(streamOf(fit(b, ARGS_CHUNK.length), ARGS_CHUNK), 16_384),
+      run: (reads: Uint8Array[]) => readStream(reads),
+    },
+    {
+      label: "supplier stream: a line that never ends (refused at 4 MiB)",
+      sizes: [400_000, 1_300_000, 4_000_000],
+      unit: "B",
+      make: (b) => pieces(new TextEncoder().encode(`data: ${"x".repeat(b)}`), 16_384),
+      run: (reads: Uint8Array[]) => readStream(reads),
+    },
     {
       label: "probe judge: a json answer of nested arrays",
       sizes: [400_000, 1_300_000, 4_000_000],
@@ -280,6 +321,13 @@ async function main() {
         ),
     },
   ];
+
+  /** A supplier's stream as the socket delivers it: every read through one reader, then its end. */
+  function readStream(reads: Uint8Array[]) {
+    const stream = new ChatStream();
+    for (const read of reads) stream.push(read);
+    return stream.end();
+  }
 
   console.log(`\nsvc input bench: CPU ms of one request by input size (least of 3), node ${process.version}`);
   console.log(

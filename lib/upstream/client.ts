@@ -33,12 +33,20 @@ export type UpstreamErrorKind = "forbidden_address" | "invalid_url" | "timeout" 
  */
 export type UpstreamStage = "queued" | "connecting" | "sent" | "receiving";
 
+/**
+ * Which deadline a timeout missed: a streamed call's first byte, the silence between its chunks, or the whole call
+ * (a non-streaming call has only that one).
+ */
+export type UpstreamDeadline = "first_byte" | "idle" | "total";
+
 /** A call that produced no HTTP response (or an oversized one). Its message is safe to show and log. */
 export class UpstreamError extends Error {
   constructor(
     readonly kind: UpstreamErrorKind,
     message: string,
     readonly stage: UpstreamStage = "connecting",
+    /** For a timeout, the deadline it missed; null otherwise. */
+    readonly deadline: UpstreamDeadline | null = null,
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -98,16 +106,20 @@ function checkedLookup(policy: UpstreamPolicy, resolver: Resolver, port: number)
   };
 }
 
-async function request(
+type PreparedRequest = { transport: typeof http | typeof https; options: https.RequestOptions };
+
+/**
+ * Everything checked before a connection is opened (the URL's scheme and credentials, an IP literal's address) and the
+ * request's options: our pooled agent, and a lookup that checks every address the host resolves to.
+ */
+async function prepareRequest(
   method: "GET" | "POST",
   target: string,
   apiKey: string,
   body: string | undefined,
   options: RequestOptions & { headers?: Record<string, string> },
-): Promise<UpstreamResponse> {
+): Promise<PreparedRequest> {
   const policy = options.policy ?? defaultUpstreamPolicy();
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   let url: URL;
   try {
     url = new URL(target);
@@ -123,7 +135,6 @@ async function request(
   // net.connect skips `lookup` for IP literals, so they are checked here.
   const refusal = isIP(host) ? await upstreamTargetRefusal(host, port, policy) : null;
   if (refusal) throw new UpstreamError("forbidden_address", `Upstream address ${host} is ${refusal}.`);
-  const transport = url.protocol === "https:" ? https : http;
   const headers: Record<string, string | number> = {
     authorization: `Bearer ${apiKey}`,
     accept: "application/json",
@@ -135,10 +146,51 @@ async function request(
     headers["content-type"] = "application/json";
     headers["content-length"] = Buffer.byteLength(body);
   }
+  return {
+    transport: url.protocol === "https:" ? https : http,
+    options: {
+      method,
+      protocol: url.protocol,
+      hostname: host,
+      port: url.port || undefined,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      agent: agentFor(url.protocol as "http:" | "https:", policy),
+      lookup: checkedLookup(policy, options.resolver ?? systemResolver, port),
+      servername: isIP(host) ? undefined : host,
+    },
+  };
+}
+
+/** Follows how far a request got (UpstreamStage) as it waits for, and then opens, its socket. */
+function watchStage(req: http.ClientRequest, progress: { stage: UpstreamStage }): void {
+  // A pooled socket is connected already; a new one is not until its `connect`.
+  req.on("socket", (socket) => {
+    if (!socket.connecting) {
+      if (progress.stage === "queued") progress.stage = "sent";
+      return;
+    }
+    progress.stage = "connecting";
+    socket.once("connect", () => {
+      if (progress.stage === "connecting") progress.stage = "sent";
+    });
+  });
+}
+
+async function request(
+  method: "GET" | "POST",
+  target: string,
+  apiKey: string,
+  body: string | undefined,
+  options: RequestOptions & { headers?: Record<string, string> },
+): Promise<UpstreamResponse> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const { transport, options: requestOptions } = await prepareRequest(method, target, apiKey, body, options);
 
   return new Promise<UpstreamResponse>((resolve, reject) => {
     let settled = false;
-    let stage: UpstreamStage = "queued";
+    const progress: { stage: UpstreamStage } = { stage: "queued" };
     const finish = (error: Error | null, value?: UpstreamResponse) => {
       if (settled) return;
       settled = true;
@@ -146,56 +198,33 @@ async function request(
       if (error) reject(error);
       else resolve(value!);
     };
-    const req = transport.request(
-      {
-        method,
-        protocol: url.protocol,
-        hostname: host,
-        port: url.port || undefined,
-        path: `${url.pathname}${url.search}`,
-        headers,
-        agent: agentFor(url.protocol as "http:" | "https:", policy),
-        lookup: checkedLookup(policy, options.resolver ?? systemResolver, port),
-        servername: isIP(host) ? undefined : host,
-      },
-      (res) => {
-        stage = "receiving";
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) {
-            const error = new UpstreamError("too_large", `The upstream response exceeded ${maxBytes} bytes.`, stage);
-            finish(error);
-            req.destroy(error);
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on("end", () => {
-          const rawText = Buffer.concat(chunks).toString("utf8");
-          finish(null, { status: res.statusCode ?? 0, json: parseJson(rawText), rawText });
-        });
-        res.on("error", (error) => finish(toUpstreamError(error, stage)));
-      },
-    );
+    const req = transport.request(requestOptions, (res) => {
+      progress.stage = "receiving";
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBytes) {
+          const error = new UpstreamError("too_large", `The upstream response exceeded ${maxBytes} bytes.`, progress.stage);
+          finish(error);
+          req.destroy(error);
+          return;
+        }
+        chunks.push(chunk);
+      });
+      res.on("end", () => {
+        const rawText = Buffer.concat(chunks).toString("utf8");
+        finish(null, { status: res.statusCode ?? 0, json: parseUpstreamJson(rawText), rawText });
+      });
+      res.on("error", (error) => finish(toUpstreamError(error, progress.stage)));
+    });
     const timer = setTimeout(() => {
-      const error = new UpstreamError("timeout", `The upstream did not answer within ${timeoutMs} ms.`, stage);
+      const error = new UpstreamError("timeout", `The upstream did not answer within ${timeoutMs} ms.`, progress.stage, "total");
       finish(error);
       req.destroy(error);
     }, timeoutMs);
-    // A pooled socket is connected already; a new one is not until its `connect`.
-    req.on("socket", (socket) => {
-      if (!socket.connecting) {
-        if (stage === "queued") stage = "sent";
-        return;
-      }
-      stage = "connecting";
-      socket.once("connect", () => {
-        if (stage === "connecting") stage = "sent";
-      });
-    });
-    req.on("error", (error) => finish(toUpstreamError(error, stage)));
+    watchStage(req, progress);
+    req.on("error", (error) => finish(toUpstreamError(error, progress.stage)));
     req.end(body);
   });
 }
@@ -205,7 +234,7 @@ async function request(
  * reads in an answer nests that deep, and what does would overflow the stack of JSON.stringify (a tool call's arguments
  * sent as an object, the logprobs the buyer's answer carries), after the clear. Its width is the response size cap's.
  */
-function parseJson(text: string): unknown | null {
+export function parseUpstreamJson(text: string): unknown | null {
   if (exceededJsonLimit(text, { maxDepth: env.MAX_JSON_DEPTH, maxValues: Number.POSITIVE_INFINITY })) return null;
   try {
     return JSON.parse(text) as unknown;
@@ -252,15 +281,222 @@ export async function postChatCompletion(args: {
 }): Promise<UpstreamResponse> {
   const { baseUrl, apiKey, body, ...options } = args;
   const text = typeof body === "string" ? body : JSON.stringify(body);
-  // The buyer's request id goes upstream too, so a supplier's logs and ours name the same request.
-  const context = currentRequestContext();
-  const headers = { [HOP_HEADER]: "1", ...(context?.requestId && { "x-request-id": context.requestId }) };
   const started = performance.now();
   try {
-    return await request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, text, { ...options, headers });
+    return await request("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, text, { ...options, headers: forwardHeaders() });
   } finally {
-    metrics.upstreamLatency.observe({ offer: context?.offerId ?? "unknown" }, (performance.now() - started) / 1000);
+    observeLatency(started);
   }
+}
+
+/** The hop header, and the buyer's request id, so that a supplier's logs and ours name the same request. */
+function forwardHeaders(): Record<string, string> {
+  const context = currentRequestContext();
+  return { [HOP_HEADER]: "1", ...(context?.requestId && { "x-request-id": context.requestId }) };
+}
+
+function observeLatency(started: number): void {
+  const offer = currentRequestContext()?.offerId ?? "unknown";
+  metrics.upstreamLatency.observe({ offer }, (performance.now() - started) / 1000);
+}
+
+export type StreamDeadlines = {
+  /** From sending the request to the first byte of the answer's body (a slow first token). */
+  firstByteTimeoutMs: number;
+  /** The longest silence between two chunks of the body, while the caller is reading. */
+  idleTimeoutMs: number;
+  /** The whole call, however it goes (a slow reader's time counts too). */
+  totalTimeoutMs: number;
+};
+
+export const DEFAULT_STREAM_DEADLINES: StreamDeadlines = {
+  firstByteTimeoutMs: DEFAULT_TIMEOUT_MS,
+  idleTimeoutMs: DEFAULT_TIMEOUT_MS,
+  totalTimeoutMs: 600_000,
+};
+
+/**
+ * The most a streamed answer may send: the longest answers models give (~128k output tokens) one token a chunk, each
+ * chunk ~500 bytes with its envelope. What svc keeps of it is bounded by the answer it accumulates (stream-answer.ts).
+ */
+export const DEFAULT_MAX_STREAM_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How an answer's body is to be read, from its content type: JSON (an upstream that answered without streaming, or
+ * an error) or an event stream (anything else: servers label their streams loosely, and a stream was asked for).
+ */
+export function bodyFormat(contentType: string | undefined): "json" | "event-stream" {
+  const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
+  return type === "application/json" || type.endsWith("+json") ? "json" : "event-stream";
+}
+
+/**
+ * A streamed call whose answer's headers arrived: its status and headers, its body to read as it comes. The call holds
+ * its connection until the body is read to its end, abort() is called or the total deadline passes: a caller that
+ * gives up on it aborts it.
+ */
+export type UpstreamStream = {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** "json": read the answer whole with read() (and replay it as a stream); so too any status but 200. */
+  format: "json" | "event-stream";
+  /**
+   * The body as it arrives, read on demand: while the caller does not ask for the next chunk, the socket is paused (the
+   * upstream's writes block once the buffers between are full). Read once. Throws UpstreamError on a timeout (its
+   * `deadline` says which), a broken connection (`network`) or more than the byte bound (`too_large`); the reason
+   * given to abort() once aborted. Leaving the loop early aborts the call.
+   */
+  body: AsyncIterable<Buffer>;
+  /** The whole body as postChatCompletion returns it (at most DEFAULT_MAX_RESPONSE_BYTES), instead of `body`. */
+  read(): Promise<UpstreamResponse>;
+  /**
+   * Ends the call at once: the connection to the upstream is destroyed, so its server sees the client gone and stops
+   * generating. A read in progress, and any later one, throws `reason` (an AbortError by default).
+   */
+  abort(reason?: Error): void;
+};
+
+/**
+ * Forwards one chat completion that asks for a stream (the body says `stream: true`; it is sent as given), exactly once,
+ * under the same rules as postChatCompletion (SSRF checks at connection time, our pooled agents, the hop header and
+ * request id, how far a failure got). Resolves as soon as the answer's headers arrive, with the body to read as it
+ * comes; rejects with UpstreamError when none arrive (a first-byte or total timeout, no connection, a forbidden address)
+ * or with the signal's reason when it aborts first.
+ */
+export async function streamChatCompletion(args: {
+  baseUrl: string;
+  apiKey: string;
+  body: unknown;
+  deadlines?: Partial<StreamDeadlines>;
+  maxResponseBytes?: number;
+  signal?: AbortSignal;
+  policy?: UpstreamPolicy;
+  resolver?: Resolver;
+}): Promise<UpstreamStream> {
+  const { baseUrl, apiKey, body, signal, policy, resolver } = args;
+  const deadlines = { ...DEFAULT_STREAM_DEADLINES, ...args.deadlines };
+  const maxBytes = args.maxResponseBytes ?? DEFAULT_MAX_STREAM_BYTES;
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  const headers = { ...forwardHeaders(), accept: "text/event-stream, application/json" };
+  const { transport, options } = await prepareRequest("POST", joinUrl(baseUrl, "/chat/completions"), apiKey, text, {
+    policy,
+    resolver,
+    headers,
+  });
+  signal?.throwIfAborted();
+  const started = performance.now();
+
+  return new Promise<UpstreamStream>((resolve, reject) => {
+    const progress: { stage: UpstreamStage } = { stage: "queued" };
+    let res: http.IncomingMessage | null = null;
+    let resolved = false;
+    /** Why the call ended early (a timeout, a break, an abort), once it did. */
+    let failure: Error | null = null;
+    let over = false;
+    let idleTimer: NodeJS.Timeout | undefined;
+
+    const end = () => {
+      over = true;
+      clearTimeout(totalTimer);
+      clearTimeout(firstByteTimer);
+      clearTimeout(idleTimer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    /** Ends the call early; `upstream` when it was the upstream's doing (its latency is observed then, not on an abort). */
+    const fail = (error: Error, upstream = true) => {
+      if (over) return;
+      end();
+      failure = error;
+      if (upstream) observeLatency(started);
+      if (!resolved) reject(error);
+      res?.destroy(error);
+      req.destroy(error);
+    };
+    const timeout = (deadline: UpstreamDeadline, ms: number) => {
+      const what = { first_byte: "sent no first byte", idle: "went silent", total: "did not finish" }[deadline];
+      return new UpstreamError("timeout", `The upstream ${what} within ${ms} ms.`, progress.stage, deadline);
+    };
+    const onAbort = () => fail(signal!.reason instanceof Error ? signal!.reason : abortError(), false);
+
+    const totalTimer = setTimeout(() => fail(timeout("total", deadlines.totalTimeoutMs)), deadlines.totalTimeoutMs);
+    // Bytes that arrived while the caller was not reading are a first byte all the same.
+    const firstByteTimer = setTimeout(() => {
+      if (!res || res.readableLength === 0) fail(timeout("first_byte", deadlines.firstByteTimeoutMs));
+    }, deadlines.firstByteTimeoutMs);
+
+    const req = transport.request(options, (response) => {
+      res = response;
+      progress.stage = "receiving";
+      // Errors reach the reader through `failure` (or the iterator); this keeps an unread body's error from going unheard.
+      response.on("error", () => undefined);
+      async function* chunks(): AsyncGenerator<Buffer> {
+        const source = response[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+        let received = 0;
+        try {
+          for (;;) {
+            if (failure) throw failure;
+            if (received > 0) idleTimer = setTimeout(() => fail(timeout("idle", deadlines.idleTimeoutMs)), deadlines.idleTimeoutMs);
+            let next: IteratorResult<Buffer>;
+            try {
+              next = await source.next();
+            } catch (error) {
+              throw failure ?? toUpstreamError(error as Error, progress.stage);
+            } finally {
+              clearTimeout(idleTimer);
+            }
+            if (failure) throw failure;
+            if (next.done) {
+              end();
+              observeLatency(started);
+              return;
+            }
+            clearTimeout(firstByteTimer);
+            received += next.value.length;
+            if (received > maxBytes) {
+              fail(new UpstreamError("too_large", `The upstream response exceeded ${maxBytes} bytes.`, progress.stage));
+              throw failure;
+            }
+            yield next.value;
+          }
+        } finally {
+          // The caller stopped reading before the end: the upstream must not go on generating for nobody.
+          if (!over) fail(abortError(), false);
+        }
+      }
+      const body = chunks();
+      resolved = true;
+      resolve({
+        status: response.statusCode ?? 0,
+        headers: response.headers,
+        format: bodyFormat(response.headers["content-type"]),
+        body: { [Symbol.asyncIterator]: () => body },
+        read: async () => {
+          const cap = Math.min(maxBytes, DEFAULT_MAX_RESPONSE_BYTES);
+          const parts: Buffer[] = [];
+          let size = 0;
+          for await (const chunk of body) {
+            size += chunk.length;
+            if (size > cap) {
+              fail(new UpstreamError("too_large", `The upstream response exceeded ${cap} bytes.`, progress.stage));
+              throw failure;
+            }
+            parts.push(chunk);
+          }
+          const rawText = Buffer.concat(parts).toString("utf8");
+          return { status: response.statusCode ?? 0, json: parseUpstreamJson(rawText), rawText };
+        },
+        abort: (reason?: Error) => fail(reason ?? abortError(), false),
+      });
+    });
+    watchStage(req, progress);
+    req.on("error", (error) => fail(toUpstreamError(error, progress.stage)));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.end(text);
+  });
+}
+
+function abortError(): DOMException {
+  return new DOMException("The upstream call was aborted.", "AbortError");
 }
 
 /** List price as published by the upstream, diem (= USD for Venice) per 1M tokens, in micro-diem. */
