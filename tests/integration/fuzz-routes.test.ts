@@ -560,14 +560,15 @@ describe("every route, from the OpenAPI description", () => {
 
 /**
  * A 503 that says the request's own provider preferences left no offer (documented, and its own doing): either none
- * meets them, or the ones that do are above the request's max price (the 1-cent offers have declared no data policy,
- * so `data_collection: "deny"` leaves only the fuzzer's own offers, posted at any price).
+ * meets them, or the ones that do are above the request's max price or out of today's capacity (the 1-cent offers have
+ * declared no data policy, so `data_collection: "deny"` leaves only the fuzzer's own offers, posted at any price and
+ * with as little as 0.000001 diem a day).
  */
 function excludedByOwnPreferences(p: Plan, answer: Answer): boolean {
   if (answer.status !== 503 || !answer.contentType.startsWith("application/json")) return false;
   const code = (JSON.parse(answer.body) as { error?: { code?: unknown } }).error?.code;
   if (typeof code !== "string") return false;
-  return code.startsWith("no_offer_matches_provider_") || (code === "no_offer_at_or_below_max" && sentProviderPreferences(p));
+  return code.startsWith("no_offer_matches_provider_") || (["no_offer_at_or_below_max", "no_capacity"].includes(code) && sentProviderPreferences(p));
 }
 
 function sentProviderPreferences(p: Plan): boolean {
