@@ -87,6 +87,16 @@ const EnvSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** How long the router waits for an upstream's answer before a 502 (it never retries). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
+  /**
+   * Streams (POST /v2/chat/completions and /v2/responses with stream: true): the longest one may last, whatever it
+   * does (its hold lives this long plus a grace); the first byte and every silence are bounded by UPSTREAM_TIMEOUT_MS.
+   */
+  STREAM_MAX_DURATION_MS: z.coerce.number().int().min(10_000).max(3_600_000).default(900_000),
+  /** A streaming client that reads nothing for this long while svc holds a full buffer for it is gone (client_cancelled). */
+  STREAM_STALL_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /** Concurrent streams per API key and per account, per instance; beyond them a new stream gets 429. */
+  STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(128),
+  STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(256),
   /** Bounds of one x402 top-up and the smallest supplier withdrawal, as USD decimal strings. */
   TOPUP_MIN_USD: z
     .string()
