@@ -89,9 +89,14 @@ const EnvSchema = z.object({
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   /**
    * Streams (POST /v2/chat/completions and /v2/responses with stream: true): the longest one may last, whatever it
-   * does (its hold lives this long plus a grace); the first byte and every silence are bounded by UPSTREAM_TIMEOUT_MS.
+   * does (its hold lives this long plus a grace).
    */
   STREAM_MAX_DURATION_MS: z.coerce.number().int().min(10_000).max(3_600_000).default(900_000),
+  /**
+   * A stream's upstream may take this long for its first token, and fall silent this long between two (keep-alive
+   * comments hold the buyer's connection meanwhile); past it the stream ends as a timeout.
+   */
+  STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   /** A streaming client that reads nothing for this long while svc holds a full buffer for it is gone (client_cancelled). */
   STREAM_STALL_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   /** Concurrent streams per API key and per account, per instance; beyond them a new stream gets 429. */

@@ -31,7 +31,9 @@ const ChatCompletionRequestV2 = ChatCompletionRequest.safeExtend({
   stream_options: z
     .strictObject({ include_usage: z.boolean().optional() })
     .nullish()
-    .describe("With stream: true, include_usage: true adds a last chunk with the usage, its cost and the balance after the clear"),
+    .describe(
+      "Accepted with stream: true; the last chunk carries the usage (its cost, the balance after the clear) whether or not include_usage is set, as on OpenRouter",
+    ),
 });
 const ResponsesRequestV2 = ResponsesRequest.safeExtend({
   stream: z.boolean().nullish().describe("true: the answer streams as the Responses API's events (response.created … response.completed)"),
@@ -66,7 +68,7 @@ export function chatCompletionsRoute(version: ApiVersion): RouteHandler {
               " `stream_options` without `stream: true` is a 400, as on OpenAI.",
             ) +
             STREAMING +
-            ' The stream is OpenAI\'s: `chat.completion.chunk` events (role, content, reasoning_content, tool-call deltas with index/id/name/arguments, finish_reason), with include_usage a last chunk with no choices and the usage (cost, cost_details, balance_remaining), then `data: [DONE]`; a failure is `data: {"error": …}` with no [DONE].'
+            ' The stream is OpenAI\'s: `chat.completion.chunk` events (role, content, reasoning_content, tool-call deltas with index/id/name/arguments, finish_reason), then a last chunk with no choices and the usage (cost, cost_details, balance_remaining; sent with or without stream_options.include_usage, as OpenRouter does), then `data: [DONE]`; a failure is `data: {"error": …}` with no [DONE].'
           : CHAT_V1_DESCRIPTION,
         ...COMPLETION_PIPELINE_DOCS,
         responses: [
@@ -84,8 +86,7 @@ export function chatCompletionsRoute(version: ApiVersion): RouteHandler {
       assertNotForwardedBySvc(req);
       const requestedMaxPriceCents = readMaxPriceHeader(req);
       if (streams && body.stream) {
-        const includeUsage = body.stream_options?.include_usage === true;
-        return streamCompletion({ body, apiKey, requestedMaxPriceCents, format: { kind: "chat", includeUsage }, renderError: errorBody });
+        return streamCompletion({ body, apiKey, requestedMaxPriceCents, format: { kind: "chat" }, renderError: errorBody });
       }
       if (streams && body.stream_options != null) throw streamOptionsWithoutStream();
       const { completion, cost } = await completeChat({ body, apiKey, requestedMaxPriceCents });

@@ -379,13 +379,20 @@ async function forwardOnce(input: {
  * Counts a failed forward against the offer's health when it is the supplier's (upstream-failure.ts says whose it
  * is), with the buyer it failed; true when it counted.
  */
-export async function reportForwardFailure(offerId: string, accountId: string, failure: ForwardFailure, now: Date): Promise<boolean> {
+export async function reportForwardFailure(
+  offerId: string,
+  accountId: string,
+  failure: ForwardFailure,
+  now: Date,
+  /** false when the forward was answered in part and billed (a broken stream): its clear measured it already. */
+  forward = true,
+): Promise<boolean> {
   const { cause } = failure;
   if (cause !== "upstream" && cause !== "answer") {
     log.info("upstream failure not counted against the offer", { offerId, reason: failure.reason, cause });
     return false;
   }
-  await reportUpstreamFailure(offerId, failure.reason, { accountId, cause, forward: true, now }).catch((error: unknown) =>
+  await reportUpstreamFailure(offerId, failure.reason, { accountId, cause, forward, now }).catch((error: unknown) =>
     log.warn("health report failed", { error }),
   );
   return true;

@@ -57,13 +57,13 @@ import { ChatStream, type ChatDelta, type StreamFailure } from "@/lib/upstream/s
  * - upstream_error: the upstream broke, sent an error or garbage: an error event (chat: `data: {"error": …}` with no
  *   [DONE]; responses: response.failed with the usage), what arrived billed by svc's count, and the failure counts in
  *   the offer's health as a failed answer's would;
- * - timeout: the upstream went silent past UPSTREAM_TIMEOUT_MS (counted like a failed answer), or the stream reached
+ * - timeout: the upstream went silent past STREAM_IDLE_TIMEOUT_MS (counted like a failed answer), or the stream reached
  *   STREAM_MAX_DURATION_MS or the server's drain deadline (svc's own limits: not counted).
  * Nothing billable arrived → nothing billed, the hold released. Each stream clears at most once, through the same
  * group commit as completions; its hold is kept from the sweeper for the stream's longest life.
  */
 
-export type StreamFormat = { kind: "chat"; includeUsage: boolean } | { kind: "responses"; request: ResponsesRequest };
+export type StreamFormat = { kind: "chat" } | { kind: "responses"; request: ResponsesRequest };
 
 /** Renders an error as the API's error body (lib/http/errors.ts errorBody, which this layer does not import). */
 export type ErrorRenderer = (error: AppError) => { error: Record<string, unknown> };
@@ -195,8 +195,8 @@ class Relay {
         apiKey: upstreamKey(upstream.keyCiphertext),
         body: this.upstreamBody(stream),
         deadlines: {
-          firstByteTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
-          idleTimeoutMs: env.UPSTREAM_TIMEOUT_MS,
+          firstByteTimeoutMs: env.STREAM_IDLE_TIMEOUT_MS,
+          idleTimeoutMs: env.STREAM_IDLE_TIMEOUT_MS,
           totalTimeoutMs: env.STREAM_MAX_DURATION_MS,
         },
         signal: this.signal,
@@ -327,7 +327,7 @@ class Relay {
     }
     const counted =
       ending.end !== "completed" && ending.failure !== null
-        ? await reportForwardFailure(reservation.offerId, reservation.accountId, ending.failure, reserved.clock())
+        ? await reportForwardFailure(reservation.offerId, reservation.accountId, ending.failure, reserved.clock(), billed === null)
         : false;
     log.info("stream ended", { completionId: this.completionId, end: ending.end, charged: billed?.usage?.cost ?? 0 });
 
@@ -336,7 +336,7 @@ class Relay {
         this.responses.finish(billed!);
       } else {
         if (!this.finishSent) this.sendChunk({}, answer.finishReason, null);
-        if (this.format.kind === "chat" && this.format.includeUsage) this.sendUsage(billed!, balance!);
+        this.sendUsage(billed!, balance!);
         this.events.send("[DONE]");
       }
       return;
@@ -353,7 +353,7 @@ class Relay {
     if (this.responses) {
       this.responses.fail({ code: error.code, message: error.message }, billed);
     } else {
-      if (billed && this.format.kind === "chat" && this.format.includeUsage) this.sendUsage(billed, balance!);
+      if (billed) this.sendUsage(billed, balance!);
       this.sendError(error);
     }
   }
@@ -412,7 +412,10 @@ class Relay {
     );
   }
 
-  /** The usage chunk (include_usage): no choices, the billed usage with its cost and the balance after the clear. */
+  /**
+   * The usage chunk: no choices, the billed usage with its cost and the balance after the clear. Sent whether or not
+   * the request set stream_options.include_usage, as OpenRouter does (its clients ask for nothing and read it).
+   */
   private sendUsage(billed: ChatCompletionResponse, balance: bigint): void {
     this.events.send(
       JSON.stringify({
