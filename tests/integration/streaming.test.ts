@@ -16,6 +16,7 @@ import { formatMicros, parseMicros } from "@/lib/money";
 import { takeStreamSlot } from "@/lib/router/stream-slots";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { startAppProcess } from "../helpers/app-process";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 import { buyerBalance, seedBuyer } from "../helpers/router-factories";
 
@@ -424,5 +425,46 @@ describe("what a stream refuses, before its first byte", () => {
     const again = takeStreamSlot(key);
     expect(() => takeStreamSlot(key)).toThrow(/At most 128 streams/);
     for (const give of [again, ...giveBack]) give();
+  });
+});
+
+describe("a stopping server", () => {
+  it("ends the streams still live at its drain deadline, each billed for what it sent and cleared once", { timeout: 60_000 }, async () => {
+    const graceMs = 1_500;
+    const victim = await startAppProcess({ SVC_TEST_EXIT_ON_SIGTERM: "1", SHUTDOWN_GRACE_MS: String(graceMs) });
+    try {
+      const { model, buyer } = await market(ways.paced);
+      const before = await buyerBalance(buyer.id);
+      const streams = await Promise.all(
+        [1, 2, 3].map(async () => {
+          const res = await fetch(`${victim.url}/v2/chat/completions`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${buyer.key}`, "content-type": "application/json" },
+            body: JSON.stringify({ model: model.id, messages: hello, max_tokens: 300, stream: true }),
+          });
+          return { id: res.headers.get("x-svc-generation-id")!, body: res.text() };
+        }),
+      );
+      // Paced at 15 ms a token, 300 tokens outlive the 1.5 s drain window.
+      await new Promise((r) => setTimeout(r, 500));
+      await victim.kill("SIGTERM");
+      const bodies = await Promise.all(streams.map((s) => s.body.catch(() => "")));
+      let charged = 0n;
+      for (const [i, { id }] of streams.entries()) {
+        const clear = await clearOf(id);
+        expect(clear, `stream ${i} cleared`).not.toBeNull();
+        expect(clear!.chargeMicros).toBeGreaterThan(0n);
+        expect(await db.clear.count({ where: { completionId: id } })).toBe(1);
+        charged += clear!.chargeMicros;
+        // The client was told: an error event, not a clean [DONE].
+        expect(bodies[i]).toMatch(/"error":\{/);
+        expect(bodies[i]).not.toContain("[DONE]");
+      }
+      const after = await settled(buyer.id);
+      expect(after.held).toBe(0n);
+      expect(before.balance - after.balance).toBe(charged);
+    } finally {
+      await victim.kill();
+    }
   });
 });
