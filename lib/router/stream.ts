@@ -333,7 +333,7 @@ class Relay {
 
     if (ending.end === "completed") {
       if (this.responses) {
-        this.responses.finish(billed!);
+        this.responses.finish(billed!, { balance_remaining: formatMicros(balance!) });
       } else {
         if (!this.finishSent) this.sendChunk({}, answer.finishReason, null);
         this.sendUsage(billed!, balance!);
@@ -351,7 +351,11 @@ class Relay {
         charged,
       );
     if (this.responses) {
-      this.responses.fail({ code: error.code, message: error.message }, billed);
+      this.responses.fail(
+        { code: error.code, message: error.message },
+        billed,
+        balance === null ? {} : { balance_remaining: formatMicros(balance) },
+      );
     } else {
       if (billed) this.sendUsage(billed, balance!);
       this.sendError(error);
