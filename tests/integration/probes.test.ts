@@ -9,6 +9,7 @@ import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { metrics } from "@/lib/ops/metrics";
 import { defaultReasoningBudget } from "@/lib/upstream/metering";
 import { utcDay } from "@/lib/supply/capacity";
+import { updateOffer } from "@/lib/supply/update-offer";
 import { startReferenceUpstream, type ReferenceUpstream, type UpstreamMode } from "@/scripts/reference-upstream/server";
 import { seedPlatformBalance } from "../helpers/ledger-factories";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
@@ -151,9 +152,10 @@ describe("fidelity probes", () => {
     expect(res.headers.get("x-svc-price-cents")).toBe("80");
     expect(substituting.requestCount()).toBe(before);
 
-    // The supplier fixes its upstream: the next round passes it and puts it back on the book.
+    // The supplier fixes its upstream (a flagged offer waits out its backoff, but a new upstream is due at once): the
+    // next round passes it and puts it back on the book.
     const fixed = await upstream();
-    await db.offer.update({ where: { id: sub.id }, data: { upstreamBaseUrl: fixed.url } });
+    await updateOffer(sub.supplierId, sub.id, { upstream_base_url: fixed.url, upstream_api_key: fixed.apiKey });
     const next = await runProbeRound({ modelIds: [model.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
     expect(next.flagged).toEqual([]);
     expect(next.passing).toContain(sub.id);
