@@ -118,9 +118,9 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   if (swept > 0) log.warn("probe reservations released unpaid after a crash", { swept });
 
   const live = await liveTargets(started, options.modelIds);
-  const due = live.filter((t) => t.probeDueAt === null || t.probeDueAt <= started);
-  report.backingOff = new Set(live.filter((t) => !due.includes(t)).map((t) => t.offerId)).size;
-  const chosen = selectRound(due, options.maxOffers ?? env.PROBE_MAX_OFFERS_PER_ROUND);
+  const isDue = (t: LiveTarget) => t.probeDueAt === null || t.probeDueAt <= started;
+  report.backingOff = new Set(live.filter((t) => !isDue(t)).map((t) => t.offerId)).size;
+  const chosen = selectRound(live.filter(isDue), options.maxOffers ?? env.PROBE_MAX_OFFERS_PER_ROUND);
   report.offers = new Set(chosen.map((t) => t.offerId)).size;
   if (chosen.length === 0) return report;
   const going = await getGoingPrices(
