@@ -166,6 +166,22 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => v !== "false" && v !== "0"),
   PROBE_MAX_OFFERS_PER_ROUND: z.coerce.number().int().min(1).max(10_000).default(200),
+  /**
+   * A flagged offer is not probed again for PROBE_FLAGGED_BACKOFF_MS after the round that flagged it, doubled for each
+   * further round in a row that flags it, at most PROBE_FLAGGED_BACKOFF_MAX_MS (0: probed every round, as before).
+   */
+  PROBE_FLAGGED_BACKOFF_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400_000)
+    .default(12 * 3_600_000),
+  PROBE_FLAGGED_BACKOFF_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(365 * 86_400_000)
+    .default(4 * 86_400_000),
   /** An endpoint the operator trusts to serve each model under its marketplace id; probes compare offers with it. */
   PROBE_REFERENCE_BASE_URL: z.string().url().optional(),
   PROBE_REFERENCE_API_KEY: z.string().min(1).optional(),
