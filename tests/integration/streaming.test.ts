@@ -388,6 +388,37 @@ describe("what each ending costs, cleared once", () => {
   });
 });
 
+describe("what an offer declares about streaming", () => {
+  it("an offer whose upstream does not stream is asked without streaming, and the buyer still gets a stream", async () => {
+    const { model, offer, buyer } = await market();
+    await db.offer.update({ where: { id: offer.id }, data: { streams: false } });
+    const streamed = upstream.streamCount();
+    const final = await client(buyer.key)
+      .chat.completions.stream({ model: model.id, messages: hello, max_tokens: 40, stream: true })
+      .finalChatCompletion();
+    expect(final.choices[0].message.content!.length).toBeGreaterThan(0);
+    expect(upstream.streamCount()).toBe(streamed);
+    expect(await clearOf(final.id)).not.toBeNull();
+  });
+
+  it("an offer that bills a cancelled answer in full is read to its end after the client hangs up, and billed for it", async () => {
+    const { model, offer, buyer } = await market(ways.paced);
+    const whole = await client(buyer.key).chat.completions.create({ model: model.id, messages: hello, max_tokens: 300 });
+    const wholeCharge = (await clearOf(whole.id))!.chargeMicros;
+    await db.offer.update({ where: { id: offer.id }, data: { billsCancelledInFull: true } });
+    const cancelled = ways.paced.cancelledCount();
+
+    const abort = new AbortController();
+    const res = await rawStream(buyer.key, { model: model.id, messages: hello, max_tokens: 300 }, abort.signal);
+    const id = res.headers.get("x-svc-generation-id")!;
+    await res.body!.getReader().read();
+    abort.abort();
+    const clear = await clearOf(id, 15_000);
+    expect(clear!.chargeMicros).toBe(wholeCharge);
+    expect(ways.paced.cancelledCount()).toBe(cancelled);
+  }, 30_000);
+});
+
 describe("what a stream refuses, before its first byte", () => {
   it("answers the usual JSON error, never a half-open stream: no balance is a 402", async () => {
     const { model } = await market();

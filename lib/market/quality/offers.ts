@@ -59,6 +59,8 @@ type OfferRow = {
   trains_on_prompts: boolean;
   context_tokens: number | null;
   max_output_tokens: number | null;
+  streams: boolean;
+  bills_cancelled_in_full: boolean;
 } & ProbeColumns;
 
 async function computeModelOffers(model: CatalogEntry, now: Date): Promise<ModelOfferList> {
@@ -66,7 +68,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
     SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, o.price_cents, o.created_at,
            GREATEST(${REMAINING}, 0) AS remaining,
            ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
-           o.context_tokens, o.max_output_tokens, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
+           o.context_tokens, o.max_output_tokens, o.streams, o.bills_cancelled_in_full, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
            o.probed_at AS "probedAt", o.probe_flagged_at AS "probeFlaggedAt", o.probe_flag_reason AS "probeFlagReason"
     FROM offers o
     JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${model.id}
@@ -102,6 +104,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
           // What it serves for this model: svc never forwards more than the model's limits, whatever the offer says.
           context_tokens: Math.min(o.context_tokens ?? model.contextTokens, model.contextTokens),
           max_output_tokens: Math.min(o.max_output_tokens ?? model.maxOutputTokens, model.maxOutputTokens),
+          streaming: { streams: o.streams, bills_cancelled_in_full: o.bills_cancelled_in_full },
         },
         measured: {
           "1h": windowFigures(measured?.["1h"] ?? emptySums(), min),
