@@ -329,7 +329,8 @@ class Relay {
       await releaseHoldOrRetry(reservation.holdId);
     } else {
       const latencyMs = performance.now() - this.started;
-      const { usage, clear } = await billAndClear({ reserved, completionId: this.completionId, answer: toBill, latencyMs });
+      const whole = ending.end === "completed" || ending.whole === true;
+      const { usage, clear } = await billAndClear({ reserved, completionId: this.completionId, answer: toBill, latencyMs, whole });
       balance = clear.balanceMicros;
       billed = responseBody({
         completionId: this.completionId,

@@ -6,6 +6,7 @@ import { getActiveModels, onBookCondition, REMAINING, type CatalogEntry } from "
 import { cached } from "@/lib/market/cache";
 import { probeViews, type ProbeColumns } from "@/lib/supply/probe-evidence";
 import { emptySums, windowFigures } from "@/lib/market/quality/figures";
+import { readAnswerChecks } from "@/lib/market/quality/answer-checks";
 import { readWindowSums } from "@/lib/market/quality/measurements";
 import type { ModelOfferList, ModelOfferView } from "@/lib/market/schemas";
 import { chargeMicros, formatMicros } from "@/lib/money";
@@ -77,7 +78,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
     ORDER BY o.price_cents, o.created_at, o.id
     LIMIT ${MAX_MODEL_OFFERS}`;
   const ids = rows.map((r) => r.id);
-  const [sums, probes] = await Promise.all([readWindowSums(ids, now), probeViews(rows)]);
+  const [sums, probes, checks] = await Promise.all([readWindowSums(ids, now), probeViews(rows), readAnswerChecks(ids, now)]);
   const min = env.QUALITY_MIN_REQUESTS;
   return {
     object: "list",
@@ -110,6 +111,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
           "1h": windowFigures(measured?.["1h"] ?? emptySums(), min),
           "24h": windowFigures(measured?.["24h"] ?? emptySums(), min),
         },
+        answer_checks: checks.get(o.id)!,
         probe: probes.get(o.id)!,
       };
     }),
