@@ -167,14 +167,21 @@ class Relay {
       this.stop.abort(new Error("the server is stopping"));
       return this.run();
     });
-    // The hold must outlive the stream: the sweeper releases holds past a completion's deadline.
-    const kept = extendHold(reservation.holdId, new Date(Date.now() + env.STREAM_MAX_DURATION_MS + HOLD_GRACE_MS)).catch((error: unknown) =>
-      log.warn("hold not extended", { error }),
-    );
+    // The hold must outlive the stream: the sweeper releases holds past a completion's deadline (UPSTREAM_TIMEOUT_MS
+    // plus a grace from the reservation). Most streams end well before it, so the write is made only by one that
+    // lasts half that long, never on the way to the first token.
+    let kept: Promise<unknown> = Promise.resolve();
+    const keep = setTimeout(() => {
+      kept = extendHold(reservation.holdId, new Date(Date.now() + env.STREAM_MAX_DURATION_MS + HOLD_GRACE_MS)).catch((error: unknown) =>
+        log.warn("hold not extended", { error }),
+      );
+    }, env.UPSTREAM_TIMEOUT_MS / 2);
+    keep.unref();
     this.responses?.start();
     this.started = performance.now();
     try {
       const ending = await this.forward();
+      clearTimeout(keep);
       await kept;
       await this.finish(ending);
     } catch (error) {

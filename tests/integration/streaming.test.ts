@@ -238,6 +238,24 @@ describe("the clients people stream with, against /v2", () => {
   });
 });
 
+describe("a long stream's hold", () => {
+  it("is kept from the sweeper past a completion's deadline, and cleared when the stream ends", async () => {
+    const { model, buyer } = await market(ways.paced);
+    const res = await rawStream(buyer.key, { model: model.id, messages: hello, max_tokens: 300 });
+    const id = res.headers.get("x-svc-generation-id")!;
+    const body = res.text();
+    // Half of UPSTREAM_TIMEOUT_MS (6 s in tests) in, the hold is extended to the stream's longest life.
+    await expect
+      .poll(async () => (await db.hold.findFirst({ where: { accountId: buyer.id, status: "active" } }))?.expiresAt.getTime() ?? 0, {
+        timeout: 6_000,
+      })
+      .toBeGreaterThan(Date.now() + 10 * 60_000);
+    expect(await body).toContain("data: [DONE]");
+    expect(await clearOf(id)).not.toBeNull();
+    expect((await settled(buyer.id)).held).toBe(0n);
+  });
+});
+
 describe("what each ending costs, cleared once", () => {
   it("a client that hangs up after a few chunks pays the prompt and what had arrived, and the upstream is stopped", async () => {
     const { model, buyer } = await market(ways.paced);
