@@ -429,13 +429,18 @@ class Relay {
 
   private sendChunk(delta: Record<string, unknown>, finishReason: string | null, logprobs: Record<string, unknown> | null): void {
     if (finishReason !== null) this.finishSent = true;
+    this.sendChatChunk({ choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }] });
+  }
+
+  /** A `chat.completion.chunk` under svc's id, creation time and model name. */
+  private sendChatChunk(fields: { choices: unknown[]; usage?: unknown }): void {
     this.events.send(
       JSON.stringify({
         id: this.completionId,
         object: "chat.completion.chunk",
         created: this.created,
         model: this.reserved.model.id,
-        choices: [{ index: 0, delta, logprobs, finish_reason: finishReason }],
+        ...fields,
       }),
     );
   }
@@ -445,16 +450,7 @@ class Relay {
    * the request set stream_options.include_usage, as OpenRouter does (its clients ask for nothing and read it).
    */
   private sendUsage(billed: ChatCompletionResponse, balance: bigint): void {
-    this.events.send(
-      JSON.stringify({
-        id: this.completionId,
-        object: "chat.completion.chunk",
-        created: this.created,
-        model: this.reserved.model.id,
-        choices: [],
-        usage: { ...billed.usage, balance_remaining: formatMicros(balance) },
-      }),
-    );
+    this.sendChatChunk({ choices: [], usage: { ...billed.usage, balance_remaining: formatMicros(balance) } });
   }
 
   /** Chat's error event: `data: {"error": …}`, never followed by [DONE] (clients then raise it). */

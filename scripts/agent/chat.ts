@@ -182,21 +182,9 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
       if (!data) throw new CliError("The stream ended without its response.", EXIT.failure, "stream_incomplete");
       if (data.status === "failed")
         throw new CliError(`The stream failed: ${data.error?.message ?? "upstream error"}`, EXIT.failure, "stream_failed");
-      const usage = data.usage as (OpenAI.Responses.ResponseUsage & { cost_details?: CostDetails; balance_remaining?: string }) | undefined;
-      const why = data.incomplete_details?.reason;
-      const result = withHeaders(response.headers, {
-        api: "responses",
-        id: data.id,
-        model: data.model,
-        answer: data.output_text,
-        finish_reason: why ? `${data.status}: ${why}` : (data.status ?? ""),
-        usage: {
-          prompt_tokens: usage?.input_tokens ?? 0,
-          completion_tokens: usage?.output_tokens ?? 0,
-          total_tokens: usage?.total_tokens ?? 0,
-        },
-        cost_details: usage?.cost_details ?? null,
-      });
+      // A stream's headers went out before its clear: its burn and balance come in the terminal usage.
+      const usage = data.usage as { cost_details?: CostDetails; balance_remaining?: string } | undefined;
+      const result = responsesResult(response.headers, data);
       return { ...result, burn_diem: usage?.cost_details?.burn ?? null, balance_remaining: usage?.balance_remaining ?? null };
     }
     if (options.responses) {
@@ -212,22 +200,7 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
           headers,
         )
         .withResponse();
-      // svc's additions to the Responses usage object, as on chat completions.
-      const usage = data.usage as (OpenAI.Responses.ResponseUsage & { cost_details?: CostDetails }) | undefined;
-      const why = data.incomplete_details?.reason;
-      return withHeaders(response.headers, {
-        api: "responses",
-        id: data.id,
-        model: data.model,
-        answer: data.output_text,
-        finish_reason: why ? `${data.status}: ${why}` : (data.status ?? ""),
-        usage: {
-          prompt_tokens: usage?.input_tokens ?? 0,
-          completion_tokens: usage?.output_tokens ?? 0,
-          total_tokens: usage?.total_tokens ?? 0,
-        },
-        cost_details: usage?.cost_details ?? null,
-      });
+      return responsesResult(response.headers, data);
     }
     const { data, response } = await client.chat.completions
       .create(
@@ -259,6 +232,26 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
   } catch (error) {
     throw fromOpenAI(ctx, error);
   }
+}
+
+/** A response's result: its text, status and usage (with svc's cost_details), and what its headers say. */
+function responsesResult(headers: Headers, data: OpenAI.Responses.Response): ChatResult {
+  // svc's additions to the Responses usage object, as on chat completions.
+  const usage = data.usage as (OpenAI.Responses.ResponseUsage & { cost_details?: CostDetails }) | undefined;
+  const why = data.incomplete_details?.reason;
+  return withHeaders(headers, {
+    api: "responses",
+    id: data.id,
+    model: data.model,
+    answer: data.output_text,
+    finish_reason: why ? `${data.status}: ${why}` : (data.status ?? ""),
+    usage: {
+      prompt_tokens: usage?.input_tokens ?? 0,
+      completion_tokens: usage?.output_tokens ?? 0,
+      total_tokens: usage?.total_tokens ?? 0,
+    },
+    cost_details: usage?.cost_details ?? null,
+  });
 }
 
 type Answered = Pick<ChatResult, "api" | "id" | "model" | "answer" | "finish_reason" | "usage" | "cost_details">;
