@@ -4,6 +4,7 @@ import { z } from "zod";
 import { BASE_USDC_ADDRESS } from "@/lib/chain/constants";
 import { DEV_KEYS_FILE, loadOrCreateDevKeys } from "@/lib/chain/dev-keys";
 import { isAnvilDevAccount } from "@/lib/chain/dev-wallet";
+import { readRunningDevDatabase } from "@/lib/db/dev-database";
 
 /**
  * The whole configuration, validated once. Nothing else reads `process.env`.
@@ -239,10 +240,16 @@ export const deployment = {
   secure: new URL(env.SVC_ORIGIN).protocol === "https:",
 } as const;
 
-/** The database URL, or a clear error when the app was started without one. */
+/**
+ * The database URL, or a clear error when the app was started without one. In development an unset DATABASE_URL is
+ * the running `npm run dev`'s embedded database (lib/db/dev-database.ts), so the CLIs work beside it; never in
+ * production or tests, which name their database.
+ */
 export function requireDatabaseUrl(): string {
-  if (!env.DATABASE_URL) {
-    throw new Error("DATABASE_URL is not set. Run `npm run dev` (it starts an embedded database) or set DATABASE_URL.");
-  }
-  return env.DATABASE_URL;
+  if (env.DATABASE_URL) return env.DATABASE_URL;
+  const running = env.SVC_ENV === "development" ? readRunningDevDatabase() : undefined;
+  if (running) return running.url;
+  throw new Error(
+    "DATABASE_URL is not set and no `npm run dev` is running. Start `npm run dev` (it starts an embedded database) in another terminal, or set DATABASE_URL.",
+  );
 }
