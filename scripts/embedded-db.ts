@@ -105,7 +105,8 @@ function serve(db: string, port: number, opts: EmbeddedDatabaseOptions): Promise
         phase = said[1].startsWith("initializing") ? "initializing" : said[1].startsWith("opening") ? "opening" : phase;
         phaseText = said[1];
         phaseSince = Date.now();
-        opts.onProgress?.(phase === "initializing" ? `${phaseText} (a first start takes from 10 s to over a minute)` : phaseText);
+        const first = said[1].startsWith("initializing");
+        opts.onProgress?.(first ? `${phaseText} (a first start takes from 10 s to over a minute)` : phaseText);
       } else if (line.includes("listening") && !listening) {
         listening = true;
         void waitUntilConnectable();
