@@ -1,4 +1,5 @@
 import "server-only";
+import { isIP } from "node:net";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { BASE_USDC_ADDRESS } from "@/lib/chain/constants";
@@ -60,6 +61,26 @@ const EnvSchema = z.object({
   DEFAULT_MAX_PRICE_CENTS: z.coerce.number().int().min(1).max(10_000).default(100),
   /** Allows loopback/private upstream URLs for suppliers (local dev and tests only). */
   ALLOW_PRIVATE_UPSTREAMS: flag,
+  /**
+   * Private networks and hosts the operator trusts as supplier upstreams, in every mode (production included): a
+   * comma-separated list of CIDR ranges or addresses (10.0.0.0/8, fd00::/8, 10.1.2.3) and host names (vllm.internal,
+   * or *.gpu.internal for its subdomains). lib/upstream/ssrf.ts lets an upstream reach a private address only when its
+   * host name is listed or the address is in a listed range; cloud metadata and other forbidden addresses never.
+   */
+  PRIVATE_UPSTREAM_ALLOW: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const entries = (text ?? "")
+        .split(",")
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean);
+      for (const entry of entries) {
+        const problem = privateAllowEntryProblem(entry);
+        if (problem) ctx.addIssue({ code: "custom", message: `"${entry}" ${problem}` });
+      }
+      return entries;
+    }),
   /** Largest JSON request body accepted, in bytes. */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_000_000),
   /**
@@ -160,10 +181,37 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
+/**
+ * Why one PRIVATE_UPSTREAM_ALLOW entry is refused, or null. A range wider than /8 (10.0.0.0/8, fd00::/8) is refused:
+ * it is not a network of the operator's but "every private address", which ALLOW_PRIVATE_UPSTREAMS says, for dev only.
+ */
+function privateAllowEntryProblem(entry: string): string | null {
+  const [address, bits, extra] = entry.split("/");
+  const version = isIP(address);
+  if (version) {
+    if (extra !== undefined) return "is not an address or a CIDR range";
+    if (bits === undefined) return null;
+    const max = version === 4 ? 32 : 128;
+    const min = 8;
+    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `has a prefix length that is not 0..${max}`;
+    if (Number(bits) < min) return `is too wide (at least /${min}): list the networks your suppliers' upstreams are on`;
+    return null;
+  }
+  if (entry.includes("/")) return "is not a valid address range (e.g. 10.0.0.0/8)";
+  return /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/.test(entry)
+    ? null
+    : "is neither an address, a CIDR range nor a host name (*.name for its subdomains)";
+}
+
 type ParsedEnv = z.infer<typeof EnvSchema>;
 export type Env = Omit<ParsedEnv, "RELAYER_PRIVATE_KEY" | "TREASURY_ADDRESS"> & { RELAYER_PRIVATE_KEY: string; TREASURY_ADDRESS: string };
 
 const DEV_ONLY_DEFAULTS = { SECRET_KEY: DEV_SECRET_KEY } as const;
+/** Variables whose default is a local-dev value (a loopback URL): production must say them. */
+const REQUIRED_IN_PRODUCTION = {
+  SVC_ORIGIN: "the public origin buyers reach, e.g. https://market.example; its host is the sign-in domain",
+  BASE_RPC_URL: "a Base mainnet RPC endpoint, e.g. your provider's https URL",
+} as const;
 const PLATFORM_KEYS = ["RELAYER_PRIVATE_KEY", "TREASURY_ADDRESS"] as const;
 
 /** Parses an environment; exported for tests. Throws one error that lists every bad variable. */
@@ -204,6 +252,10 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   }
   for (const name of PLATFORM_KEYS) if (!parsed[name]) problems.push(`${name}: required in production`);
   if (!parsed.DATABASE_URL) problems.push("DATABASE_URL: required in production");
+  // Their dev defaults (localhost) would start a deployment that cannot sign anyone in or settle anything.
+  for (const [name, what] of Object.entries(REQUIRED_IN_PRODUCTION)) {
+    if (!source[name]) problems.push(`${name}: required in production (${what})`);
+  }
   if (!parsed.METRICS_TOKEN)
     problems.push("METRICS_TOKEN: required in production (the bearer token Prometheus sends to GET /metrics; openssl rand -hex 32)");
   if (parsed.ALLOW_PRIVATE_UPSTREAMS) problems.push("ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
