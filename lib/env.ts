@@ -49,6 +49,11 @@ const EnvSchema = z.object({
   RELAYER_PRIVATE_KEY: hex(32).optional(),
   TREASURY_ADDRESS: hex(20).optional(),
   SVC_DEV_KEYS_FILE: z.string().min(1).default(DEV_KEYS_FILE),
+  /**
+   * The treasury's key, for `npm run treasury -- approve` only (it signs the relayer's USDC allowance): set it in the
+   * shell that runs that command, never in the app's environment; the app never uses it. Must be TREASURY_ADDRESS's key.
+   */
+  TREASURY_PRIVATE_KEY: hex(32).optional(),
   USDC_ADDRESS: hex(20).default(BASE_USDC_ADDRESS),
   /** 32-byte hex key for AES-256-GCM encryption of supplier upstream credentials. */
   SECRET_KEY: z
@@ -226,6 +231,13 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     throw new Error(
       "Invalid environment configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
     );
+  }
+  if (parsed.TREASURY_PRIVATE_KEY) {
+    const owner = privateKeyToAccount(parsed.TREASURY_PRIVATE_KEY as `0x${string}`).address;
+    if (parsed.TREASURY_ADDRESS && owner.toLowerCase() !== parsed.TREASURY_ADDRESS.toLowerCase())
+      throw new Error(`Invalid environment configuration:\n  TREASURY_PRIVATE_KEY: is the key of ${owner}, not of TREASURY_ADDRESS`);
+    if (isAnvilDevAccount(owner))
+      throw new Error("Invalid environment configuration:\n  TREASURY_PRIVATE_KEY: is one of anvil's public dev accounts, whose key anyone holds");
   }
   if (parsed.RATE_LIMIT_STORE === "redis" && !parsed.REDIS_URL) {
     throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
