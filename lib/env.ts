@@ -237,7 +237,9 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     if (parsed.TREASURY_ADDRESS && owner.toLowerCase() !== parsed.TREASURY_ADDRESS.toLowerCase())
       throw new Error(`Invalid environment configuration:\n  TREASURY_PRIVATE_KEY: is the key of ${owner}, not of TREASURY_ADDRESS`);
     if (isAnvilDevAccount(owner))
-      throw new Error("Invalid environment configuration:\n  TREASURY_PRIVATE_KEY: is one of anvil's public dev accounts, whose key anyone holds");
+      throw new Error(
+        "Invalid environment configuration:\n  TREASURY_PRIVATE_KEY: is one of anvil's public dev accounts, whose key anyone holds",
+      );
   }
   if (parsed.RATE_LIMIT_STORE === "redis" && !parsed.REDIS_URL) {
     throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
