@@ -17,6 +17,8 @@ import * as health from "@/app/healthz/route";
 import { getOpenApiDocument, OpenApiDocumentSchema } from "@/lib/http/openapi/document";
 import * as v1NotFound from "@/app/v1/[...path]/route";
 import * as v2NotFound from "@/app/v2/[...path]/route";
+import * as v2Chat from "@/app/v2/chat/completions/route";
+import * as v2Responses from "@/app/v2/responses/route";
 import * as v2Generation from "@/app/v2/generations/[id]/route";
 import * as v2CurrentKey from "@/app/v2/key/route";
 import * as v2Models from "@/app/v2/models/route";
@@ -97,6 +99,8 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/supply/earnings", module: earnings },
   { path: "/v1/supply/earnings/daily", module: earningsDaily },
   { path: "/v1/supply/withdrawals", module: withdrawals },
+  { path: "/v2/chat/completions", module: v2Chat },
+  { path: "/v2/responses", module: v2Responses },
   { path: "/v2/generations/{id}", module: v2Generation },
   { path: "/v2/key", module: v2CurrentKey },
   { path: "/v2/models", module: v2Models },

@@ -114,6 +114,21 @@ const EnvSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** How long the router waits for an upstream's answer before a 502 (it never retries). */
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
+  /**
+   * Streams (POST /v2/chat/completions and /v2/responses with stream: true): the longest one may last, whatever it
+   * does (its hold lives this long plus a grace).
+   */
+  STREAM_MAX_DURATION_MS: z.coerce.number().int().min(10_000).max(3_600_000).default(900_000),
+  /**
+   * A stream's upstream may take this long for its first token, and fall silent this long between two (keep-alive
+   * comments hold the buyer's connection meanwhile); past it the stream ends as a timeout.
+   */
+  STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
+  /** A streaming client that reads nothing for this long while svc holds a full buffer for it is gone (client_cancelled). */
+  STREAM_STALL_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /** Concurrent streams per API key and per account, per instance; beyond them a new stream gets 429. */
+  STREAMS_PER_KEY: z.coerce.number().int().min(1).max(100_000).default(128),
+  STREAMS_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(256),
   /** Bounds of one x402 top-up and the smallest supplier withdrawal, as USD decimal strings. */
   TOPUP_MIN_USD: z
     .string()
@@ -178,6 +193,22 @@ const EnvSchema = z.object({
     .optional()
     .transform((v) => v !== "false" && v !== "0"),
   PROBE_MAX_OFFERS_PER_ROUND: z.coerce.number().int().min(1).max(10_000).default(200),
+  /**
+   * A flagged offer is not probed again for PROBE_FLAGGED_BACKOFF_MS after the round that flagged it, doubled for each
+   * further round in a row that flags it, at most PROBE_FLAGGED_BACKOFF_MAX_MS (0: probed every round, as before).
+   */
+  PROBE_FLAGGED_BACKOFF_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86_400_000)
+    .default(12 * 3_600_000),
+  PROBE_FLAGGED_BACKOFF_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(365 * 86_400_000)
+    .default(4 * 86_400_000),
   /** An endpoint the operator trusts to serve each model under its marketplace id; probes compare offers with it. */
   PROBE_REFERENCE_BASE_URL: z.string().url().optional(),
   PROBE_REFERENCE_API_KEY: z.string().min(1).optional(),

@@ -12,6 +12,8 @@
  * DATABASE_URL must name a PostgreSQL database whose name contains "bench" or "test" (it is wiped).
  * Options: --duration S (per run, default 10) --warmup S (default 2) --concurrency 1,64 --rounds N (default 1)
  * --baseline DIR (below) --reads (readsUnderLoad) --soak N --soak-step S --soak-grow N1,N2 (scripts/bench-soak.ts)
+ * --streams (scripts/bench-streaming.ts: /v2 streams beside a bare streaming forwarder) --stream-load N (1000)
+ * --stream-sequential N (30) --stream-tokens N (100) --stream-token-delay MS (20)
  *
  * Each run also prints the CPU a request cost the serving process tree and PostgreSQL's backends of the bench
  * databases (scripts/bench-cpu.ts, from /proc): a shared machine's slow spell moves latencies, not CPU per request.
@@ -35,6 +37,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { benchBackends, cpuPerRequest, readCpu } from "./bench-cpu";
 import { runSoak } from "./bench-soak";
+import { runStreamingBench, startStreamingForwarder } from "./bench-streaming";
 import { seedBenchWorld } from "./bench-world";
 import { migrateDatabase } from "../server/migrate";
 import { resetTestDatabase } from "./migrate";
@@ -61,6 +64,12 @@ const { values: opts } = parseArgs({
     "soak-step": { type: "string", default: "100000" },
     /** Soak: history sizes (completions, comma-separated) to grow to by cloning settled rows, one after each step. */
     "soak-grow": { type: "string", default: "" },
+    /** Streaming mode: svc's /v2 streams beside a bare streaming forwarder (scripts/bench-streaming.ts). */
+    streams: { type: "boolean", default: false },
+    "stream-load": { type: "string", default: "1000" },
+    "stream-sequential": { type: "string", default: "30" },
+    "stream-tokens": { type: "string", default: "100" },
+    "stream-token-delay": { type: "string", default: "20" },
   },
 });
 const DURATION_S = Number(opts.duration);
@@ -430,7 +439,16 @@ async function main() {
   const upstream = start(
     "reference upstream",
     process.execPath,
-    [...tsx, "scripts/reference-upstream/main.ts", "--port", String(upstreamPort), "--api-key", upstreamKey],
+    [
+      ...tsx,
+      "scripts/reference-upstream/main.ts",
+      "--port",
+      String(upstreamPort),
+      "--api-key",
+      upstreamKey,
+      // Streaming mode: long replies, paced as a model generates them.
+      ...(opts.streams ? ["--mode", `long:${opts["stream-tokens"]}`, "--token-delay", opts["stream-token-delay"]] : []),
+    ],
     env,
   );
   const upstreamUrl = `http://127.0.0.1:${upstreamPort}/v1`;
@@ -512,6 +530,33 @@ async function main() {
     if (res.status !== 200) throw new Error(`${t.name} answered ${res.status}: ${await res.text()}`);
   }
 
+  if (opts.streams) {
+    const streamingPort = await freePort();
+    startStreamingForwarder(start, streamingPort, upstreamUrl, upstreamKey, env);
+    await waitFor(
+      "the streaming forwarder",
+      30_000,
+      async () => (await fetch(`http://127.0.0.1:${streamingPort}/`).catch(() => null)) !== null,
+    );
+    await runStreamingBench({
+      upstreamUrl,
+      upstreamKey,
+      forwarderUrl: `http://127.0.0.1:${streamingPort}/`,
+      svcUrl: appUrl,
+      svcKey: key,
+      svcPid: app.pid,
+      model: "llama-3.3-70b",
+      sequential: Number(opts["stream-sequential"]),
+      load: Number(opts["stream-load"]),
+      tokens: Number(opts["stream-tokens"]),
+      tokenDelayMs: Number(opts["stream-token-delay"]),
+      countClears: (ids) => db.clear.count({ where: { completionId: { in: ids } } }),
+    });
+    const report = await checkLedgerInvariants();
+    console.log(report.ok ? "ledger invariants: hold" : `ledger invariants VIOLATED:\n- ${report.violations.join("\n- ")}`);
+    await db.$disconnect();
+    return;
+  }
   if (opts.reads) {
     const read = (path: string): Target => ({ name: `svc GET ${path}`, url: `${appUrl}${path}`, method: "GET", headers: {}, pid: app.pid });
     await readsUnderLoad(

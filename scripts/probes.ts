@@ -23,6 +23,7 @@ async function main(): Promise<number> {
     console.log(
       `not sent: ${budget} over the day's budget, ${balance} beyond the platform's balance, ${capacity} beyond an offer's capacity`,
     );
+  if (report.backingOff > 0) console.log(`backing off: ${report.backingOff} flagged offers not due yet (PROBE_FLAGGED_BACKOFF_MS)`);
   for (const id of report.flagged) {
     const offer = await db.offer.findUniqueOrThrow({ where: { id }, select: { probeFlagReason: true, probeDelisted: true } });
     console.log(`flagged ${id}${offer.probeDelisted ? " (delisted)" : ""}: ${offer.probeFlagReason}`);

@@ -11,6 +11,7 @@ import { PricingGuide, QuickStart, TopUpGuide, type DeploymentFacts } from "@/co
 import { MarketQuality } from "@/components/docs/market-quality";
 import { ProbesGuide } from "@/components/docs/probes-guide";
 import { ProviderPreferencesGuide } from "@/components/docs/provider-preferences";
+import { StreamingGuide } from "@/components/docs/streaming-guide";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
@@ -43,6 +44,12 @@ export const DOCS_PAGES: DocsPage[] = [
     title: "Tools and structured outputs",
     lead: () => "What agent frameworks send works as with OpenAI: function tools, JSON schemas, content parts.",
     render: ({ facts }) => <ToolsAndStructuredOutputs facts={facts} />,
+  },
+  {
+    id: "streaming",
+    title: "Streaming (v2)",
+    lead: () => "The answer as it is generated, for the coding agents and chat apps that stream, billed exactly however a stream ends.",
+    render: ({ facts }) => <StreamingGuide facts={facts} />,
   },
   { id: "pricing", title: "Router and pricing", render: ({ facts }) => <PricingGuide facts={facts} /> },
   {

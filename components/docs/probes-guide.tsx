@@ -13,6 +13,11 @@ function every(ms: number): string {
   return ms % 3_600_000 === 0 ? `every ${ms / 3_600_000} h` : `every ${Math.round(ms / 60_000)} min`;
 }
 
+function duration(ms: number): string {
+  if (ms % 86_400_000 === 0) return `${ms / 86_400_000} day${ms === 86_400_000 ? "" : "s"}`;
+  return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : `${Math.round(ms / 60_000)} min`;
+}
+
 export function ProbesGuide() {
   const text = PROBES.filter((p) => p.kind === "text").map((p) => p.name);
   return (
@@ -39,11 +44,15 @@ export function ProbesGuide() {
 
       <SubHeading id="probes-pay">Who pays, and the budget</SubHeading>
       <p>
-        The platform buys each probe like a buyer: at the offer&apos;s price, billed by the same rules (svc&apos;s own token count against
-        the upstream&apos;s claim), its burn counted on the offer&apos;s day. The supplier earns exactly what a buyer&apos;s request of that
-        size would have earned it; the platform&apos;s fee accounts pay that share (a <C>probe</C> entry in the platform&apos;s ledger). A
-        probe is paid for before it is sent: its most expensive answer is held on a platform account and counted against the day&apos;s
-        budget (<C>{formatMicros(BigInt(env.PROBE_DAILY_BUDGET_MICROS))}</C> USDC of charges per UTC day here). When the budget or the
+        The platform buys each probe like a buyer: at the offer&apos;s price but never above the model&apos;s <em>going price</em>, billed
+        by the same rules (svc&apos;s own token count against the upstream&apos;s claim), its burn counted on the offer&apos;s day. The
+        going price is the capacity-weighted median of the model&apos;s book (the lowest price at which half of its diem on the book is
+        available, the pool summary&apos;s <C>median_price_cents</C>), at most {env.DEFAULT_MAX_PRICE_CENTS} cents per diem (that price when
+        nothing is on the book): a sliver of capacity posted at 1 cent does not move it, and an offer priced above it is probed at it. The
+        supplier earns exactly what a buyer&apos;s request of that size at that price would have earned it; the platform&apos;s fee accounts
+        pay that share (a <C>probe</C> entry in the platform&apos;s ledger). A probe is paid for before it is sent: its most expensive
+        answer is held on a platform account and counted against the day&apos;s budget (
+        <C>{formatMicros(BigInt(env.PROBE_DAILY_BUDGET_MICROS))}</C> USDC of charges per UTC day here). When the budget or the
         platform&apos;s balance cannot cover a probe, or the offer has no capacity left for it, the probe is not sent (and counted in{" "}
         <C>svc_probes_skipped_total</C>). An answer that is not a chat completion is not paid, as for a buyer.
       </p>
@@ -90,6 +99,10 @@ export function ProbesGuide() {
         {env.PROBE_DELIST_FLAGGED
           ? "On this deployment a flagged offer also leaves the book (no request is routed to it, the book and depth leave it out) until a later round passes it."
           : "On this deployment a flagged offer stays on the book (the operator turned delisting off); buyers see the flag."}{" "}
+        A flagged offer is not bought from every round:{" "}
+        {env.PROBE_FLAGGED_BACKOFF_MS === 0
+          ? "on this deployment it is probed again by every round."
+          : `it is probed again ${duration(env.PROBE_FLAGGED_BACKOFF_MS)} after the round that flagged it, twice as long after each further round that flags it (at most ${duration(Math.max(env.PROBE_FLAGGED_BACKOFF_MAX_MS, env.PROBE_FLAGGED_BACKOFF_MS))}); a supplier who changes the offer's upstream or models is probed by the next round.`}{" "}
         An offer whose answers all pass is <C>passing</C> and back on the book. A round in which an offer answered nothing changes nothing.
         The evidence of each offer&apos;s last {PROBE_KEEP_ROUNDS} rounds is kept.
       </p>

@@ -245,7 +245,7 @@ function ResponseRow({ status, response }: { status: string; response: OpenApiRe
   const headers = Object.keys(response.headers ?? {}).filter(
     (h) => h !== "X-Request-Id" && (ok || status === "429" || !h.startsWith("X-RateLimit-")),
   );
-  const schema = response.content?.["application/json"].schema;
+  const schema = response.content?.["application/json"]?.schema;
   const successShapes = schema ? ((schema.oneOf as JsonSchema[] | undefined) ?? [schema]).filter((s) => !s.allOf) : [];
   return (
     <li className="rounded-md border border-zinc-100 px-3 py-2 dark:border-zinc-800">

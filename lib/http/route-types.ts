@@ -23,6 +23,8 @@ export type ResponseSpec = {
   /** The body's schema; none for an empty body (204). */
   schema?: z.ZodType;
   headers?: ResponseHeaderName[];
+  /** The same status may answer as an event stream (`stream: true`): what its events are. */
+  eventStream?: string;
 };
 
 /**

@@ -6,6 +6,7 @@ import { db } from "@/lib/db/client";
 import { openPools } from "@/lib/db/pools";
 import { env } from "@/lib/env";
 import { getLedgerHealth } from "@/lib/ledger/ledger-health";
+import { platformFundsAvailable } from "@/lib/ledger/probe-payments";
 import { holdsInFlight } from "@/lib/ops/request-context";
 import { processState } from "@/lib/process-state";
 
@@ -107,6 +108,22 @@ function createMetrics() {
     probeChargedMicros: new Counter({
       name: "svc_probe_charged_usdc_micros_total",
       help: "Micro-USDC the platform was charged for fidelity probes (the suppliers' share left its fee accounts)",
+      ...metric,
+    }),
+    // What pays for the probes, read at each scrape; SvcProbeFundsLow compares the first with the last.
+    probeFundsAvailable: new Gauge({
+      name: "svc_probe_funds_available_usdc_micros",
+      help: "Micro-USDC the platform fee accounts can pay fidelity probes with now (balance less holds, every shard)",
+      ...metric,
+    }),
+    probeSpentToday: new Gauge({
+      name: "svc_probe_spent_today_usdc_micros",
+      help: "Micro-USDC today's (UTC) fidelity probes cost or hold (counted against the day's budget)",
+      ...metric,
+    }),
+    probeDailyBudget: new Gauge({
+      name: "svc_probe_daily_budget_usdc_micros",
+      help: "The most a UTC day's fidelity probes may cost (PROBE_DAILY_BUDGET_MICROS; 0 when probe rounds are off)",
       ...metric,
     }),
     ledgerOk: new Gauge({
@@ -225,13 +242,24 @@ export async function serveMetrics(req: IncomingMessage, res: ServerResponse): P
   };
   if (!env.METRICS_TOKEN) return send(404, "metrics are off: set METRICS_TOKEN\n");
   if (!tokenMatches(req.headers.authorization)) return send(401, "unauthorized\n", { "www-authenticate": 'Bearer realm="metrics"' });
-  await Promise.all([refreshLedgerGauge(), refreshChainGauges(), refreshBacklogGauges()]);
+  await Promise.all([refreshLedgerGauge(), refreshChainGauges(), refreshBacklogGauges(), refreshProbeGauges()]);
   send(200, await metrics.registry.metrics(), { "content-type": metrics.registry.contentType });
 }
 
 async function refreshLedgerGauge() {
   const health = await getLedgerHealth();
   metrics.ledgerOk.set(health.ok ? 1 : 0);
+}
+
+async function refreshProbeGauges() {
+  const today = new Date().toISOString().slice(0, 10);
+  const [available, [spent]] = await Promise.all([
+    platformFundsAvailable(db),
+    db.$queryRaw<{ committed: bigint }[]>`SELECT committed_micros AS committed FROM probe_days WHERE day = ${today}::date`,
+  ]);
+  metrics.probeFundsAvailable.set(Number(available));
+  metrics.probeSpentToday.set(Number(spent?.committed ?? 0n));
+  metrics.probeDailyBudget.set(env.PROBE_INTERVAL_MS > 0 ? env.PROBE_DAILY_BUDGET_MICROS : 0);
 }
 
 // Chain reads cost RPC calls: at most one round per CHAIN_READ_MS, whatever the scrape rate.

@@ -13,8 +13,23 @@ import { processState } from "@/lib/process-state";
  * door's refuseShuttingDown), so this knows neither the router nor HTTP.
  * Process state (lib/process-state.ts): the front door (host process) and the jobs (Next's bundle) each load this module.
  */
-type Lifecycle = { draining: boolean; inFlight: Map<ServerResponse, RequestContext> };
-const lifecycle = processState<Lifecycle>("lifecycle", () => ({ draining: false, inFlight: new Map() }));
+type Lifecycle = { draining: boolean; inFlight: Map<ServerResponse, RequestContext>; streams: Set<StreamStopper> };
+const lifecycle = processState<Lifecycle>("lifecycle", () => ({ draining: false, inFlight: new Map(), streams: new Set() }));
+
+/** Ends a live stream now and resolves once it has cleared (what it delivered billed, exactly once). */
+export type StreamStopper = () => Promise<void>;
+
+/** How long the streams still live at the drain deadline get to end and clear before their holds are released. */
+export const STREAM_STOP_MS = 3_000;
+
+/**
+ * A live stream (lib/router/stream.ts) registers how to stop it: at the drain deadline it is ended and billed for what
+ * it delivered, rather than released for nothing after its bytes went out. Returns the unregister function.
+ */
+export function registerStream(stop: StreamStopper): () => void {
+  lifecycle.streams.add(stop);
+  return () => lifecycle.streams.delete(stop);
+}
 
 export function isShuttingDown(): boolean {
   return lifecycle.draining;
@@ -67,6 +82,11 @@ export async function drainServer(
     server.closeIdleConnections();
   }
 
+  // Streams still live are ended and cleared first (bounded): their holds are then no longer active to release.
+  if (lifecycle.streams.size > 0) {
+    log.info("shutting down: ending live streams", { streams: lifecycle.streams.size });
+    await Promise.race([Promise.allSettled([...lifecycle.streams].map((stop) => stop())), delay(STREAM_STOP_MS)]);
+  }
   let refused = 0;
   let releasedHolds = 0;
   const settling: Promise<void>[] = [];
@@ -101,7 +121,7 @@ export async function drainServer(
  * How long past the grace a stopping process may take to release the holds left, close and exit: the release is a
  * statement per request still in flight, then up to 2 s for their answers, then the database and Next close.
  */
-export const EXIT_MARGIN_MS = 5_000;
+export const EXIT_MARGIN_MS = 5_000 + STREAM_STOP_MS;
 
 export type ExitOptions = {
   graceMs: number;

@@ -1,44 +1,46 @@
 import "server-only";
 import { db, type Tx } from "@/lib/db/client";
 import { env } from "@/lib/env";
-import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
-import { postEntry } from "@/lib/ledger/post-entry";
+import {
+  holdPlatformFunds,
+  meterProbeCharge,
+  payProbe,
+  releasePlatformHold,
+  type ProbeCharge,
+  type ProbeTerms,
+} from "@/lib/ledger/probe-payments";
 import type { ProbeFailure } from "@/lib/supply/probe-evidence";
 
 /**
- * Paying for a probe as a buyer pays for a request: reserved before it is sent, settled from the answer.
+ * Paying for a probe as a buyer pays for a request: reserved before it is sent, settled from the answer. The money
+ * moves are the ledger's (lib/ledger/probe-payments.ts); this file keeps the probe's own books around them.
  *
  * Reserve (one transaction): the day's budget is raised by the probe's most expensive answer with one conditional
- * upsert (probe_days: never beyond PROBE_DAILY_BUDGET_MICROS), and that amount is held on the platform fee account
- * (of the 16 shards, svc_platform_shard) with the most available, by one conditional update (available = balance -
- * held). Either refusal rolls both back and the probe is not sent: never a probe unpaid, never a negative balance.
- * An offer without that burn left today is not probed.
+ * upsert (probe_days: never beyond PROBE_DAILY_BUDGET_MICROS), and that amount is held on a platform fee account
+ * (holdPlatformFunds). Either refusal rolls both back and the probe is not sent: never a probe unpaid, never a
+ * negative balance. An offer without that burn left today is not probed.
  *
  * Settle (one transaction): the answer is billed as a buyer's would be (lib/upstream/metering.ts billUsage: our count
- * against the upstream's claim), priced by the SQL rules at the prices snapshotted at reservation (svc_burn_micro_diem,
- * svc_charge_micros, svc_supplier_micros, svc_fee_micros; capped at the reservation), the burn counted on the offer's
- * day, the hold released, and one `probe` journal entry moves the supplier's share from the platform account to the
- * supplier (the fee is the platform's own: it stays). The day's budget keeps the charge. Release (not answered, or
- * answered unusably, or swept after a crash) gives the hold and the budget back and pays nothing, as for a buyer.
+ * against the upstream's claim), priced by the clear's capped charge at the terms snapshotted at reservation
+ * (meterProbeCharge: svc_metered_charge), the burn counted on the offer's day, and the ledger releases the hold and
+ * pays the supplier its share (payProbe). The day's budget keeps the charge. Release (not answered, or answered
+ * unusably, or swept after a crash) gives the hold and the budget back and pays nothing, as for a buyer.
+ *
+ * The price a probe is bought at is the offer's, at most the model's going price (lib/market/going-price.ts): the
+ * round decides it, and it is what priceCents holds here.
  *
  * Lock order, as everywhere: probe_runs row, probe_days, offer_days, then ledger accounts in (kind, id) order.
  */
 
-export type ProbePrice = {
-  priceCents: number;
-  inputMicroDiemPerMTok: bigint;
-  outputMicroDiemPerMTok: bigint;
-  maxBurnMicroDiem: bigint;
-  maxChargeMicros: bigint;
-};
-
-export type ReserveInput = ProbePrice & {
+export type ReserveInput = ProbeTerms & {
   roundId: string;
   offerId: string;
   modelId: string;
   probe: string;
   day: Date;
   budgetMicros: bigint;
+  /** The model's going price when the round chose this price (priceCents is never above it). */
+  goingPriceCents: number;
 };
 export type ReserveResult = { ok: true; runId: string } | { ok: false; reason: "budget" | "balance" | "capacity" };
 
@@ -66,24 +68,17 @@ export async function reserveProbe(input: ReserveInput): Promise<ReserveResult> 
         RETURNING day`;
       if (budget.length === 0) throw new Refused("budget");
 
-      const held = await tx.$queryRaw<{ id: string }[]>`
-        WITH pick AS (
-          SELECT id FROM ledger_accounts
-          WHERE kind = 'platform' AND balance_micros - held_micros >= ${input.maxChargeMicros}::bigint
-          ORDER BY balance_micros - held_micros DESC, id LIMIT 1
-          FOR UPDATE
-        )
-        UPDATE ledger_accounts la SET held_micros = la.held_micros + ${input.maxChargeMicros}::bigint
-        FROM pick WHERE la.id = pick.id AND la.balance_micros - la.held_micros >= ${input.maxChargeMicros}::bigint
-        RETURNING la.id::text`;
-      if (held.length === 0) throw new Refused("balance");
+      const platformAccountId = await holdPlatformFunds(tx, input.maxChargeMicros);
+      if (!platformAccountId) throw new Refused("balance");
 
       const run = await tx.$queryRaw<{ id: string }[]>`
         INSERT INTO probe_runs (round_id, offer_id, model_id, probe, day, price_cents, input_micro_diem_per_mtok,
-                                output_micro_diem_per_mtok, max_burn_micro_diem, max_charge_micros, platform_account_id)
+                                output_micro_diem_per_mtok, max_burn_micro_diem, max_charge_micros, platform_account_id,
+                                going_price_cents)
         VALUES (${input.roundId}::uuid, ${input.offerId}::uuid, ${input.modelId}, ${input.probe}, ${input.day}::date,
                 ${input.priceCents}, ${input.inputMicroDiemPerMTok}::bigint, ${input.outputMicroDiemPerMTok}::bigint,
-                ${input.maxBurnMicroDiem}::bigint, ${input.maxChargeMicros}::bigint, ${held[0].id}::uuid)
+                ${input.maxBurnMicroDiem}::bigint, ${input.maxChargeMicros}::bigint, ${platformAccountId}::uuid,
+                ${input.goingPriceCents})
         RETURNING id::text`;
       return run[0].id;
     });
@@ -105,20 +100,47 @@ export type ProbeRecord = {
 };
 
 type LockedRun = {
-  offer_id: string;
-  supplier_id: string;
+  offerId: string;
+  supplierId: string;
   day: Date;
-  max_charge_micros: bigint;
-  platform_account_id: string;
+  platformAccountId: string;
+  terms: ProbeTerms;
 };
 
 async function lockReservedRun(tx: Tx, runId: string): Promise<LockedRun | null> {
-  const rows = await tx.$queryRaw<LockedRun[]>`
-    SELECT r.offer_id::text, o.supplier_id::text, r.day, r.max_charge_micros, r.platform_account_id::text
+  const rows = await tx.$queryRaw<
+    {
+      offer_id: string;
+      supplier_id: string;
+      day: Date;
+      platform_account_id: string;
+      price_cents: number;
+      input_micro_diem_per_mtok: bigint;
+      output_micro_diem_per_mtok: bigint;
+      max_burn_micro_diem: bigint;
+      max_charge_micros: bigint;
+    }[]
+  >`
+    SELECT r.offer_id::text, o.supplier_id::text, r.day, r.platform_account_id::text, r.price_cents,
+           r.input_micro_diem_per_mtok, r.output_micro_diem_per_mtok, r.max_burn_micro_diem, r.max_charge_micros
     FROM probe_runs r JOIN offers o ON o.id = r.offer_id
     WHERE r.id = ${runId}::uuid AND r.status = 'reserved'
     FOR UPDATE OF r`;
-  return rows[0] ?? null;
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    offerId: row.offer_id,
+    supplierId: row.supplier_id,
+    day: row.day,
+    platformAccountId: row.platform_account_id,
+    terms: {
+      priceCents: row.price_cents,
+      inputMicroDiemPerMTok: BigInt(row.input_micro_diem_per_mtok),
+      outputMicroDiemPerMTok: BigInt(row.output_micro_diem_per_mtok),
+      maxBurnMicroDiem: BigInt(row.max_burn_micro_diem),
+      maxChargeMicros: BigInt(row.max_charge_micros),
+    },
+  };
 }
 
 function recordColumns(record: ProbeRecord) {
@@ -131,7 +153,7 @@ function recordColumns(record: ProbeRecord) {
   };
 }
 
-export type Settled = { chargeMicros: bigint; supplierMicros: bigint; feeMicros: bigint; burnMicroDiem: bigint };
+export type Settled = ProbeCharge;
 
 /** Pays for an answered probe (see the top of this file). Null when the run is no longer reserved (swept): nothing paid. */
 export async function settleProbe(
@@ -142,44 +164,23 @@ export async function settleProbe(
   return db.$transaction(async (tx) => {
     const run = await lockReservedRun(tx, runId);
     if (!run) return null;
-    const [price] = await tx.$queryRaw<{ burn: bigint; charge: bigint; share: bigint; fee: bigint }[]>`
-      SELECT b.burn, c.charge, svc_supplier_micros(c.charge, ${env.PLATFORM_FEE_BPS}::integer) AS share,
-             svc_fee_micros(c.charge, ${env.PLATFORM_FEE_BPS}::integer) AS fee
-      FROM probe_runs r
-      CROSS JOIN LATERAL (SELECT LEAST(svc_burn_micro_diem(${billed.promptTokens}::bigint, ${billed.completionTokens}::bigint,
-                                                           r.input_micro_diem_per_mtok, r.output_micro_diem_per_mtok),
-                                       r.max_burn_micro_diem)::bigint AS burn) b
-      CROSS JOIN LATERAL (SELECT LEAST(svc_charge_micros(b.burn, r.price_cents), r.max_charge_micros) AS charge) c
-      WHERE r.id = ${runId}::uuid`;
-    const settled = {
-      burnMicroDiem: BigInt(price.burn),
-      chargeMicros: BigInt(price.charge),
-      supplierMicros: BigInt(price.share),
-      feeMicros: BigInt(price.fee),
-    };
+    const settled = await meterProbeCharge(tx, run.terms, billed);
 
     await tx.$executeRaw`
-      UPDATE probe_days SET committed_micros = committed_micros - (${run.max_charge_micros}::bigint - ${settled.chargeMicros}::bigint)
+      UPDATE probe_days SET committed_micros = committed_micros - (${run.terms.maxChargeMicros}::bigint - ${settled.chargeMicros}::bigint)
       WHERE day = ${run.day}::date`;
     if (settled.burnMicroDiem > 0n) {
       await tx.$executeRaw`
-        INSERT INTO offer_days (offer_id, day, burned_micro_diem) VALUES (${run.offer_id}::uuid, ${run.day}::date, ${settled.burnMicroDiem}::bigint)
+        INSERT INTO offer_days (offer_id, day, burned_micro_diem) VALUES (${run.offerId}::uuid, ${run.day}::date, ${settled.burnMicroDiem}::bigint)
         ON CONFLICT (offer_id, day) DO UPDATE SET burned_micro_diem = offer_days.burned_micro_diem + EXCLUDED.burned_micro_diem`;
     }
-    const supplier = await getOrCreateLedgerAccount(tx, "supplier", run.supplier_id);
-    await tx.$queryRaw`
-      SELECT id FROM ledger_accounts WHERE id IN (${supplier.id}::uuid, ${run.platform_account_id}::uuid) ORDER BY kind, id FOR UPDATE`;
-    await releaseHeld(tx, run);
-    if (settled.supplierMicros > 0n) {
-      await postEntry(tx, {
-        kind: "probe",
-        probeRunId: runId,
-        lines: [
-          { ledgerAccountId: supplier.id, amountMicros: settled.supplierMicros },
-          { ledgerAccountId: run.platform_account_id, amountMicros: -settled.supplierMicros },
-        ],
-      });
-    }
+    await payProbe(tx, {
+      probeRunId: runId,
+      supplierId: run.supplierId,
+      platformAccountId: run.platformAccountId,
+      heldMicros: run.terms.maxChargeMicros,
+      supplierMicros: settled.supplierMicros,
+    });
     const c = recordColumns(record);
     await tx.$executeRaw`
       UPDATE probe_runs SET status = 'settled', outcome = ${c.outcome}::probe_outcome, failures = ${c.failures}::jsonb,
@@ -192,21 +193,14 @@ export async function settleProbe(
   });
 }
 
-async function releaseHeld(tx: Tx, run: LockedRun) {
-  const released = await tx.$executeRaw`
-    UPDATE ledger_accounts SET held_micros = held_micros - ${run.max_charge_micros}::bigint
-    WHERE id = ${run.platform_account_id}::uuid AND held_micros >= ${run.max_charge_micros}::bigint`;
-  if (released !== 1) throw new Error(`probe reservation on platform account ${run.platform_account_id} is not held`);
-}
-
 /** Gives a reservation back unpaid (no answer, an unusable one, or a crash swept later). False when not reserved. */
 export async function releaseProbe(runId: string, record: ProbeRecord): Promise<boolean> {
   return db.$transaction(async (tx) => {
     const run = await lockReservedRun(tx, runId);
     if (!run) return false;
     await tx.$executeRaw`
-      UPDATE probe_days SET committed_micros = committed_micros - ${run.max_charge_micros}::bigint WHERE day = ${run.day}::date`;
-    await releaseHeld(tx, run);
+      UPDATE probe_days SET committed_micros = committed_micros - ${run.terms.maxChargeMicros}::bigint WHERE day = ${run.day}::date`;
+    await releasePlatformHold(tx, run.platformAccountId, run.terms.maxChargeMicros);
     const c = recordColumns(record);
     await tx.$executeRaw`
       UPDATE probe_runs SET status = 'released', outcome = ${c.outcome}::probe_outcome, failures = ${c.failures}::jsonb,

@@ -4,6 +4,8 @@ import { db, Prisma } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
+import { getGoingPrices } from "@/lib/market/going-price";
+import { nextProbeDueAt } from "@/lib/probes/backoff";
 import { probeRequest, probesFor, type ProbeDefinition, type ProbeRequest } from "@/lib/probes/catalog";
 import { failure, judgeAnswer, judgeHttpFailure, judgeUsage, bounded } from "@/lib/probes/judge";
 import type { ProbeFailure } from "@/lib/supply/probe-evidence";
@@ -19,10 +21,13 @@ import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@
  * A probe round: every live offer (active, healthy, with capacity left today, on the book or delisted by a probe) of
  * the models it covers gets the probes of lib/probes/catalog.ts, sent by the platform straight to the offer's
  * upstream (its key decrypted as the router does, the router's timeout, response-size limit and SSRF rules), bought
- * at the offer's price (lib/probes/payment.ts). Each answer is judged by itself (judge.ts), then against the
+ * at the offer's price but never above the model's going price (lib/market/going-price.ts: an offer priced above it
+ * is probed at the going price, and its supplier earns that price's share), paid through the ledger
+ * (lib/probes/payment.ts). Each answer is judged by itself (judge.ts), then against the
  * other offers of the model (consensus) and the operator's reference endpoint when configured (reference). An offer
  * that fails any check is flagged with the evidence and, when PROBE_DELIST_FLAGGED is on, delisted; one whose answers
  * all pass is passing (and back on the book); one that answered nothing keeps its verdict (outages are health's).
+ * A flagged offer is not probed again until its backoff has passed (lib/probes/backoff.ts), not every round.
  *
  * Bounded: at most PROBE_MAX_OFFERS_PER_ROUND offers (whole models, least recently probed first, so consecutive
  * rounds cover the market), five probes per offer and model, PROBE_CONCURRENCY offers at a time, one outage per offer
@@ -50,6 +55,8 @@ export type ProbeRoundReport = {
   offers: number;
   sent: number;
   skipped: { budget: number; balance: number; capacity: number };
+  /** Flagged offers left out of this round: their backoff has not passed. */
+  backingOff: number;
   flagged: string[];
   passing: string[];
   chargedMicros: bigint;
@@ -60,8 +67,9 @@ type Target = {
   supplierId: string;
   baseUrl: string;
   keyCiphertext: string;
-  priceCents: number;
+  offerPriceCents: number;
   probedAt: Date | null;
+  probeFlagStreak: number;
   modelId: string;
   upstreamModel: string;
   supportsTools: boolean;
@@ -71,6 +79,9 @@ type Target = {
   contextTokens: number;
   maxOutputTokens: number;
   billsReasoning: boolean;
+  /** What the probe pays: the offer's price, at most the model's going price. */
+  priceCents: number;
+  goingPriceCents: number;
 };
 
 type Result = {
@@ -97,6 +108,7 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
     offers: 0,
     sent: 0,
     skipped: { budget: 0, balance: 0, capacity: 0 },
+    backingOff: 0,
     flagged: [],
     passing: [],
     chargedMicros: 0n,
@@ -105,9 +117,20 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   const swept = await sweepStaleProbes(started);
   if (swept > 0) log.warn("probe reservations released unpaid after a crash", { swept });
 
-  const targets = selectRound(await liveTargets(started, options.modelIds), options.maxOffers ?? env.PROBE_MAX_OFFERS_PER_ROUND);
-  report.offers = new Set(targets.map((t) => t.offerId)).size;
-  if (targets.length === 0) return report;
+  const live = await liveTargets(started, options.modelIds);
+  const isDue = (t: LiveTarget) => t.probeDueAt === null || t.probeDueAt <= started;
+  report.backingOff = new Set(live.filter((t) => !isDue(t)).map((t) => t.offerId)).size;
+  const chosen = selectRound(live.filter(isDue), options.maxOffers ?? env.PROBE_MAX_OFFERS_PER_ROUND);
+  report.offers = new Set(chosen.map((t) => t.offerId)).size;
+  if (chosen.length === 0) return report;
+  const going = await getGoingPrices(
+    chosen.map((t) => t.modelId),
+    started,
+  );
+  const targets: Target[] = chosen.map((t) => {
+    const goingPriceCents = going.get(t.modelId)!;
+    return { ...t, goingPriceCents, priceCents: Math.min(t.offerPriceCents, goingPriceCents) };
+  });
 
   const day = utcDay(started);
   const results: Result[] = [];
@@ -137,6 +160,7 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
       offers: report.offers,
       sent: report.sent,
       skipped: report.skipped,
+      backing_off: report.backingOff,
       flagged: report.flagged.length,
       charged_micros: report.chargedMicros,
     },
@@ -144,7 +168,9 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   return report;
 }
 
-async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<Target[]> {
+type LiveTarget = Omit<Target, "priceCents" | "goingPriceCents"> & { probeDueAt: Date | null };
+
+async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<LiveTarget[]> {
   const rows = await db.$queryRaw<
     {
       offer_id: string;
@@ -153,6 +179,8 @@ async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<T
       upstream_key_ciphertext: string;
       price_cents: number;
       probed_at: Date | null;
+      probe_flag_streak: number;
+      probe_due_at: Date | null;
       model_id: string;
       upstream_model: string;
       supports_tools: boolean;
@@ -166,7 +194,7 @@ async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<T
     }[]
   >`
     SELECT o.id::text AS offer_id, o.supplier_id::text, o.upstream_base_url, o.upstream_key_ciphertext, o.price_cents,
-           o.probed_at, om.model_id, om.upstream_model, om.supports_tools, om.supports_json_schema,
+           o.probed_at, o.probe_flag_streak, o.probe_due_at, om.model_id, om.upstream_model, om.supports_tools, om.supports_json_schema,
            m.input_micro_diem_per_mtok, m.output_micro_diem_per_mtok, m.context_tokens, m.max_output_tokens,
            o.max_output_tokens AS offer_max_output_tokens, m.bills_reasoning
     FROM offers o
@@ -183,8 +211,10 @@ async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<T
     supplierId: r.supplier_id,
     baseUrl: r.upstream_base_url,
     keyCiphertext: r.upstream_key_ciphertext,
-    priceCents: r.price_cents,
+    offerPriceCents: r.price_cents,
     probedAt: r.probed_at,
+    probeFlagStreak: r.probe_flag_streak,
+    probeDueAt: r.probe_due_at,
     modelId: r.model_id,
     upstreamModel: r.upstream_model,
     supportsTools: r.supports_tools,
@@ -198,11 +228,11 @@ async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<T
 }
 
 /** Whole models (the consensus needs every offer of one), least recently probed first, up to maxOffers offers. */
-function selectRound(targets: Target[], maxOffers: number): Target[] {
-  const byModel = new Map<string, Target[]>();
+function selectRound<T extends LiveTarget>(targets: T[], maxOffers: number): T[] {
+  const byModel = new Map<string, T[]>();
   for (const t of targets) byModel.set(t.modelId, [...(byModel.get(t.modelId) ?? []), t]);
   const offers = new Set<string>();
-  const chosen: Target[] = [];
+  const chosen: T[] = [];
   for (const group of byModel.values()) {
     const fresh = new Set(group.map((t) => t.offerId).filter((id) => !offers.has(id)));
     if (offers.size + fresh.size > maxOffers) {
@@ -252,6 +282,7 @@ async function sendProbe(
     day,
     budgetMicros,
     priceCents: target.priceCents,
+    goingPriceCents: target.goingPriceCents,
     ...prices,
     maxBurnMicroDiem,
     maxChargeMicros: chargeMicros(maxBurnMicroDiem, target.priceCents),
@@ -387,14 +418,30 @@ async function recordVerdicts(results: Result[], delist: boolean, at: Date, repo
       const reason = `Failed ${failed.length} of ${failed.length + passed.length} probes answered (${probes}): ${checks}.`;
       await db.offer.update({
         where: { id: offerId },
-        data: { probeStatus: "flagged", probeDelisted: delist, probedAt: at, probeFlaggedAt: at, probeFlagReason: reason },
+        data: {
+          probeStatus: "flagged",
+          probeDelisted: delist,
+          probedAt: at,
+          probeFlaggedAt: at,
+          probeFlagReason: reason,
+          probeFlagStreak: runs[0].target.probeFlagStreak + 1,
+          probeDueAt: nextProbeDueAt(at, runs[0].target.probeFlagStreak),
+        },
       });
       report.flagged.push(offerId);
       log.warn("offer flagged by fidelity probes", { offer: offerId, reason, delisted: delist });
     } else if (passed.length > 0) {
       await db.offer.update({
         where: { id: offerId },
-        data: { probeStatus: "passing", probeDelisted: false, probedAt: at, probeFlaggedAt: null, probeFlagReason: null },
+        data: {
+          probeStatus: "passing",
+          probeDelisted: false,
+          probedAt: at,
+          probeFlaggedAt: null,
+          probeFlagReason: null,
+          probeFlagStreak: 0,
+          probeDueAt: null,
+        },
       });
       report.passing.push(offerId);
     }

@@ -50,7 +50,7 @@ import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 
 /** Upstream answers that our validated request provoked: they never count against the supplier. */
-const REQUEST_REJECTED_STATUSES = new Set([400, 413, 422]);
+export const REQUEST_REJECTED_STATUSES = new Set([400, 413, 422]);
 
 /** What a completion cost and under which price, for the caller to report (the route turns it into headers). */
 export type CompletionCost = {
@@ -72,76 +72,33 @@ export type ChatCompletionResult = { completion: ChatCompletionResponse; cost: C
  * health, weighed across buyers; a 4xx our validated request provoked, or an answer too large or too slow that
  * the request itself asked for, does not (lib/router/upstream-failure.ts). Either way nothing is charged.
  */
-export async function completeChat(input: {
-  body: ChatCompletionRequest;
-  /** The max price the request itself asks for (X-Svc-Max-Cents), if any. */
-  requestedMaxPriceCents: number | null;
-  apiKey: ApiKeyContext;
-  now?: () => Date;
-}): Promise<ChatCompletionResult> {
-  const clock = input.now ?? (() => new Date());
-  // The request's total latency counts from its arrival (the front door's context), else from here.
-  const startedAt = currentRequestContext()?.startedAt ?? performance.now();
-  const { body, apiKey } = input;
-  if (body.stream) throw streamNotSupported();
-  const model = await getActiveModelOrThrow(body.model);
-  const features = requiredFeatures(body);
-  const forwarded = serializeForwardedFields(body);
-  const meter = new PromptMeter(body, model.contextTokens);
-  const rules = billingRules(body, model);
+export async function completeChat(input: CompletionInput): Promise<ChatCompletionResult> {
+  if (input.body.stream) throw streamNotSupported();
+  const reserved = await reserveCompletion(input);
+  const { body, model, meter, sizing, reservation, clock } = reserved;
   try {
-    const now = clock();
-    const { sizing, reservation } = await reserve({
-      meter,
-      body,
-      rules,
-      model,
-      apiKey,
-      requestedMaxPriceCents: input.requestedMaxPriceCents,
-      features,
-      now,
-    });
-    const { maxPriceCents } = reservation;
-    meter.start();
-
-    const { holdId, offerId, priceCents } = reservation;
+    const { holdId, offerId, priceCents, maxPriceCents } = reservation;
     const upstream = await forwardOnce({
       holdId,
       offerId,
       accountId: reservation.accountId,
       upstream: reservation.upstream,
-      forwarded,
+      forwarded: reserved.forwarded,
       bounds: answerBounds(body, sizing),
       now: clock,
     });
 
-    // 9 time characters, then 18 random bytes (25 base62 characters).
-    const completionId = `chatcmpl-${timeOrderedId(18)}`;
+    const completionId = newCompletionId();
     const { usage, clear } = await billAndClear({
-      meter,
-      holdId,
-      offerId,
-      accountId: reservation.accountId,
+      reserved,
       completionId,
-      model,
-      upstream,
-      maxOutputTokens: sizing.maxOutputTokens,
-      rules,
-      startedAt,
+      answer: upstream.answer,
+      latencyMs: upstream.latencyMs,
     });
-    // The offer's success (health) was recorded by the clear's own statement.
-    if (usage.disputed)
-      log.info("usage disputed", {
-        offerId,
-        completionId,
-        claimed: usage.claimed,
-        billed: [usage.promptTokens, usage.completionTokens, usage.reasoningTokens],
-      });
-
     return {
       completion: responseBody({
         completionId,
-        created: Math.floor(now.getTime() / 1000),
+        created: Math.floor(reserved.now.getTime() / 1000),
         model: model.id,
         answer: upstream.answer,
         excludeReasoning: body.reasoning?.exclude === true,
@@ -161,30 +118,92 @@ export async function completeChat(input: {
   }
 }
 
+export type CompletionInput = {
+  body: ChatCompletionRequest;
+  /** The max price the request itself asks for (X-Svc-Max-Cents), if any. */
+  requestedMaxPriceCents: number | null;
+  apiKey: ApiKeyContext;
+  now?: () => Date;
+};
+
+/** A completion reserved and ready to forward: what the forward, the bill and the clear read. */
+export type ReservedCompletion = {
+  body: ChatCompletionRequest;
+  model: CatalogEntry;
+  /** The buyer's fields as the upstream gets them (serializeForwardedFields), the envelope not yet added. */
+  forwarded: string;
+  meter: PromptMeter;
+  rules: BillingRules;
+  sizing: PromptSizing;
+  reservation: ReservedOk;
+  /** performance.now() at the request's arrival. */
+  startedAt: number;
+  /** When it was reserved. */
+  now: Date;
+  clock: () => Date;
+};
+
+/** A completion's id: 9 time characters, then 18 random bytes (25 base62 characters). */
+export function newCompletionId(): string {
+  return `chatcmpl-${timeOrderedId(18)}`;
+}
+
+/**
+ * Everything before the forward, for a completion and a stream alike: the model, the features it routes by, the
+ * prompt's meter and billing rules, and the reservation on the cheapest eligible offer (see reserve). Whatever is
+ * refused here is refused before anything was held. The caller owns the meter from then on (cancel it when done).
+ */
+export async function reserveCompletion(input: CompletionInput): Promise<ReservedCompletion> {
+  const clock = input.now ?? (() => new Date());
+  // The request's total latency counts from its arrival (the front door's context), else from here.
+  const startedAt = currentRequestContext()?.startedAt ?? performance.now();
+  const { body, apiKey } = input;
+  const model = await getActiveModelOrThrow(body.model);
+  const features = requiredFeatures(body);
+  const forwarded = serializeForwardedFields(body);
+  const meter = new PromptMeter(body, model.contextTokens);
+  const rules = billingRules(body, model);
+  const now = clock();
+  try {
+    const { sizing, reservation } = await reserve({
+      meter,
+      body,
+      rules,
+      model,
+      apiKey,
+      requestedMaxPriceCents: input.requestedMaxPriceCents,
+      features,
+      now,
+    });
+    meter.start();
+    return { body, model, forwarded, meter, rules, sizing, reservation, startedAt, now, clock };
+  } catch (error) {
+    meter.cancel();
+    throw error;
+  }
+}
+
 /**
  * Bills the usage checked against our count and clears it; any failure releases the hold (nothing charged). A claim
  * outside what the request allows, or a reasoning claim beyond what the answer makes plausible, is billed at our count
- * (at the bound) and, once cleared, counts against the offer's health.
+ * (at the bound) and, once cleared, counts against the offer's health. A stream's answer comes here as its ending
+ * made it (lib/upstream/metering.ts streamedAnswerToBill): without the upstream's claim when it did not complete.
  */
-async function billAndClear(input: {
-  meter: PromptMeter;
-  holdId: string;
-  offerId: string;
-  /** The buyer, for the offer's health: a failure is weighed across distinct buyers. */
-  accountId: string;
+export async function billAndClear(input: {
+  reserved: ReservedCompletion;
   completionId: string;
-  model: CatalogEntry;
-  upstream: Forwarded;
-  maxOutputTokens: number;
-  rules: BillingRules;
-  /** performance.now() at the request's arrival. */
-  startedAt: number;
+  answer: UpstreamAnswer;
+  /** The upstream's time to answer (to its last byte, for a stream). */
+  latencyMs: number;
 }) {
+  const { reserved, answer } = input;
+  const { holdId, offerId, accountId } = reserved.reservation;
+  const maxOutputTokens = reserved.sizing.maxOutputTokens;
   let billed: { usage: BilledUsage; clear: ClearResult };
   try {
-    const usage = await billUsage(input.meter, input.upstream.answer, input.maxOutputTokens, input.rules);
+    const usage = await billUsage(reserved.meter, answer, maxOutputTokens, reserved.rules);
     const clear = await clearCompletion({
-      holdId: input.holdId,
+      holdId,
       completionId: input.completionId,
       promptTokens: usage.promptTokens,
       completionTokens: usage.completionTokens,
@@ -192,30 +211,37 @@ async function billAndClear(input: {
       claimed: usage.claimed,
       reasoningTokens: usage.reasoningTokens,
       usageDisputed: usage.disputed,
-      latencyMs: input.upstream.latencyMs,
-      totalLatencyMs: performance.now() - input.startedAt,
-      finishReason: input.upstream.answer.finishReason,
-      burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, input.model),
+      latencyMs: input.latencyMs,
+      totalLatencyMs: performance.now() - reserved.startedAt,
+      finishReason: answer.finishReason,
+      burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, reserved.model),
     });
     billed = { usage, clear };
   } catch (error) {
-    await releaseHoldOrRetry(input.holdId);
+    await releaseHoldOrRetry(holdId);
     throw error;
   }
-  // After the clear, whose statement records the offer's success: the failure is the offer's last word.
-  const { outOfBounds } = billed.usage;
+  // The offer's success (health) was recorded by the clear's own statement; a failure after it is its last word.
+  const { outOfBounds, disputed } = billed.usage;
+  if (disputed)
+    log.info("usage disputed", {
+      offerId,
+      completionId: input.completionId,
+      claimed: billed.usage.claimed,
+      billed: [billed.usage.promptTokens, billed.usage.completionTokens, billed.usage.reasoningTokens],
+    });
   // Weighed like a failed answer, across buyers (lib/supply/offer-health.ts): the reference upstream, like a provider
   // that counts hidden reasoning into completion_tokens, can exceed max_tokens honestly, and one buyer's requests
   // must not take an offer off the book.
   if (outOfBounds) {
-    await reportUpstreamFailure(input.offerId, outOfBounds, { accountId: input.accountId, cause: "answer" }).catch((error: unknown) =>
+    await reportUpstreamFailure(offerId, outOfBounds, { accountId, cause: "answer" }).catch((error: unknown) =>
       log.warn("health report failed", { error }),
     );
   }
   return billed;
 }
 
-type ReservedOk = Extract<KeyedReservation, { status: "ok" }>;
+export type ReservedOk = Extract<KeyedReservation, { status: "ok" }>;
 
 /**
  * Reserves on the cheapest eligible offer, in one statement that also authenticates the key (from its row, not
@@ -346,22 +372,33 @@ async function forwardOnce(input: {
   }
 
   await releaseHoldOrRetry(input.holdId);
-  const { cause } = failure;
-  const counted = cause === "upstream" || cause === "answer";
-  if (counted) {
-    await reportUpstreamFailure(input.offerId, failure.reason, {
-      accountId: input.accountId,
-      cause,
-      forward: true,
-      now: input.now(),
-    }).catch((error: unknown) => log.warn("health report failed", { error }));
-  } else {
-    log.info("upstream failure not counted against the offer", { offerId: input.offerId, reason: failure.reason, cause: failure.cause });
-  }
-  throw upstreamFailed(failure, counted);
+  throw upstreamFailed(failure, await reportForwardFailure(input.offerId, input.accountId, failure, input.now()));
 }
 
-function responseBody(input: {
+/**
+ * Counts a failed forward against the offer's health when it is the supplier's (upstream-failure.ts says whose it
+ * is), with the buyer it failed; true when it counted.
+ */
+export async function reportForwardFailure(
+  offerId: string,
+  accountId: string,
+  failure: ForwardFailure,
+  now: Date,
+  /** false when the forward was answered in part and billed (a broken stream): its clear measured it already. */
+  forward = true,
+): Promise<boolean> {
+  const { cause } = failure;
+  if (cause !== "upstream" && cause !== "answer") {
+    log.info("upstream failure not counted against the offer", { offerId, reason: failure.reason, cause });
+    return false;
+  }
+  await reportUpstreamFailure(offerId, failure.reason, { accountId, cause, forward, now }).catch((error: unknown) =>
+    log.warn("health report failed", { error }),
+  );
+  return true;
+}
+
+export function responseBody(input: {
   completionId: string;
   created: number;
   model: string;

@@ -60,6 +60,11 @@ export class EventStream {
     this.enqueue(encoder.encode(`data: ${data}\n\n`));
   }
 
+  /** A named event: `event: <name>` then `data: <data>` (the Responses API names each event by its type). */
+  sendEvent(name: string, data: string): void {
+    this.enqueue(encoder.encode(`event: ${name}\ndata: ${data}\n\n`));
+  }
+
   /** An SSE comment line, ignored by clients (e.g. `: keep-alive`). */
   comment(text: string): void {
     this.enqueue(encoder.encode(`: ${text}\n\n`));

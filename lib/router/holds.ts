@@ -328,6 +328,16 @@ async function withRetry<T>(run: () => Promise<T>, attempts = 5): Promise<T> {
   }
 }
 
+/**
+ * Keeps an active hold from the sweeper until `until` (a stream outlives a completion's deadline); false when it is no
+ * longer active. Never shortens one.
+ */
+export async function extendHold(holdId: string, until: Date): Promise<boolean> {
+  const n = await db.$executeRaw`
+    UPDATE holds SET expires_at = GREATEST(expires_at, ${until}::timestamptz) WHERE id = ${holdId}::uuid AND status = 'active'`;
+  return n === 1;
+}
+
 /** Releases an active hold; false when it was already cleared or released (idempotent). */
 export async function releaseHold(holdId: string, now = new Date()): Promise<boolean> {
   const [row] = await db.$queryRaw<{ released: boolean }[]>`

@@ -95,3 +95,33 @@ export function upstreamFailed(failure: ForwardFailure, counted: boolean) {
     { details: { upstream_failure: failure.reason } },
   );
 }
+
+/** stream_options on a request that does not stream: refused as OpenAI refuses it (v2; v1 refuses streaming whole). */
+export function streamOptionsWithoutStream() {
+  return new AppError("invalid_request", "The 'stream_options' parameter is only allowed when 'stream' is enabled.", {
+    details: { param: "stream_options" },
+  });
+}
+
+/** A stream that broke after it began: what it was charged (by svc's count of what arrived), or that nothing was. */
+export function streamFailed(failure: ForwardFailure, counted: boolean, charged: string | null) {
+  const money = charged === null ? "nothing was charged" : `${charged} USDC was charged for what arrived, by svc's own count`;
+  return new AppError(
+    "upstream_error",
+    `The supplier's upstream failed mid-stream (${failure.reason}); ${money}. ` +
+      (counted ? "Retrying may route to another offer." : "It does not count against the offer."),
+    { details: { upstream_failure: failure.reason } },
+  );
+}
+
+/** Too many streams open at once for one key or one account (per instance): 429, like the rate limits. */
+export function tooManyStreams(scope: "key" | "account", limit: number) {
+  return new AppError(
+    "rate_limited",
+    `At most ${limit} streams may be open at once per ${scope === "key" ? "API key" : "account"}; wait for one to end.`,
+    {
+      headers: { "retry-after": "1", "x-ratelimit-limit": String(limit), "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1" },
+      details: { limit, scope: `${scope}_streams` },
+    },
+  );
+}

@@ -100,8 +100,8 @@ export class ResponsesStreamWriter {
   }
 
   /** The answer is complete (its clear done): every open item closed, then response.completed or response.incomplete. */
-  finish(completion: ChatCompletionResponse): ResponseObject {
-    const response = this.finalResponse(completion);
+  finish(completion: ChatCompletionResponse, usageExtras: Record<string, unknown> = {}): ResponseObject {
+    const response = this.withUsageExtras(this.finalResponse(completion), usageExtras);
     this.closeItems();
     this.send(response.status === "completed" ? "response.completed" : "response.incomplete", { response });
     this.ended = true;
@@ -112,11 +112,11 @@ export class ResponsesStreamWriter {
    * The stream failed (the upstream broke or went silent): open items closed as they stand, then response.failed with
    * the error and, when something was billed, the usage it cost.
    */
-  fail(error: { code: string; message: string }, billed: ChatCompletionResponse | null): void {
+  fail(error: { code: string; message: string }, billed: ChatCompletionResponse | null, usageExtras: Record<string, unknown> = {}): void {
     if (this.ended) return;
     this.closeItems();
     const base = billed
-      ? this.finalResponse(billed)
+      ? this.withUsageExtras(this.finalResponse(billed), usageExtras)
       : { ...this.shell("failed"), output: this.items.map((i) => this.itemView(i, "completed")) };
     this.send("response.failed", { response: { ...base, status: "failed", incomplete_details: null, error: error } });
     this.ended = true;
@@ -226,6 +226,11 @@ export class ResponsesStreamWriter {
           arguments: status === "completed" ? item.arguments : "",
         };
     }
+  }
+
+  /** svc's additions to the terminal usage (the balance after the clear: a stream's headers went out before it). */
+  private withUsageExtras(response: ResponseObject, extras: Record<string, unknown>): ResponseObject {
+    return response.usage && Object.keys(extras).length > 0 ? { ...response, usage: { ...response.usage, ...extras } } : response;
   }
 
   /** The non-streaming answer's object, its output in the streamed order (each item where its first delta put it). */

@@ -128,7 +128,7 @@ const ResponseFormat = z.discriminatedUnion("type", [
 export const Stream = z
   .boolean()
   .nullish()
-  .refine((stream) => stream !== true, {
+  .refine((stream): boolean => stream !== true, {
     message: "stream: true is not supported in v1; send stream: false or omit it.",
     params: { code: "stream_not_supported" },
   });

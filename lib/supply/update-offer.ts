@@ -14,7 +14,8 @@ import { assertUpstreamUrlAllowed, defaultUpstreamPolicy } from "@/lib/upstream/
 /**
  * Changes price, capacity, models, credentials, status (active ↔ paused) or what the supplier declares (quantization,
  * data policy, limits: null clears a limit). A new URL, key or model
- * list is checked against the upstream first; new credentials that pass also end any cooldown. A new URL
+ * list is checked against the upstream first; new credentials that pass also end any cooldown, and with a new model
+ * list they make a probe-flagged offer due at the next probe round (lib/probes/backoff.ts). A new URL
  * needs the key again (400 naming upstreamApiKey otherwise).
  * Withdrawn offers are final (409).
  */
@@ -57,6 +58,8 @@ export async function updateOffer(
           consecutiveFailures: 0,
           unhealthyUntil: null,
         }),
+        // What it serves changed (checked above): a flagged offer waiting out its probe backoff is due again.
+        ...((credentialsChanged || models) && { probeDueAt: null }),
         updatedAt: new Date(),
       },
     });

@@ -383,3 +383,22 @@ export async function billUsage(
     outOfBounds,
   };
 }
+
+/** How a completion ended (its generation record's `end`): a JSON answer always completes; a stream may not. */
+export const COMPLETION_ENDS = ["completed", "client_cancelled", "upstream_error", "timeout"] as const;
+export type CompletionEnd = (typeof COMPLETION_ENDS)[number];
+
+/**
+ * What a stream's ending bills, the rule the docs publish (/docs/streaming), before billUsage checks it as any answer:
+ * - completed: the answer with the upstream's final usage claim (verified against svc's count, the tolerance rule);
+ *   no claim → svc's count;
+ * - any other ending (the client hung up, the upstream failed or went silent, the server stopped): what had arrived,
+ *   by svc's own count (a claim so far is not final, and an answer cut short must not be billed at the upstream's
+ *   word): never more than was generated, never $0 once something billable arrived;
+ * - nothing billable arrived: null, nothing billed (the hold is released).
+ */
+export function streamedAnswerToBill(end: CompletionEnd, answer: UpstreamAnswer, rules: BillingRules): UpstreamAnswer | null {
+  if (end === "completed") return answer;
+  if (isEmptyReply(billableReply(answer.message, rules))) return null;
+  return { ...answer, usage: null };
+}

@@ -18,6 +18,9 @@ export type ChatOptions = {
   apiKey?: string;
   /** Through POST /v1/responses rather than /v1/chat/completions. */
   responses?: boolean;
+  /** Stream the answer through /v2 (stream: true), each piece of text handed to onText as it arrives. */
+  stream?: boolean;
+  onText?: (text: string) => void;
   /** provider.sort: price, latency or throughput (the server checks it). */
   sort?: string;
   /** provider.only: offer ids or supplier ids (sup_…), comma-separated. */
@@ -106,9 +109,96 @@ export async function chat(ctx: Context, options: ChatOptions): Promise<ChatResu
   const provider = providerOf(options);
 
   // One call is one request: a retry could route elsewhere at another price, so the SDK must not retry on its own.
-  const client = new OpenAI({ baseURL: `${ctx.config.baseUrl}/v1`, apiKey, maxRetries: 0, timeout: 180_000 });
+  const version = options.stream ? "v2" : "v1";
+  const client = new OpenAI({ baseURL: `${ctx.config.baseUrl}/${version}`, apiKey, maxRetries: 0, timeout: 180_000 });
   const headers = maxCents === undefined ? undefined : { headers: { "X-Svc-Max-Cents": String(maxCents) } };
   try {
+    if (options.stream && !options.responses) {
+      const { data: stream, response } = await client.chat.completions
+        .create(
+          {
+            model,
+            messages: [{ role: "user", content: options.prompt }],
+            ...(maxTokens ? { max_tokens: maxTokens } : {}),
+            ...(provider && ({ provider } as object)),
+            stream: true,
+            stream_options: { include_usage: true },
+          } as OpenAI.ChatCompletionCreateParamsStreaming,
+          headers,
+        )
+        .withResponse();
+      let answer = "";
+      let finish = "";
+      let id = "";
+      type StreamUsage = OpenAI.CompletionUsage & { cost_details?: CostDetails; balance_remaining?: string };
+      let usage: StreamUsage | null = null;
+      for await (const chunk of stream) {
+        id = chunk.id;
+        const text = chunk.choices[0]?.delta.content ?? "";
+        answer += text;
+        if (text) options.onText?.(text);
+        finish = chunk.choices[0]?.finish_reason ?? finish;
+        if (chunk.usage) usage = chunk.usage as StreamUsage;
+      }
+      const result = withHeaders(response.headers, {
+        api: "chat.completions",
+        id,
+        model,
+        answer,
+        finish_reason: finish,
+        usage: {
+          prompt_tokens: usage?.prompt_tokens ?? 0,
+          completion_tokens: usage?.completion_tokens ?? 0,
+          total_tokens: usage?.total_tokens ?? 0,
+        },
+        cost_details: usage?.cost_details ?? null,
+      });
+      // A stream's headers went out before its clear: its cost, burn and balance come in the usage chunk.
+      return {
+        ...result,
+        burn_diem: usage?.cost_details?.burn ?? null,
+        balance_remaining: usage?.balance_remaining ?? null,
+      };
+    }
+    if (options.stream) {
+      const { data: events, response } = await client.responses
+        .create(
+          {
+            model,
+            input: options.prompt,
+            ...(maxTokens ? { max_output_tokens: maxTokens } : {}),
+            ...(provider && ({ provider } as object)),
+            stream: true,
+          } as OpenAI.Responses.ResponseCreateParamsStreaming,
+          headers,
+        )
+        .withResponse();
+      let data: OpenAI.Responses.Response | null = null;
+      for await (const event of events) {
+        if (event.type === "response.output_text.delta") options.onText?.(event.delta);
+        if (event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed")
+          data = event.response;
+      }
+      if (!data) throw new CliError("The stream ended without its response.", EXIT.failure, "stream_incomplete");
+      if (data.status === "failed")
+        throw new CliError(`The stream failed: ${data.error?.message ?? "upstream error"}`, EXIT.failure, "stream_failed");
+      const usage = data.usage as (OpenAI.Responses.ResponseUsage & { cost_details?: CostDetails; balance_remaining?: string }) | undefined;
+      const why = data.incomplete_details?.reason;
+      const result = withHeaders(response.headers, {
+        api: "responses",
+        id: data.id,
+        model: data.model,
+        answer: data.output_text,
+        finish_reason: why ? `${data.status}: ${why}` : (data.status ?? ""),
+        usage: {
+          prompt_tokens: usage?.input_tokens ?? 0,
+          completion_tokens: usage?.output_tokens ?? 0,
+          total_tokens: usage?.total_tokens ?? 0,
+        },
+        cost_details: usage?.cost_details ?? null,
+      });
+      return { ...result, burn_diem: usage?.cost_details?.burn ?? null, balance_remaining: usage?.balance_remaining ?? null };
+    }
     if (options.responses) {
       const { data, response } = await client.responses
         .create(

@@ -31,6 +31,7 @@ export type Values = {
   "min-balance"?: string;
   "topup-amount"?: string;
   responses?: boolean;
+  stream?: boolean;
   sort?: string;
   only?: string;
 };
@@ -77,10 +78,13 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
         maxTokens: v["max-tokens"],
         apiKey: v["api-key"],
         responses: v.responses,
+        stream: v.stream,
+        // Streamed text goes to the terminal as it arrives; --json prints one document at the end instead.
+        onText: out.json ? undefined : (text) => process.stdout.write(text),
         sort: v.sort,
         only: v.only,
       });
-      return out.result(`${r.answer}\n\n${costLine(r)}`, r);
+      return out.result(v.stream && !out.json ? `\n\n${costLine(r)}` : `${r.answer}\n\n${costLine(r)}`, r);
     }
     case "generation": {
       const g = await getGeneration(ctx, rest[0], v["api-key"]);

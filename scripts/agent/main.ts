@@ -30,12 +30,14 @@ Commands
   keys revoke <id>              Revoke a key.
   key [--api-key svc_…]         What the API key itself sees (GET /v1/key): its limit, what remains of it and
                                 when it resets, its usage today, this week, this month and in all, its rate limit.
-  chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…] [--responses]
+  chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…] [--responses] [--stream]
        [--sort price|latency|throughput] [--only ID,ID…]
                                 One completion with the openai client at {base}/v1; prints the answer, then
                                 its cost (usage.cost_details; --json has them all), price, burn, balance and
                                 its generation id. --responses asks through POST /v1/responses (the Responses
                                 API) instead of /v1/chat/completions: the same answer and cost, id resp_….
+                                --stream prints the answer as it is generated (through /v2, stream: true); the
+                                cost comes after it, from the stream's last usage.
                                 --sort and --only send the request's provider object: the order offers are
                                 tried in, and the offers (ids) or suppliers (sup_…) it may go to.
   generation <id> [--api-key svc_…]
@@ -98,6 +100,7 @@ async function main(argv: string[]): Promise<number> {
         "min-balance": { type: "string" },
         "topup-amount": { type: "string" },
         responses: { type: "boolean" },
+        stream: { type: "boolean" },
         sort: { type: "string" },
         only: { type: "string" },
       },

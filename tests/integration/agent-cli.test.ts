@@ -187,6 +187,26 @@ describe("npm run agent -- run: the headless agent flow", () => {
     expect(r.cost).toBe(formatMicros((await db.clear.findUniqueOrThrow({ where: { completionId: r.generation_id } })).chargeMicros));
   }, 60_000);
 
+  it("chat --stream prints the answer as it streams through /v2, then the same cost line; --responses --stream too", async () => {
+    const text = await cli(["chat", "Sixth question", "--model", modelId, "--max-tokens", "32", "--stream"], {
+      sessionFile: sessionFile(),
+    });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('[reference upstream] You said: "Sixth question"');
+    expect(text.stdout).toMatch(/cost \d+\.\d{6} USDC · price 80 cents\/diem \(max 100\) · burn \d+\.\d{6} diem · balance \d+\.\d{6} USDC/);
+
+    for (const flags of [["--stream"], ["--stream", "--responses"]]) {
+      const run = await cli(["chat", "Seventh question", "--model", modelId, "--max-tokens", "16", ...flags, "--json"], {
+        sessionFile: sessionFile(),
+      });
+      expect(run.code, run.stderr).toBe(0);
+      const r = json<{ generation_id: string; cost: string; balance_remaining: string }>(run);
+      const clear = await db.clear.findUniqueOrThrow({ where: { completionId: r.generation_id } });
+      expect(r.cost).toBe(formatMicros(clear.chargeMicros));
+      expect(r.balance_remaining).toMatch(/^\d+\.\d{6}$/);
+    }
+  }, 90_000);
+
   it("generation <id> prints a completion's record with the saved key; --json is the record itself", async () => {
     const chatRun = await cli(["chat", "Third question", "--model", modelId, "--max-tokens", "16", "--json"], {
       sessionFile: sessionFile(),

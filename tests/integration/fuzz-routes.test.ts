@@ -568,7 +568,10 @@ function excludedByOwnPreferences(p: Plan, answer: Answer): boolean {
   if (answer.status !== 503 || !answer.contentType.startsWith("application/json")) return false;
   const code = (JSON.parse(answer.body) as { error?: { code?: unknown } }).error?.code;
   if (typeof code !== "string") return false;
-  return code.startsWith("no_offer_matches_provider_") || (["no_offer_at_or_below_max", "no_capacity"].includes(code) && sentProviderPreferences(p));
+  return (
+    code.startsWith("no_offer_matches_provider_") ||
+    (["no_offer_at_or_below_max", "no_capacity"].includes(code) && sentProviderPreferences(p))
+  );
 }
 
 function sentProviderPreferences(p: Plan): boolean {

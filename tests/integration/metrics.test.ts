@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { startCannedUpstream, completion, type CannedUpstream } from "../helpers/canned-upstream";
+import { seedPlatformBalance } from "../helpers/ledger-factories";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 import { seedBuyer } from "../helpers/router-factories";
@@ -87,5 +88,28 @@ describe("GET /metrics", () => {
     expect(text).toMatch(/^svc_payments_pending\{age="over_10m"\} \d+$/m);
     const cleared = await db.clear.count({ where: { offerId: offer.id } });
     expect(cleared).toBe(3);
+  });
+
+  it("shows what the platform's fee accounts can pay probes with, today's probe spend and the day's budget", async () => {
+    await seedPlatformBalance(1_234_567n);
+    // Other files move the fee accounts while this runs: read the ledger before and after the scrape until they agree.
+    const read = async () => {
+      const [row] = await db.$queryRaw<{ available: bigint | null }[]>`
+        SELECT SUM(balance_micros - held_micros)::bigint AS available FROM ledger_accounts WHERE kind = 'platform'`;
+      const day = await db.probeDay.findUnique({ where: { day: new Date(new Date().toISOString().slice(0, 10)) } });
+      return `${row.available ?? 0n} ${day?.committedMicros ?? 0n}`;
+    };
+    let seen: string[] = [];
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const before = await read();
+      const { text } = await scrape();
+      const after = await read();
+      seen = [before, `${value(text, "svc_probe_funds_available_usdc_micros")} ${value(text, "svc_probe_spent_today_usdc_micros")}`, after];
+      expect(value(text, "svc_probe_daily_budget_usdc_micros")).toBe(env.PROBE_INTERVAL_MS > 0 ? env.PROBE_DAILY_BUDGET_MICROS : 0);
+      if (before === after) break;
+    }
+    expect(seen[1]).toBe(seen[0]);
+    expect(seen[2]).toBe(seen[0]);
+    expect(Number(seen[1].split(" ")[0])).toBeGreaterThanOrEqual(1_234_567);
   });
 });

@@ -443,7 +443,7 @@ describe("the wire speaks snake_case", () => {
         const where = `${method.toUpperCase()} ${p}`;
         if (op!.requestBody) propertyNames(op!.requestBody.content["application/json"].schema, `${where} body`, found);
         for (const [status, r] of Object.entries(op!.responses)) {
-          const schema = r.content?.["application/json"].schema;
+          const schema = r.content?.["application/json"]?.schema;
           if (schema && !("$ref" in schema)) propertyNames(schema, `${where} ${status}`, found);
         }
         for (const param of op!.parameters ?? [])

@@ -9,6 +9,7 @@ import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { metrics } from "@/lib/ops/metrics";
 import { defaultReasoningBudget } from "@/lib/upstream/metering";
 import { utcDay } from "@/lib/supply/capacity";
+import { updateOffer } from "@/lib/supply/update-offer";
 import { startReferenceUpstream, type ReferenceUpstream, type UpstreamMode } from "@/scripts/reference-upstream/server";
 import { seedPlatformBalance } from "../helpers/ledger-factories";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
@@ -151,9 +152,10 @@ describe("fidelity probes", () => {
     expect(res.headers.get("x-svc-price-cents")).toBe("80");
     expect(substituting.requestCount()).toBe(before);
 
-    // The supplier fixes its upstream: the next round passes it and puts it back on the book.
+    // The supplier fixes its upstream (a flagged offer waits out its backoff, but a new upstream is due at once): the
+    // next round passes it and puts it back on the book.
     const fixed = await upstream();
-    await db.offer.update({ where: { id: sub.id }, data: { upstreamBaseUrl: fixed.url } });
+    await updateOffer(sub.supplierId, sub.id, { upstream_base_url: fixed.url, upstream_api_key: fixed.apiKey });
     const next = await runProbeRound({ modelIds: [model.id], budgetMicros: await budgetLeaving(100_000_000n), reference: null });
     expect(next.flagged).toEqual([]);
     expect(next.passing).toContain(sub.id);
@@ -321,5 +323,125 @@ describe("fidelity probes", () => {
     expect(evidence.map((e) => e.check)).toEqual(["reference", "reference", "reference"]);
     expect(evidence[0].expected).toMatch(/standing in for qwen3-235b/);
     expect(reference.requestCount()).toBe(5);
+  });
+
+  it("never pay above the model's going price: an offer priced above it is probed at it, and a sliver at 1 cent does not drag it", async () => {
+    const model = await probeModel();
+    const cheap = await offerOn(model.id, await upstream(), 40);
+    const mid = await offerOn(model.id, await upstream(), 60);
+    const dear = await offerOn(model.id, await upstream(), 10_000);
+    // Too little capacity to take a probe, but on the book: the best price is 1 cent, the going price is not.
+    const sliver = await offerOn(model.id, await upstream(), 1, 10n);
+    expect((await getBook(model.id, new Date())).best_price_cents).toBe(1);
+    // Alone on its model's book at 10,000 cents: a price no buyer without a max of its own pays.
+    const lonelyModel = await probeModel();
+    const lonely = await offerOn(lonelyModel.id, await upstream(), 10_000);
+
+    const report = await runProbeRound({
+      modelIds: [model.id, lonelyModel.id],
+      budgetMicros: await budgetLeaving(100_000_000n),
+      reference: null,
+    });
+    expect(report.passing.sort()).toEqual([cheap.id, mid.id, dear.id, lonely.id].sort());
+    expect(report.skipped.capacity).toBe(5);
+    const runs = await db.probeRun.findMany({ where: { roundId: report.roundId } });
+    expect(runs).toHaveLength(4 * 5);
+    expect(runs.some((r) => r.offerId === sliver.id)).toBe(false);
+    // Half of the model's diem on the book is available at 60 cents or less: its going price.
+    const going = new Map([
+      [model.id, 60],
+      [lonelyModel.id, env.DEFAULT_MAX_PRICE_CENTS],
+    ]);
+    const paid = new Map([
+      [cheap.id, 40],
+      [mid.id, 60],
+      [dear.id, 60],
+      [lonely.id, env.DEFAULT_MAX_PRICE_CENTS],
+    ]);
+    for (const run of runs) {
+      expect(run.goingPriceCents).toBe(going.get(run.modelId));
+      expect(run.priceCents).toBeLessThanOrEqual(run.goingPriceCents!);
+      expect(run.priceCents).toBe(paid.get(run.offerId));
+      const burn = burnMicroDiem(run.promptTokens!, run.completionTokens!, {
+        inputMicroDiemPerMTok: model.inputMicroDiemPerMTok,
+        outputMicroDiemPerMTok: model.outputMicroDiemPerMTok,
+      });
+      expect(run.chargeMicros).toBe(chargeMicros(burn, paid.get(run.offerId)!));
+    }
+    // The supplier priced above the going price earned the going price's share, and what it earned is in the ledger.
+    for (const offer of [dear, lonely]) {
+      const own = runs.filter((r) => r.offerId === offer.id);
+      const shares = own.reduce((s, r) => s + splitCharge(r.chargeMicros, env.PLATFORM_FEE_BPS).supplierMicros, 0n);
+      const earnings = await db.ledgerAccount.findUniqueOrThrow({
+        where: { kind_ownerId: { kind: "supplier", ownerId: offer.supplierId } },
+      });
+      expect(earnings.balanceMicros).toBe(shares);
+    }
+  });
+
+  it("re-probe a flagged offer on a doubling backoff, not every round, and relist it when a due round passes it", async () => {
+    const saved = { base: env.PROBE_FLAGGED_BACKOFF_MS, max: env.PROBE_FLAGGED_BACKOFF_MAX_MS };
+    env.PROBE_FLAGGED_BACKOFF_MS = 60_000;
+    env.PROBE_FLAGGED_BACKOFF_MAX_MS = 150_000;
+    try {
+      const model = await probeModel();
+      const honest = await offerOn(model.id, await upstream(), 100);
+      const substituting = await upstream("substitute:qwen3-235b");
+      const sub = await offerOn(model.id, substituting, 100);
+      const t0 = Date.now();
+      const round = async (atMs: number) =>
+        runProbeRound({
+          modelIds: [model.id],
+          budgetMicros: await budgetLeaving(100_000_000n),
+          reference: null,
+          now: () => new Date(t0 + atMs),
+        });
+      const earned = async () =>
+        (await db.ledgerAccount.findUnique({ where: { kind_ownerId: { kind: "supplier", ownerId: sub.supplierId } } }))?.balanceMicros ??
+        0n;
+      const state = async () => db.offer.findUniqueOrThrow({ where: { id: sub.id } });
+
+      const first = await round(0);
+      expect(first.flagged).toEqual([sub.id]);
+      expect(substituting.requestCount()).toBe(5);
+      const paidOnce = await earned();
+      expect(paidOnce).toBeGreaterThan(0n);
+      expect(await state()).toMatchObject({ probeFlagStreak: 1, probeDueAt: new Date(t0 + 60_000), probeDelisted: true });
+
+      // The rounds before its backoff has passed buy nothing from it; the honest offer is probed as usual.
+      for (const at of [1_000, 59_000]) {
+        const r = await round(at);
+        expect(r.backingOff).toBe(1);
+        expect(r.passing).toEqual([honest.id]);
+        expect(r.flagged).toEqual([]);
+      }
+      expect(substituting.requestCount()).toBe(5);
+      expect(await earned()).toBe(paidOnce);
+      expect(await db.probeRun.count({ where: { offerId: sub.id } })).toBe(5);
+
+      // Due: probed (and paid) again, still substituting: the wait doubles, then stops at the max.
+      expect((await round(60_000)).flagged).toEqual([sub.id]);
+      expect(substituting.requestCount()).toBe(10);
+      expect(await state()).toMatchObject({ probeFlagStreak: 2, probeDueAt: new Date(t0 + 60_000 + 120_000) });
+      expect((await round(179_000)).backingOff).toBe(1);
+      expect(substituting.requestCount()).toBe(10);
+      expect((await round(180_000)).flagged).toEqual([sub.id]);
+      expect(await state()).toMatchObject({ probeFlagStreak: 3, probeDueAt: new Date(t0 + 180_000 + 150_000) });
+      expect(substituting.requestCount()).toBe(15);
+
+      // The supplier fixes its server behind the same offer (no edit): the first due round passes it and relists it.
+      const fixed = await upstream();
+      await db.offer.update({ where: { id: sub.id }, data: { upstreamBaseUrl: fixed.url } });
+      expect((await round(329_000)).backingOff).toBe(1);
+      expect(fixed.requestCount()).toBe(0);
+      const due = await round(330_000);
+      expect(due.passing.sort()).toEqual([honest.id, sub.id].sort());
+      expect(fixed.requestCount()).toBe(5);
+      expect(await state()).toMatchObject({ probeStatus: "passing", probeDelisted: false, probeFlagStreak: 0, probeDueAt: null });
+      expect((await round(331_000)).passing.sort()).toEqual([honest.id, sub.id].sort());
+    } finally {
+      env.PROBE_FLAGGED_BACKOFF_MS = saved.base;
+      env.PROBE_FLAGGED_BACKOFF_MAX_MS = saved.max;
+    }
   });
 });

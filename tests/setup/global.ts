@@ -72,6 +72,8 @@ export default async function setup(_project: TestProject) {
     LOG_LEVEL: env.LOG_LEVEL ?? "silent",
     // Short enough that the upstream-timeout tests finish quickly, long enough for 200 parallel reservations.
     UPSTREAM_TIMEOUT_MS: "6000",
+    // Above the streaming tests' 12-second first token, below a test's timeout.
+    STREAM_IDLE_TIMEOUT_MS: "20000",
     // GET /metrics is served to this bearer token only (tests/integration/metrics.test.ts).
     METRICS_TOKEN: env.METRICS_TOKEN ?? "test-metrics-token-0123456789",
     // Every test request comes from one "IP", and a test's account may write often; the rate-limit tests set their own limits.

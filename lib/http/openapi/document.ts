@@ -29,7 +29,7 @@ export type OpenApiParameter = {
 export type OpenApiResponse = {
   description: string;
   headers?: Record<string, { $ref: string }>;
-  content?: { "application/json": { schema: JsonSchema } };
+  content?: { "application/json"?: { schema: JsonSchema }; "text/event-stream"?: { schema: JsonSchema } };
   /** The error codes this answer can carry, in order. */
   "x-svc-error-codes"?: AppErrorCode[];
 };
@@ -173,7 +173,7 @@ function errorSchema(codes: AppErrorCode[]): JsonSchema {
 function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, OpenApiResponse> {
   const byStatus = new Map<
     number,
-    { descriptions: string[]; schemas: JsonSchema[]; headers: ResponseHeaderName[]; codes: AppErrorCode[] }
+    { descriptions: string[]; schemas: JsonSchema[]; headers: ResponseHeaderName[]; codes: AppErrorCode[]; events?: string }
   >();
   // route() puts the rate-limit headers on every answer once the limits were counted, and Retry-After on the 429.
   const always: ResponseHeaderName[] = op.handler.meta.rateLimit
@@ -193,6 +193,7 @@ function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, Open
     entry.descriptions.push(r.description);
     if (r.schema) entry.schemas.push(schemaRef(r.schema));
     entry.headers.push(...(r.headers ?? []));
+    if (r.eventStream) entry.events = r.eventStream;
   }
   for (const code of codes) slot(ERROR_STATUS[code]).codes.push(code);
   for (const [status, entry] of byStatus) {
@@ -211,7 +212,14 @@ function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, Open
         {
           description: entry.descriptions.join(" Or ") || String(status),
           headers: headerRefs(entry.headers),
-          ...(schema ? { content: { "application/json": { schema } } } : {}),
+          ...(schema || entry.events
+            ? {
+                content: {
+                  ...(schema && { "application/json": { schema } }),
+                  ...(entry.events && { "text/event-stream": { schema: { type: "string", description: entry.events } } }),
+                },
+              }
+            : {}),
           ...(entry.codes.length > 0 ? { "x-svc-error-codes": entry.codes } : {}),
         },
       ];

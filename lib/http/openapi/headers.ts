@@ -58,6 +58,17 @@ export const RESPONSE_HEADERS = {
     description: "The max price this request was routed under, cents per diem.",
     schema: { type: "integer" },
   },
+  SvcReserved: {
+    name: "X-Svc-Reserved",
+    description:
+      "A stream's reservation, USDC: the most it can cost (its worst case at the offer's price). Sent before the answer; the usage says what it cost.",
+    schema: decimal,
+  },
+  SvcMaxBurnDiem: {
+    name: "X-Svc-Max-Burn-Diem",
+    description: "A stream's burn ceiling, diem: the capacity its worst case can burn at the model's list price.",
+    schema: decimal,
+  },
   SvcErrorCode: {
     name: "X-Svc-Error-Code",
     description:
