@@ -331,6 +331,10 @@ async function startApp(name: string, dir: string, databaseUrl: string, profileD
       SVC_ORIGIN: `http://127.0.0.1:${port}`,
       RATE_LIMIT_PER_KEY_PER_MINUTE: "100000000",
       RATE_LIMIT_PER_IP_PER_MINUTE: "100000000",
+      // One load generator on one address with one key: its streams and connections are not a buyer's to cap here.
+      STREAMS_PER_KEY: "100000",
+      STREAMS_PER_ACCOUNT: "100000",
+      HTTP_MAX_CONNECTIONS_PER_CLIENT: "100000",
     },
     dir,
   );

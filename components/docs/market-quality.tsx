@@ -58,6 +58,16 @@ export function MarketQuality({ minRequests, refreshMs }: { minRequests: number;
         </li>
       </ul>
 
+      <SubHeading id="quality-answer-checks">Tool calls and structured outputs, checked</SubHeading>
+      <p>
+        Every answer served is checked against what its request constrained it to, after it went out (no latency added): each tool call must
+        parse as JSON, name a tool the request sent, and satisfy that tool&apos;s <C>parameters</C> schema; an answer to a{" "}
+        <C>json_schema</C> response format with <C>strict: true</C> must parse and satisfy its schema (<C>pattern</C> and <C>format</C> are
+        not checked: a request&apos;s regular expression is not run over a supplier&apos;s text). Each offer&apos;s counts over the last 7
+        days are on the offers list as <C>answer_checks</C>: checked, failed, by how (<C>invalid_json</C>, <C>unknown_tool</C>,{" "}
+        <C>schema_mismatch</C>), and the error rate. A stream cut short is not checked.
+      </p>
+
       <SubHeading id="quality-declared">Declared by the supplier</SubHeading>
       <ul className="ml-5 list-disc space-y-1">
         <li>

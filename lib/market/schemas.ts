@@ -191,6 +191,16 @@ export const MeasuredWindowSchema = z.object({
 });
 export type MeasuredWindowView = z.output<typeof MeasuredWindowSchema>;
 
+/** One kind of answer check over the window: what was checked, what failed and how. */
+export const AnswerCheckFiguresSchema = z.object({
+  checked: z.number().int(),
+  failed: z.number().int(),
+  invalid_json: z.number().int().describe("Not JSON (or nested past the limit)"),
+  unknown_tool: z.number().int().describe("A tool call naming a tool the request did not send"),
+  schema_mismatch: z.number().int().describe("JSON that does not satisfy the request's schema"),
+  error_rate: z.number().min(0).max(1).nullable().describe("failed / checked (4 decimals); null when nothing was checked"),
+});
+
 export const ModelOfferSchema = z.object({
   id: z.string().describe("The offer's id (usable in provider.only and provider.ignore)"),
   supplier: z.string().describe("The supplier's public id, sup_… (usable in provider.only and provider.ignore)"),
@@ -203,6 +213,11 @@ export const ModelOfferSchema = z.object({
   created_at: Timestamp.describe("Posting time: the tie-break among equal prices"),
   declared: DeclaredSchema,
   measured: z.object({ "1h": MeasuredWindowSchema, "24h": MeasuredWindowSchema }),
+  answer_checks: z
+    .object({ window_days: z.number().int(), tool_calls: AnswerCheckFiguresSchema, json_schema: AnswerCheckFiguresSchema })
+    .describe(
+      "Live traffic's answers checked against their requests after they were served: each tool call parses, names a sent tool and satisfies its schema; each strict json_schema answer satisfies its schema",
+    ),
   probe: ProbeViewSchema,
 });
 export type ModelOfferView = z.output<typeof ModelOfferSchema>;

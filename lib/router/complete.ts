@@ -46,6 +46,8 @@ import {
   type ForwardFailure,
 } from "@/lib/router/upstream-failure";
 import { upstreamKey } from "@/lib/upstream/key-cache";
+import { checkAnswer } from "@/lib/upstream/answer-checks";
+import { recordAnswerChecks } from "@/lib/market/quality/answer-checks";
 import { reportUpstreamFailure } from "@/lib/supply/offer-health";
 import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@/lib/upstream/client";
 
@@ -195,6 +197,8 @@ export async function billAndClear(input: {
   answer: UpstreamAnswer;
   /** The upstream's time to answer (to its last byte, for a stream). */
   latencyMs: number;
+  /** The answer is whole (a stream cut short is not): its tool calls and schema are checked once it is served. */
+  whole?: boolean;
 }) {
   const { reserved, answer } = input;
   const { holdId, offerId, accountId } = reserved.reservation;
@@ -230,6 +234,10 @@ export async function billAndClear(input: {
       claimed: billed.usage.claimed,
       billed: [billed.usage.promptTokens, billed.usage.completionTokens, billed.usage.reasoningTokens],
     });
+  // After the answer is served (the next turn of the event loop), off its path: the offer's answer checks.
+  if (input.whole !== false) {
+    setImmediate(() => void recordAnswerChecks(offerId, checkAnswer(reserved.body, answer)));
+  }
   // Weighed like a failed answer, across buyers (lib/supply/offer-health.ts): the reference upstream, like a provider
   // that counts hidden reasoning into completion_tokens, can exceed max_tokens honestly, and one buyer's requests
   // must not take an offer off the book.

@@ -22,6 +22,7 @@ import type { ResponsesRequest } from "@/lib/router/responses-schemas";
 import { ResponsesStreamWriter, type AnswerDelta } from "@/lib/router/responses-stream";
 import type { ChatCompletionResponse } from "@/lib/router/schemas";
 import { takeStreamSlot } from "@/lib/router/stream-slots";
+import { streamingTerms } from "@/lib/supply/streaming-terms";
 import { answerBounds, classifyUpstreamError, classifyUpstreamStatus, type ForwardFailure } from "@/lib/router/upstream-failure";
 import { parseUpstreamAnswer, upstreamErrorMessage, type UpstreamAnswer } from "@/lib/upstream/answer";
 import {
@@ -106,6 +107,8 @@ type Ending =
       failure: ForwardFailure | null;
       /** What the buyer is told (null: the client is gone). */
       error: AppError | null;
+      /** The answer was read to its end after the client left (an offer that bills a cancelled answer in full). */
+      whole?: boolean;
     };
 
 const EMPTY_ANSWER: UpstreamAnswer = {
@@ -129,6 +132,8 @@ class Relay {
   /** Tool-call indexes already announced (each gets its id and name on its first delta). */
   private readonly toolCallsSeen = new Set<number>();
   private stoppedBy: "shutdown" | null = null;
+  /** The offer bills a cancelled answer in full: its stream is read to the end even after the client left. */
+  private readToEnd = false;
   private started = 0;
   private done: Promise<void> | null = null;
 
@@ -162,14 +167,21 @@ class Relay {
       this.stop.abort(new Error("the server is stopping"));
       return this.run();
     });
-    // The hold must outlive the stream: the sweeper releases holds past a completion's deadline.
-    const kept = extendHold(reservation.holdId, new Date(Date.now() + env.STREAM_MAX_DURATION_MS + HOLD_GRACE_MS)).catch((error: unknown) =>
-      log.warn("hold not extended", { error }),
-    );
+    // The hold must outlive the stream: the sweeper releases holds past a completion's deadline (UPSTREAM_TIMEOUT_MS
+    // plus a grace from the reservation). Most streams end well before it, so the write is made only by one that
+    // lasts half that long, never on the way to the first token.
+    let kept: Promise<unknown> = Promise.resolve();
+    const keep = setTimeout(() => {
+      kept = extendHold(reservation.holdId, new Date(Date.now() + env.STREAM_MAX_DURATION_MS + HOLD_GRACE_MS)).catch((error: unknown) =>
+        log.warn("hold not extended", { error }),
+      );
+    }, env.UPSTREAM_TIMEOUT_MS / 2);
+    keep.unref();
     this.responses?.start();
     this.started = performance.now();
     try {
       const ending = await this.forward();
+      clearTimeout(keep);
       await kept;
       await this.finish(ending);
     } catch (error) {
@@ -187,7 +199,11 @@ class Relay {
 
   /** Forwards once (once more without streaming if the upstream refuses to stream) and relays what arrives. */
   private async forward(): Promise<Ending> {
-    const { upstream } = this.reserved.reservation;
+    const { upstream, offerId } = this.reserved.reservation;
+    const terms = await streamingTerms(offerId);
+    // An upstream that bills a cancelled answer in full is read to its end whoever hangs up (only a stop ends it).
+    this.readToEnd = terms.billsCancelledInFull;
+    const signal = this.readToEnd ? this.stop.signal : this.signal;
     // Both calls go through the streaming client, so the client's hang-up closes either.
     const call = (stream: boolean) =>
       streamChatCompletion({
@@ -199,9 +215,10 @@ class Relay {
           idleTimeoutMs: env.STREAM_IDLE_TIMEOUT_MS,
           totalTimeoutMs: env.STREAM_MAX_DURATION_MS,
         },
-        signal: this.signal,
+        signal,
       });
     try {
+      if (!terms.streams) return this.replay(await (await call(false)).read());
       const streamed = await call(true);
       if (streamed.status === 200 && streamed.format === "event-stream") return await this.relay(streamed);
       let res = await streamed.read();
@@ -233,14 +250,20 @@ class Relay {
             break reading; // [DONE]: nothing after it is read (leaving the loop closes the call)
           }
         }
-        if (!(await this.events.room(env.STREAM_STALL_MS))) break;
+        // A client that is gone (or stalled) stops the relay; read to the end it is only drained.
+        if (!(await this.events.room(env.STREAM_STALL_MS)) && !this.readToEnd) break;
       }
     } catch (error) {
       return this.broken(error);
     }
-    if (this.signal.aborted) return this.broken(this.signal.reason);
+    if (this.signal.aborted && !(this.readToEnd && this.events.signal.aborted && !this.stop.signal.aborted)) {
+      return this.broken(this.signal.reason);
+    }
     const outcome = this.chat.end();
-    return outcome.ok ? { end: "completed", answer: outcome.answer } : this.failedStream(outcome.failure);
+    if (!outcome.ok) return this.failedStream(outcome.failure);
+    // Read to its end after the client left: what was generated, at the upstream's word checked by svc's count.
+    if (this.events.signal.aborted) return { end: "client_cancelled", partial: outcome.answer, failure: null, error: null, whole: true };
+    return { end: "completed", answer: outcome.answer };
   }
 
   /** A JSON answer (the upstream answered without streaming, or was asked without it), sent as a stream. */
@@ -306,14 +329,15 @@ class Relay {
     const { reserved } = this;
     const { reservation } = reserved;
     const answer = ending.end === "completed" ? ending.answer : ending.partial;
-    const toBill = streamedAnswerToBill(ending.end, answer, reserved.rules);
+    const toBill = streamedAnswerToBill(ending.end, answer, reserved.rules, ending.end !== "completed" && ending.whole === true);
     let billed: ChatCompletionResponse | null = null;
     let balance: bigint | null = null;
     if (toBill === null) {
       await releaseHoldOrRetry(reservation.holdId);
     } else {
       const latencyMs = performance.now() - this.started;
-      const { usage, clear } = await billAndClear({ reserved, completionId: this.completionId, answer: toBill, latencyMs });
+      const whole = ending.end === "completed" || ending.whole === true;
+      const { usage, clear } = await billAndClear({ reserved, completionId: this.completionId, answer: toBill, latencyMs, whole });
       balance = clear.balanceMicros;
       billed = responseBody({
         completionId: this.completionId,

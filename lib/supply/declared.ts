@@ -8,9 +8,11 @@ import type { CreateOfferInput, UpdateOfferInput } from "@/lib/supply/schemas";
  * probes (lib/probes) are the platform's check.
  */
 export function declaredFields(
-  input: Pick<UpdateOfferInput | CreateOfferInput, "quantization" | "data_policy" | "context_tokens" | "max_output_tokens">,
+  input: Pick<UpdateOfferInput | CreateOfferInput, "quantization" | "data_policy" | "context_tokens" | "max_output_tokens" | "streaming">,
 ) {
   return {
+    ...(input.streaming?.streams !== undefined && { streams: input.streaming.streams }),
+    ...(input.streaming?.bills_cancelled_in_full !== undefined && { billsCancelledInFull: input.streaming.bills_cancelled_in_full }),
     ...(input.quantization !== undefined && { quantization: input.quantization }),
     ...(input.data_policy !== undefined && {
       retainsPrompts: input.data_policy.retains_prompts,

@@ -98,6 +98,8 @@ function declaredView(o: {
   trainsOnPrompts: boolean;
   contextTokens: number | null;
   maxOutputTokens: number | null;
+  streams: boolean;
+  billsCancelledInFull: boolean;
   models: { model: { contextTokens: number; maxOutputTokens: number } }[];
 }): DeclaredView {
   const smallest = (pick: (m: { contextTokens: number; maxOutputTokens: number }) => number) =>
@@ -107,5 +109,6 @@ function declaredView(o: {
     data_policy: { retains_prompts: o.retainsPrompts, trains_on_prompts: o.trainsOnPrompts },
     context_tokens: o.contextTokens ?? smallest((m) => m.contextTokens),
     max_output_tokens: o.maxOutputTokens ?? smallest((m) => m.maxOutputTokens),
+    streaming: { streams: o.streams, bills_cancelled_in_full: o.billsCancelledInFull },
   };
 }

@@ -9,6 +9,17 @@ import { Cents, component, Day, Diem, DisputeRate, Feature, ListPrice, listOf, P
 export const QUANTIZATIONS = ["fp16", "bf16", "fp8", "int8", "int4", "unknown"] as const;
 export const Quantization = z.enum(QUANTIZATIONS).describe("The numeric format the upstream serves the model in, as declared");
 
+const StreamingDeclaration = z.object({
+  streams: z
+    .boolean()
+    .describe("The upstream streams (stream: true); when false, svc asks it without streaming and sends the answer as a stream"),
+  bills_cancelled_in_full: z
+    .boolean()
+    .describe(
+      "The upstream bills an answer in full even when its client hangs up: svc then reads a cancelled stream to its end (bounded by max_tokens and a time limit) and bills what was generated",
+    ),
+});
+
 /** What the supplier declares about an offer (editable like the rest of it). */
 export const DeclaredSchema = z.object({
   quantization: Quantization,
@@ -20,6 +31,7 @@ export const DeclaredSchema = z.object({
     .describe('An offer that has not said is shown retaining and training; provider.data_collection "deny" excludes either'),
   context_tokens: z.number().int().describe("The context it serves: its declared limit, else the model's"),
   max_output_tokens: z.number().int().describe("The output it serves: its declared limit, else the model's"),
+  streaming: StreamingDeclaration.describe("How its upstream streams: whether it does, and how it bills an answer cancelled mid-stream"),
 });
 export type DeclaredView = z.output<typeof DeclaredSchema>;
 
@@ -112,7 +124,11 @@ const DeclaredTokens = z
   .min(1)
   .max(MAX_DECLARED_TOKENS)
   .describe("A limit the upstream serves below the model's own; unset means the model's");
+const StreamingInput = z
+  .strictObject({ streams: z.boolean().optional(), bills_cancelled_in_full: z.boolean().optional() })
+  .describe("How the upstream streams (each field optional; unset: it streams, and stops billing when its client hangs up)");
 const Declarations = {
+  streaming: StreamingInput.optional(),
   quantization: Quantization.optional(),
   data_policy: DataPolicy.optional(),
   context_tokens: DeclaredTokens.optional(),

@@ -395,10 +395,18 @@ export type CompletionEnd = (typeof COMPLETION_ENDS)[number];
  * - any other ending (the client hung up, the upstream failed or went silent, the server stopped): what had arrived,
  *   by svc's own count (a claim so far is not final, and an answer cut short must not be billed at the upstream's
  *   word): never more than was generated, never $0 once something billable arrived;
+ * - an offer that declares it bills a cancelled answer in full has its stream read to the end after the client left
+ *   (bounded by max_tokens and STREAM_MAX_DURATION_MS): the whole answer, as completed, billed (`whole`);
  * - nothing billable arrived: null, nothing billed (the hold is released).
  */
-export function streamedAnswerToBill(end: CompletionEnd, answer: UpstreamAnswer, rules: BillingRules): UpstreamAnswer | null {
-  if (end === "completed") return answer;
+export function streamedAnswerToBill(
+  end: CompletionEnd,
+  answer: UpstreamAnswer,
+  rules: BillingRules,
+  /** The answer was read to its end though the client left (the offer bills a cancelled answer in full). */
+  whole = false,
+): UpstreamAnswer | null {
+  if (end === "completed" || whole) return answer;
   if (isEmptyReply(billableReply(answer.message, rules))) return null;
   return { ...answer, usage: null };
 }

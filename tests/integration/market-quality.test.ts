@@ -330,6 +330,7 @@ describe("GET /v1/market/models/{id}/offers", () => {
         data_policy: { retains_prompts: true, trains_on_prompts: true },
         context_tokens: 32_768,
         max_output_tokens: 4_096,
+        streaming: { streams: true, bills_cancelled_in_full: false },
       },
     });
     expect(c).toMatchObject({

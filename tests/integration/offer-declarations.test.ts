@@ -75,6 +75,7 @@ describe("what a supplier declares about an offer", () => {
       data_policy: { retains_prompts: true, trains_on_prompts: true },
       context_tokens: 32_768,
       max_output_tokens: 4_096, // the smallest of its models'
+      streaming: { streams: true, bills_cancelled_in_full: false },
     });
     expect((await publicView(large.id, offer.id)).declared.max_output_tokens).toBe(8_192);
   });
@@ -85,6 +86,7 @@ describe("what a supplier declares about an offer", () => {
       data_policy: { retains_prompts: false, trains_on_prompts: false },
       context_tokens: 16_000,
       max_output_tokens: 6_000,
+      streaming: { streams: true, bills_cancelled_in_full: false },
     });
     expect(res.status, await res.clone().text()).toBe(201);
     const offer = (await res.json()) as OfferView;
@@ -93,6 +95,7 @@ describe("what a supplier declares about an offer", () => {
       data_policy: { retains_prompts: false, trains_on_prompts: false },
       context_tokens: 16_000,
       max_output_tokens: 6_000,
+      streaming: { streams: true, bills_cancelled_in_full: false },
     });
     // Per model: a declared limit above the model's own is the model's.
     expect((await publicView(small.id, offer.id)).declared).toMatchObject({ context_tokens: 16_000, max_output_tokens: 4_096 });
@@ -105,6 +108,7 @@ describe("what a supplier declares about an offer", () => {
       data_policy: { retains_prompts: false, trains_on_prompts: false },
       context_tokens: 16_000,
       max_output_tokens: 4_096,
+      streaming: { streams: true, bills_cancelled_in_full: false },
     });
     expect(await patch(offer.id, { data_policy: { retains_prompts: true, trains_on_prompts: false }, context_tokens: null })).toMatchObject(
       {
@@ -116,14 +120,29 @@ describe("what a supplier declares about an offer", () => {
       data_policy: { retains_prompts: true, trains_on_prompts: false },
       context_tokens: 32_768,
       max_output_tokens: 4_096,
+      streaming: { streams: true, bills_cancelled_in_full: false },
     });
     expect((await publicView(large.id, offer.id)).declared).toEqual({
       quantization: "int4",
       data_policy: { retains_prompts: true, trains_on_prompts: false },
       context_tokens: 32_768,
       max_output_tokens: 8_192,
+      streaming: { streams: true, bills_cancelled_in_full: false },
     });
     expect(await db.offer.findUniqueOrThrow({ where: { id: offer.id } })).toMatchObject({ contextTokens: null, maxOutputTokens: null });
+  });
+
+  it("streaming is declared when posting or by PATCH, field by field, and shown on the public list", async () => {
+    const res = await post({ streaming: { streams: false } });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const offer = (await res.json()) as OfferView;
+    expect(offer.declared.streaming).toEqual({ streams: false, bills_cancelled_in_full: false });
+    expect((await patch(offer.id, { streaming: { bills_cancelled_in_full: true } })).status).toBe(200);
+    expect((await getOne(offer.id)).declared.streaming).toEqual({ streams: false, bills_cancelled_in_full: true });
+    expect((await publicView(small.id, offer.id)).declared.streaming).toEqual({ streams: false, bills_cancelled_in_full: true });
+    const bad = await patch(offer.id, { streaming: { streams: "no" } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await readError(bad))).toMatch(/streaming/);
   });
 
   it("malformed declarations are a 400 naming the field, on POST and PATCH, and nothing changes", async () => {

@@ -238,6 +238,24 @@ describe("the clients people stream with, against /v2", () => {
   });
 });
 
+describe("a long stream's hold", () => {
+  it("is kept from the sweeper past a completion's deadline, and cleared when the stream ends", async () => {
+    const { model, buyer } = await market(ways.paced);
+    const res = await rawStream(buyer.key, { model: model.id, messages: hello, max_tokens: 300 });
+    const id = res.headers.get("x-svc-generation-id")!;
+    const body = res.text();
+    // Half of UPSTREAM_TIMEOUT_MS (6 s in tests) in, the hold is extended to the stream's longest life.
+    await expect
+      .poll(async () => (await db.hold.findFirst({ where: { accountId: buyer.id, status: "active" } }))?.expiresAt.getTime() ?? 0, {
+        timeout: 6_000,
+      })
+      .toBeGreaterThan(Date.now() + 10 * 60_000);
+    expect(await body).toContain("data: [DONE]");
+    expect(await clearOf(id)).not.toBeNull();
+    expect((await settled(buyer.id)).held).toBe(0n);
+  });
+});
+
 describe("what each ending costs, cleared once", () => {
   it("a client that hangs up after a few chunks pays the prompt and what had arrived, and the upstream is stopped", async () => {
     const { model, buyer } = await market(ways.paced);
@@ -386,6 +404,37 @@ describe("what each ending costs, cleared once", () => {
     expect(charges.every((c) => c > 0n)).toBe(true);
     expect(before.balance - after.balance).toBe(charges.reduce((a, b) => a + b, 0n));
   });
+});
+
+describe("what an offer declares about streaming", () => {
+  it("an offer whose upstream does not stream is asked without streaming, and the buyer still gets a stream", async () => {
+    const { model, offer, buyer } = await market();
+    await db.offer.update({ where: { id: offer.id }, data: { streams: false } });
+    const streamed = upstream.streamCount();
+    const final = await client(buyer.key)
+      .chat.completions.stream({ model: model.id, messages: hello, max_tokens: 40, stream: true })
+      .finalChatCompletion();
+    expect(final.choices[0].message.content!.length).toBeGreaterThan(0);
+    expect(upstream.streamCount()).toBe(streamed);
+    expect(await clearOf(final.id)).not.toBeNull();
+  });
+
+  it("an offer that bills a cancelled answer in full is read to its end after the client hangs up, and billed for it", async () => {
+    const { model, offer, buyer } = await market(ways.paced);
+    const whole = await client(buyer.key).chat.completions.create({ model: model.id, messages: hello, max_tokens: 300 });
+    const wholeCharge = (await clearOf(whole.id))!.chargeMicros;
+    await db.offer.update({ where: { id: offer.id }, data: { billsCancelledInFull: true } });
+    const cancelled = ways.paced.cancelledCount();
+
+    const abort = new AbortController();
+    const res = await rawStream(buyer.key, { model: model.id, messages: hello, max_tokens: 300 }, abort.signal);
+    const id = res.headers.get("x-svc-generation-id")!;
+    await res.body!.getReader().read();
+    abort.abort();
+    const clear = await clearOf(id, 15_000);
+    expect(clear!.chargeMicros).toBe(wholeCharge);
+    expect(ways.paced.cancelledCount()).toBe(cancelled);
+  }, 30_000);
 });
 
 describe("what a stream refuses, before its first byte", () => {

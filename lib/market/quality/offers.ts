@@ -6,6 +6,7 @@ import { getActiveModels, onBookCondition, REMAINING, type CatalogEntry } from "
 import { cached } from "@/lib/market/cache";
 import { probeViews, type ProbeColumns } from "@/lib/supply/probe-evidence";
 import { emptySums, windowFigures } from "@/lib/market/quality/figures";
+import { readAnswerChecks } from "@/lib/market/quality/answer-checks";
 import { readWindowSums } from "@/lib/market/quality/measurements";
 import type { ModelOfferList, ModelOfferView } from "@/lib/market/schemas";
 import { chargeMicros, formatMicros } from "@/lib/money";
@@ -59,6 +60,8 @@ type OfferRow = {
   trains_on_prompts: boolean;
   context_tokens: number | null;
   max_output_tokens: number | null;
+  streams: boolean;
+  bills_cancelled_in_full: boolean;
 } & ProbeColumns;
 
 async function computeModelOffers(model: CatalogEntry, now: Date): Promise<ModelOfferList> {
@@ -66,7 +69,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
     SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, o.price_cents, o.created_at,
            GREATEST(${REMAINING}, 0) AS remaining,
            ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
-           o.context_tokens, o.max_output_tokens, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
+           o.context_tokens, o.max_output_tokens, o.streams, o.bills_cancelled_in_full, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
            o.probed_at AS "probedAt", o.probe_flagged_at AS "probeFlaggedAt", o.probe_flag_reason AS "probeFlagReason"
     FROM offers o
     JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${model.id}
@@ -75,7 +78,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
     ORDER BY o.price_cents, o.created_at, o.id
     LIMIT ${MAX_MODEL_OFFERS}`;
   const ids = rows.map((r) => r.id);
-  const [sums, probes] = await Promise.all([readWindowSums(ids, now), probeViews(rows)]);
+  const [sums, probes, checks] = await Promise.all([readWindowSums(ids, now), probeViews(rows), readAnswerChecks(ids, now)]);
   const min = env.QUALITY_MIN_REQUESTS;
   return {
     object: "list",
@@ -102,11 +105,13 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
           // What it serves for this model: svc never forwards more than the model's limits, whatever the offer says.
           context_tokens: Math.min(o.context_tokens ?? model.contextTokens, model.contextTokens),
           max_output_tokens: Math.min(o.max_output_tokens ?? model.maxOutputTokens, model.maxOutputTokens),
+          streaming: { streams: o.streams, bills_cancelled_in_full: o.bills_cancelled_in_full },
         },
         measured: {
           "1h": windowFigures(measured?.["1h"] ?? emptySums(), min),
           "24h": windowFigures(measured?.["24h"] ?? emptySums(), min),
         },
+        answer_checks: checks.get(o.id)!,
         probe: probes.get(o.id)!,
       };
     }),
