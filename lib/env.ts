@@ -1,9 +1,11 @@
 import "server-only";
+import { isIP } from "node:net";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { BASE_USDC_ADDRESS } from "@/lib/chain/constants";
 import { DEV_KEYS_FILE, loadOrCreateDevKeys } from "@/lib/chain/dev-keys";
 import { isAnvilDevAccount } from "@/lib/chain/dev-wallet";
+import { readRunningDevDatabase } from "@/lib/db/dev-database";
 
 /**
  * The whole configuration, validated once. Nothing else reads `process.env`.
@@ -47,6 +49,11 @@ const EnvSchema = z.object({
   RELAYER_PRIVATE_KEY: hex(32).optional(),
   TREASURY_ADDRESS: hex(20).optional(),
   SVC_DEV_KEYS_FILE: z.string().min(1).default(DEV_KEYS_FILE),
+  /**
+   * The treasury's key, for `npm run treasury -- approve` only (it signs the relayer's USDC allowance): set it in the
+   * shell that runs that command, never in the app's environment; the app never uses it. Must be TREASURY_ADDRESS's key.
+   */
+  TREASURY_PRIVATE_KEY: hex(32).optional(),
   USDC_ADDRESS: hex(20).default(BASE_USDC_ADDRESS),
   /** 32-byte hex key for AES-256-GCM encryption of supplier upstream credentials. */
   SECRET_KEY: z
@@ -59,6 +66,26 @@ const EnvSchema = z.object({
   DEFAULT_MAX_PRICE_CENTS: z.coerce.number().int().min(1).max(10_000).default(100),
   /** Allows loopback/private upstream URLs for suppliers (local dev and tests only). */
   ALLOW_PRIVATE_UPSTREAMS: flag,
+  /**
+   * Private networks and hosts the operator trusts as supplier upstreams, in every mode (production included): a
+   * comma-separated list of CIDR ranges or addresses (10.0.0.0/8, fd00::/8, 10.1.2.3) and host names (vllm.internal,
+   * or *.gpu.internal for its subdomains). lib/upstream/ssrf.ts lets an upstream reach a private address only when its
+   * host name is listed or the address is in a listed range; cloud metadata and other forbidden addresses never.
+   */
+  PRIVATE_UPSTREAM_ALLOW: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      const entries = (text ?? "")
+        .split(",")
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean);
+      for (const entry of entries) {
+        const problem = privateAllowEntryProblem(entry);
+        if (problem) ctx.addIssue({ code: "custom", message: `"${entry}" ${problem}` });
+      }
+      return entries;
+    }),
   /** Largest JSON request body accepted, in bytes. */
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(1_000_000),
   /**
@@ -190,10 +217,37 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
+/**
+ * Why one PRIVATE_UPSTREAM_ALLOW entry is refused, or null. A range wider than /8 (10.0.0.0/8, fd00::/8) is refused:
+ * it is not a network of the operator's but "every private address", which ALLOW_PRIVATE_UPSTREAMS says, for dev only.
+ */
+function privateAllowEntryProblem(entry: string): string | null {
+  const [address, bits, extra] = entry.split("/");
+  const version = isIP(address);
+  if (version) {
+    if (extra !== undefined) return "is not an address or a CIDR range";
+    if (bits === undefined) return null;
+    const max = version === 4 ? 32 : 128;
+    const min = 8;
+    if (!/^\d{1,3}$/.test(bits) || Number(bits) > max) return `has a prefix length that is not 0..${max}`;
+    if (Number(bits) < min) return `is too wide (at least /${min}): list the networks your suppliers' upstreams are on`;
+    return null;
+  }
+  if (entry.includes("/")) return "is not a valid address range (e.g. 10.0.0.0/8)";
+  return /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/.test(entry)
+    ? null
+    : "is neither an address, a CIDR range nor a host name (*.name for its subdomains)";
+}
+
 type ParsedEnv = z.infer<typeof EnvSchema>;
 export type Env = Omit<ParsedEnv, "RELAYER_PRIVATE_KEY" | "TREASURY_ADDRESS"> & { RELAYER_PRIVATE_KEY: string; TREASURY_ADDRESS: string };
 
 const DEV_ONLY_DEFAULTS = { SECRET_KEY: DEV_SECRET_KEY } as const;
+/** Variables whose default is a local-dev value (a loopback URL): production must say them. */
+const REQUIRED_IN_PRODUCTION = {
+  SVC_ORIGIN: "the public origin buyers reach, e.g. https://market.example; its host is the sign-in domain",
+  BASE_RPC_URL: "a Base mainnet RPC endpoint, e.g. your provider's https URL",
+} as const;
 const PLATFORM_KEYS = ["RELAYER_PRIVATE_KEY", "TREASURY_ADDRESS"] as const;
 
 /** Parses an environment; exported for tests. Throws one error that lists every bad variable. */
@@ -208,6 +262,15 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     throw new Error(
       "Invalid environment configuration:\n  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
     );
+  }
+  if (parsed.TREASURY_PRIVATE_KEY) {
+    const owner = privateKeyToAccount(parsed.TREASURY_PRIVATE_KEY as `0x${string}`).address;
+    if (parsed.TREASURY_ADDRESS && owner.toLowerCase() !== parsed.TREASURY_ADDRESS.toLowerCase())
+      throw new Error(`Invalid environment configuration:\n  TREASURY_PRIVATE_KEY: is the key of ${owner}, not of TREASURY_ADDRESS`);
+    if (isAnvilDevAccount(owner))
+      throw new Error(
+        "Invalid environment configuration:\n  TREASURY_PRIVATE_KEY: is one of anvil's public dev accounts, whose key anyone holds",
+      );
   }
   if (parsed.RATE_LIMIT_STORE === "redis" && !parsed.REDIS_URL) {
     throw new Error("Invalid environment configuration:\n  REDIS_URL: required when RATE_LIMIT_STORE=redis");
@@ -234,6 +297,10 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   }
   for (const name of PLATFORM_KEYS) if (!parsed[name]) problems.push(`${name}: required in production`);
   if (!parsed.DATABASE_URL) problems.push("DATABASE_URL: required in production");
+  // Their dev defaults (localhost) would start a deployment that cannot sign anyone in or settle anything.
+  for (const [name, what] of Object.entries(REQUIRED_IN_PRODUCTION)) {
+    if (!source[name]) problems.push(`${name}: required in production (${what})`);
+  }
   if (!parsed.METRICS_TOKEN)
     problems.push("METRICS_TOKEN: required in production (the bearer token Prometheus sends to GET /metrics; openssl rand -hex 32)");
   if (parsed.ALLOW_PRIVATE_UPSTREAMS) problems.push("ALLOW_PRIVATE_UPSTREAMS: not allowed in production");
@@ -270,10 +337,16 @@ export const deployment = {
   secure: new URL(env.SVC_ORIGIN).protocol === "https:",
 } as const;
 
-/** The database URL, or a clear error when the app was started without one. */
+/**
+ * The database URL, or a clear error when the app was started without one. In development an unset DATABASE_URL is
+ * the running `npm run dev`'s embedded database (lib/db/dev-database.ts), so the CLIs work beside it; never in
+ * production or tests, which name their database.
+ */
 export function requireDatabaseUrl(): string {
-  if (!env.DATABASE_URL) {
-    throw new Error("DATABASE_URL is not set. Run `npm run dev` (it starts an embedded database) or set DATABASE_URL.");
-  }
-  return env.DATABASE_URL;
+  if (env.DATABASE_URL) return env.DATABASE_URL;
+  const running = env.SVC_ENV === "development" ? readRunningDevDatabase() : undefined;
+  if (running) return running.url;
+  throw new Error(
+    "DATABASE_URL is not set and no `npm run dev` is running. Start `npm run dev` (it starts an embedded database) in another terminal, or set DATABASE_URL.",
+  );
 }

@@ -11,6 +11,7 @@ import { PrismaClient } from "@prisma/client";
 import { getAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { getDevAccount, type DEV_ROLES } from "../lib/chain/constants";
+import { removeDevDatabase, writeDevDatabase } from "../lib/db/dev-database";
 import { env } from "../lib/env";
 import { seedCatalog, seedDemoSupplier } from "../prisma/seed";
 import { startEmbeddedDatabase } from "./embedded-db";
@@ -20,6 +21,7 @@ import { waitFor } from "./process-utils";
 import { startReferenceUpstream } from "./reference-upstream/server";
 
 const PORTS = { app: 3000, chain: 8545, upstream: 8787, embeddedDb: 54329 } as const;
+const EMBEDDED_DATA_DIR = ".data/pglite";
 
 type Stoppable = { name: string; stop: () => Promise<void> };
 const started: Stoppable[] = [];
@@ -35,10 +37,18 @@ async function main() {
   if (databaseUrl) {
     step(`database: ${redact(databaseUrl)} (from DATABASE_URL)`);
   } else {
-    const db = await startEmbeddedDatabase({ dataDir: ".data/pglite", port: PORTS.embeddedDb });
+    step(`database: starting the embedded PGlite (data in ${EMBEDDED_DATA_DIR})`);
+    const db = await startEmbeddedDatabase({
+      dataDir: EMBEDDED_DATA_DIR,
+      port: PORTS.embeddedDb,
+      onProgress: (message) => step(`database: ${message}`),
+    });
     started.push({ name: "embedded database", stop: db.stop });
     databaseUrl = db.url;
-    step(`database: embedded PGlite on 127.0.0.1:${db.port} (data in .data/pglite)`);
+    // The CLIs (npm run catalog, probes…) started beside this stack find its database here (lib/env.ts).
+    writeDevDatabase({ url: db.url, pid: process.pid, dataDir: EMBEDDED_DATA_DIR });
+    started.push({ name: "dev database file", stop: async () => removeDevDatabase() });
+    step(`database: embedded PGlite at ${db.url}`);
   }
   await migrateDatabase(databaseUrl);
   step("migrations applied");
@@ -107,11 +117,12 @@ async function main() {
     const res = await fetch(`${origin}/healthz`).catch(() => null);
     return res?.status === 200;
   });
-  printBanner(origin, chain.rpcUrl, upstream, platform, Math.round(performance.now() - t0));
+  printBanner(origin, databaseUrl, chain.rpcUrl, upstream, platform, Math.round(performance.now() - t0));
 }
 
 function printBanner(
   origin: string,
+  databaseUrl: string,
   rpcUrl: string,
   upstream: { url: string; apiKey: string },
   platform: { treasury: string; relayer: string },
@@ -124,6 +135,7 @@ function printBanner(
   Web UI            ${origin}
   API               ${origin}/v1   (try: curl ${origin}/v1/models)
   Health            ${origin}/healthz
+  Database          ${env.DATABASE_URL ? redact(databaseUrl) : databaseUrl}${env.DATABASE_URL ? "" : `\n                    (embedded, data in ${EMBEDDED_DATA_DIR}; npm run catalog and the other CLIs use it while this runs)`}
   Chain RPC         ${rpcUrl}   (chain id 8453; add it to your wallet as a custom network)
   Reference upstream ${upstream.url}   (key: ${upstream.apiKey})
 

@@ -11,7 +11,10 @@
  * isInTransaction() does not report) keeps its connection until it rolls back.
  *
  * Usage: tsx scripts/pglite-server.ts --db=<dir|memory://> --port=<n> [--host=127.0.0.1]
+ * A new data folder is initialized in a temporary folder renamed into place when complete (openDatabase).
  */
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
@@ -149,7 +152,13 @@ async function main() {
       "max-connections": { type: "string", default: "20" },
     },
   });
-  const db = await PGlite.create(values.db!);
+  // Until the server listens, a signal just ends the process: an initialization in progress is in a temporary
+  // folder (openDatabase), which the next start removes; the data folder itself is never half-written.
+  let shutdown: () => unknown = () => process.exit(0);
+  process.on("SIGTERM", () => void shutdown());
+  process.on("SIGINT", () => void shutdown());
+
+  const db = await openDatabase(values.db!);
   const server = new PGLiteSocketServer({
     db,
     port: Number(values.port),
@@ -161,13 +170,36 @@ async function main() {
   await server.start();
   console.log(`pglite-server listening on ${values.host}:${values.port}`);
 
-  const shutdown = async () => {
+  shutdown = async () => {
     await server.stop();
     await db.close();
     process.exit(0);
   };
-  process.on("SIGTERM", shutdown);
-  process.on("SIGINT", shutdown);
+}
+
+/**
+ * Opens the database at `dir`. A folder that does not exist yet (or is empty) is first initialized in a temporary
+ * folder beside it (`<dir>.init-<pid>`), closed, and renamed into place: PGlite's initdb takes 10 s to a minute on a
+ * busy machine, and a process killed during it (Ctrl-C, a crash) then leaves only a temporary folder the next start
+ * removes (scripts/embedded-db.ts), never a half-initialized data folder that later fails to open (PGlite aborts
+ * with `RuntimeError: Aborted()` on one). Each phase is printed as a `phase:` line the parent shows as progress.
+ */
+async function openDatabase(dir: string): Promise<PGlite> {
+  if (dir.startsWith("memory://")) return PGlite.create(dir);
+  if (!existsSync(dir) || readdirSync(dir).length === 0) {
+    const temporary = `${dir}.init-${process.pid}`;
+    rmSync(temporary, { recursive: true, force: true });
+    mkdirSync(path.dirname(dir), { recursive: true });
+    console.log(`phase: initializing a new database in ${temporary}`);
+    const started = Date.now();
+    const fresh = await PGlite.create(temporary);
+    await fresh.close();
+    rmSync(dir, { recursive: true, force: true }); // an empty folder left by an older version
+    renameSync(temporary, dir);
+    console.log(`phase: initialized in ${((Date.now() - started) / 1000).toFixed(1)} s, moved into ${dir}`);
+  }
+  console.log(`phase: opening ${dir}`);
+  return PGlite.create(dir);
 }
 
 void main().catch((error: unknown) => {

@@ -12,6 +12,9 @@
  *   (methodTableFromRoutes), so it is there before the first request.
  * - It sets the security headers of production answers (lib/http/security-headers.ts), pages and assets included.
  *
+ * It applies the CORS policy (applyCorsPolicy): the bearer-key and public API to any origin, never with credentials;
+ * the session cookie's routes and the pages same-origin only.
+ *
  * It also serves the routes it is given as `direct` itself (in production: POST /v1/chat/completions), the same
  * `route()` handler without Next's request machinery in front of it, which cost more CPU than the whole money path.
  *
@@ -53,10 +56,26 @@ import { isShuttingDown, trackRequest } from "@/lib/ops/shutdown";
 const NEXT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"]);
 const METRICS_PATH = "/metrics";
 
-type Route = { path: string; segments: string[]; catchAll: boolean; methods: Set<string>; staticSegments: number };
+type Route = {
+  path: string;
+  segments: string[];
+  catchAll: boolean;
+  methods: Set<string>;
+  /** The methods a page of another origin may call (CORS): those not authenticated by the session cookie. */
+  crossOrigin: Set<string>;
+  staticSegments: number;
+};
 
 /** Which methods each listed path serves, and its template, matched the way Next matches route files. */
-export type MethodTable = { allowed(pathname: string): string[] | null; template(pathname: string): string | null };
+export type MethodTable = {
+  allowed(pathname: string): string[] | null;
+  template(pathname: string): string | null;
+  /** The methods of the path that other origins may call (the CORS policy), null for a path the list lacks. */
+  crossOrigin(pathname: string): string[] | null;
+};
+
+/** What a route table is made of: a path, its methods, and which of them take no session cookie. */
+type TableEntry = { path: string; methods: readonly string[]; catchAll: boolean; crossOrigin: readonly string[] };
 
 /**
  * Builds the table from the route list (app/api-routes.ts): a route's methods are the HTTP method names its module
@@ -66,7 +85,12 @@ export type MethodTable = { allowed(pathname: string): string[] | null; template
 export function methodTableFromRoutes(routes: readonly ApiRoute[]): MethodTable {
   return methodTable(
     routes
-      .map((r) => ({ path: r.path, catchAll: r.catchAll === true, methods: HTTP_METHODS.filter((m) => typeof r.module[m] === "function") }))
+      .map((r) => {
+        const methods = HTTP_METHODS.filter((m) => typeof r.module[m] === "function");
+        const auth = (m: string) => (r.module[m] as Partial<RouteHandler>).meta?.auth;
+        const crossOrigin = isSignInPath(r.path) ? [] : methods.filter((m) => auth(m) !== "session");
+        return { path: r.path, catchAll: r.catchAll === true, methods, crossOrigin };
+      })
       .filter((r) => r.methods.length > 0),
   );
 }
@@ -78,18 +102,37 @@ export function methodTableFromOpenApi(document: { paths: Record<string, Record<
       path,
       methods: Object.keys(item).map((m) => m.toUpperCase()),
       catchAll: Object.values(item).some((op) => (op as Record<string, unknown>)["x-svc-catch-all"] === true),
+      // An operation whose only security requirement is the session cookie is same-origin only.
+      crossOrigin: isSignInPath(path)
+        ? []
+        : Object.entries(item)
+            .filter(([, op]) => !isSessionOnly((op as { security?: Record<string, unknown>[] }).security))
+            .map(([m]) => m.toUpperCase()),
     })),
   );
 }
 
+/** /auth/*: the sign-in routes that make and end the session cookie, same-origin like the cookie's own routes. */
+function isSignInPath(path: string): boolean {
+  return path === "/auth" || path.startsWith("/auth/");
+}
+
+function isSessionOnly(security: Record<string, unknown>[] | undefined): boolean {
+  return (
+    security !== undefined && security.length > 0 && security.every((requirement) => Object.keys(requirement).join() === "sessionCookie")
+  );
+}
+
 /** HEAD wherever GET is, OPTIONS everywhere, as Next adds them. */
-function methodTable(paths: { path: string; methods: readonly string[]; catchAll: boolean }[]): MethodTable {
-  const routes: Route[] = paths.map(({ path, methods: declared, catchAll }) => {
+function methodTable(paths: TableEntry[]): MethodTable {
+  const routes: Route[] = paths.map(({ path, methods: declared, catchAll, crossOrigin: cross }) => {
     const methods = new Set(declared.filter((m) => NEXT_METHODS.has(m)));
     if (methods.has("GET")) methods.add("HEAD");
     methods.add("OPTIONS");
+    const crossOrigin = new Set(cross.filter((m) => NEXT_METHODS.has(m) && m !== "OPTIONS"));
+    if (crossOrigin.has("GET")) crossOrigin.add("HEAD");
     const segments = path.split("/").filter(Boolean);
-    return { path, segments, catchAll, methods, staticSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length };
+    return { path, segments, catchAll, methods, crossOrigin, staticSegments: segments.filter((s) => !/^\{.+\}$/.test(s)).length };
   });
   // Next's precedence: more static segments first, a catch-all after every exact-length match.
   routes.sort((a, b) => Number(a.catchAll) - Number(b.catchAll) || b.staticSegments - a.staticSegments);
@@ -103,6 +146,10 @@ function methodTable(paths: { path: string; methods: readonly string[]; catchAll
       return route ? [...route.methods].sort() : null;
     },
     template: (pathname) => find(pathname)?.path ?? null,
+    crossOrigin: (pathname) => {
+      const route = find(pathname);
+      return route ? [...route.crossOrigin].sort() : null;
+    },
   };
 }
 
@@ -149,6 +196,13 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
   // The direct routes' paths are their own templates (labelled even when the table does not list them).
   const directPaths = new Set(Object.keys(options.direct ?? {}).map((key) => key.slice(key.indexOf(" ") + 1)));
   const templateOf = (pathname: string) => table.template(pathname) ?? (directPaths.has(pathname) ? pathname : null);
+  // A direct route the table does not list (tests) is described by its handler's own auth.
+  const directCrossOrigin = (pathname: string) => {
+    const methods = Object.entries(options.direct ?? {})
+      .filter(([key, handler]) => key.slice(key.indexOf(" ") + 1) === pathname && handler.meta.auth !== "session")
+      .map(([key]) => key.slice(0, key.indexOf(" ")));
+    return methods.length > 0 ? methods : null;
+  };
 
   return (req, res) => serveInTurn(req, res, () => admit(req, res), limits.maxPipelined);
 
@@ -163,6 +217,8 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
       return refuseTarget(res, method, context);
     }
     const pathname = routedPath(target);
+    if (req.headers.origin !== undefined && applyCorsPolicy(req, res, method, table.crossOrigin(pathname) ?? directCrossOrigin(pathname)))
+      return;
     if (pathname === METRICS_PATH && (method === "GET" || method === "HEAD")) {
       return void serveMetrics(req, res).catch((error: unknown) => {
         log.error("metrics failed", { error });
@@ -199,6 +255,37 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
       }
     });
   }
+}
+
+/**
+ * The CORS policy. The API's bearer-key, public and key-or-session routes may be called from any origin's page (what a
+ * browser-based agent does with an API key): `Access-Control-Allow-Origin: *`, every response header exposed, and a
+ * preflight answered here for the methods such a route serves, Authorization and any other request header allowed.
+ * Never `Access-Control-Allow-Credentials`: a browser shows no other origin the answer to a request that carried
+ * the session cookie, and session mutations refuse other origins anyway (lib/auth/sessions.ts, assertSameSiteRequest).
+ * The sign-in routes (/auth/*), the routes authenticated by the session cookie alone (the dashboard's: keys, offers,
+ * top-ups, withdrawals) and pages get no CORS headers: same-origin only. Returns true when it answered the request (a preflight).
+ */
+function applyCorsPolicy(req: IncomingMessage, res: ServerResponse, method: string, crossOrigin: string[] | null): boolean {
+  if (!crossOrigin || crossOrigin.length === 0) return false;
+  const requested = req.headers["access-control-request-method"];
+  if (method === "OPTIONS" && typeof requested === "string") {
+    if (!crossOrigin.includes(requested.toUpperCase())) return false; // the preflight fails: no CORS headers
+    res.writeHead(204, {
+      "access-control-allow-origin": "*",
+      "access-control-allow-methods": crossOrigin.join(", "),
+      // `*` covers every request header but Authorization, which is named.
+      "access-control-allow-headers": "Authorization, *",
+      "access-control-max-age": "600",
+      "cache-control": "no-store",
+    });
+    res.end();
+    return true;
+  }
+  if (!crossOrigin.includes(method)) return false;
+  res.setHeader("access-control-allow-origin", "*");
+  res.setHeader("access-control-expose-headers", "*");
+  return false;
 }
 
 /** Framework assets are neither logged nor counted (they would drown the API's lines). */

@@ -5,7 +5,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
-import { defaultUpstreamPolicy, normalizeBaseUrl, upstreamTargetRefusal, type UpstreamPolicy } from "@/lib/upstream/ssrf";
+import { allowsPlainHttp, defaultUpstreamPolicy, normalizeBaseUrl, upstreamTargetRefusal, type UpstreamPolicy } from "@/lib/upstream/ssrf";
 import { parseMicros } from "@/lib/money";
 import { env } from "@/lib/env";
 import { exceededJsonLimit } from "@/lib/json-limits";
@@ -73,10 +73,10 @@ export const HOP_HEADER = "x-svc-hop";
 
 const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-// Dedicated keep-alive pools per policy: a pooled socket is always one our own lookup connected.
+// Dedicated keep-alive pools per policy: a pooled socket is always one our own lookup connected, under that policy.
 const agents = new Map<string, http.Agent>();
 function agentFor(protocol: "http:" | "https:", policy: UpstreamPolicy): http.Agent {
-  const key = `${protocol}${policy.allowPrivate}`;
+  const key = `${protocol}${policy.allowPrivate}:${policy.trusted?.key ?? ""}`;
   let agent = agents.get(key);
   if (!agent) {
     // As many idle sockets kept as may be open: with fewer, every request beyond them under load opened (and
@@ -96,7 +96,7 @@ function checkedLookup(policy: UpstreamPolicy, resolver: Resolver, port: number)
         const wanted = options.family ? all.filter((a) => a.family === options.family) : all;
         if (wanted.length === 0) throw Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" });
         for (const a of wanted) {
-          const refusal = await upstreamTargetRefusal(a.address, port, policy);
+          const refusal = await upstreamTargetRefusal(a.address, port, policy, hostname);
           if (refusal) throw new UpstreamError("forbidden_address", `Upstream host ${hostname} resolves to ${refusal}.`);
         }
         if (options.all) callback(null, wanted);
@@ -126,11 +126,11 @@ async function prepareRequest(
   } catch {
     throw new UpstreamError("invalid_url", "The upstream URL is not valid.");
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowPrivate)) {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && allowsPlainHttp(host, policy))) {
     throw new UpstreamError("forbidden_address", `Upstream URLs must use https (got ${url.protocol}).`);
   }
   if (url.username || url.password) throw new UpstreamError("invalid_url", "The upstream URL must not contain credentials.");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = Number(url.port) || (url.protocol === "https:" ? 443 : 80);
   // net.connect skips `lookup` for IP literals, so they are checked here.
   const refusal = isIP(host) ? await upstreamTargetRefusal(host, port, policy) : null;

@@ -11,7 +11,9 @@ import { processSlot } from "@/lib/process-state";
  * so it must not reach anything but the public internet: https only, and every address the host
  * resolves to must be public. `allowPrivate` (env.ALLOW_PRIVATE_UPSTREAMS, never in production) lets
  * local dev and tests use http and loopback/private addresses; cloud metadata, unspecified,
- * multicast and broadcast addresses stay forbidden even then.
+ * multicast and broadcast addresses stay forbidden even then. `trusted` (env.PRIVATE_UPSTREAM_ALLOW, production
+ * included) opens private addresses, and plain http, to the host names and ranges the operator lists only: a
+ * supplier's vLLM on the operator's own network.
  *
  * Checked twice: syntactically when an offer is posted (`assertUpstreamUrlAllowed`) and on every
  * connection, where lib/upstream/client.ts resolves the host itself and connects only to an
@@ -24,10 +26,68 @@ import { processSlot } from "@/lib/process-state";
  * the dev flag, where the reference upstream shares 127.0.0.1 with the app) on the ports svc serves.
  */
 
-export type UpstreamPolicy = { allowPrivate: boolean };
+/**
+ * `allowPrivate`: every private address and plain http (the dev flag). `trusted`: the operator's allow-list
+ * (PRIVATE_UPSTREAM_ALLOW), which opens private addresses to listed host names and ranges only, in every mode.
+ */
+export type UpstreamPolicy = { allowPrivate: boolean; trusted?: TrustedUpstreams };
 
+/** PRIVATE_UPSTREAM_ALLOW, parsed: ranges (addresses are /32 or /128), exact host names, and `*.` suffixes. */
+export type TrustedUpstreams = {
+  ranges: { version: 4 | 6; base: bigint; bits: number }[];
+  hosts: Set<string>;
+  suffixes: string[];
+  /** The entries as one string: connection pools are kept per policy (lib/upstream/client.ts). */
+  key: string;
+};
+
+let defaultPolicy: UpstreamPolicy | undefined;
 export function defaultUpstreamPolicy(): UpstreamPolicy {
-  return { allowPrivate: env.ALLOW_PRIVATE_UPSTREAMS };
+  return (defaultPolicy ??= { allowPrivate: env.ALLOW_PRIVATE_UPSTREAMS, trusted: trustedUpstreams(env.PRIVATE_UPSTREAM_ALLOW) });
+}
+
+/** Parses allow-list entries (validated by lib/env.ts): `10.0.0.0/8`, `10.1.2.3`, `fd00::/8`, `vllm.internal`, `*.gpu.internal`. */
+export function trustedUpstreams(entries: readonly string[]): TrustedUpstreams {
+  const trusted: TrustedUpstreams = { ranges: [], hosts: new Set(), suffixes: [], key: entries.join(",") };
+  for (const raw of entries) {
+    const entry = raw.trim().toLowerCase();
+    const [address, bits] = entry.split("/");
+    const version = isIP(address);
+    if (version === 4) trusted.ranges.push({ version, base: ipv4ToBigInt(address), bits: bits === undefined ? 32 : Number(bits) });
+    else if (version === 6)
+      trusted.ranges.push({ version, base: ipv6ToBigInt(address) ?? 0n, bits: bits === undefined ? 128 : Number(bits) });
+    else if (entry.startsWith("*.")) trusted.suffixes.push(normalizeHostName(entry.slice(1)));
+    else if (entry) trusted.hosts.add(normalizeHostName(entry));
+  }
+  return trusted;
+}
+
+/** Whether the operator listed this host name (exactly, or under a `*.` suffix) or, for an IP literal, its range. */
+export function isTrustedUpstreamHost(hostname: string, policy: UpstreamPolicy): boolean {
+  const trusted = policy.trusted;
+  if (!trusted) return false;
+  const host = normalizeHostName(hostname);
+  if (isIP(host)) return isTrustedAddress(host, trusted);
+  return trusted.hosts.has(host) || trusted.suffixes.some((suffix) => host.endsWith(suffix));
+}
+
+function isTrustedAddress(address: string, trusted: TrustedUpstreams): boolean {
+  const ip = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const version = isIP(ip);
+  let value = version === 4 ? ipv4ToBigInt(ip) : version === 6 ? ipv6ToBigInt(ip) : null;
+  if (value === null) return false;
+  let width = version === 4 ? 32 : 128;
+  if (version === 6 && value >> 32n === 0xffffn) [value, width] = [value & 0xffffffffn, 32]; // IPv4-mapped
+  return trusted.ranges.some((range) => {
+    if ((range.version === 4 ? 32 : 128) !== width) return false;
+    const shift = BigInt(width - range.bits);
+    return value >> shift === range.base >> shift;
+  });
+}
+
+/** Plain http is for the dev flag and for upstreams the operator listed (a vLLM on a private network rarely has TLS). */
+export function allowsPlainHttp(hostname: string, policy: UpstreamPolicy): boolean {
+  return policy.allowPrivate || isTrustedUpstreamHost(hostname, policy);
 }
 
 /** "public": routable on the internet; "private": internal (allowed only by the dev flag); "forbidden": never. */
@@ -82,9 +142,17 @@ export function classifyAddress(address: string): AddressClass {
   return classify(value, 128, V6_RANGES);
 }
 
-export function isAddressAllowed(address: string, policy: UpstreamPolicy): boolean {
+/**
+ * Public addresses always; private ones under the dev flag, or when the operator trusts them (the address's range, or
+ * `hostname`, the name it was resolved from); forbidden ones (metadata, unspecified, multicast) never.
+ */
+export function isAddressAllowed(address: string, policy: UpstreamPolicy, hostname?: string): boolean {
   const cls = classifyAddress(address);
-  return cls === "public" || (cls === "private" && policy.allowPrivate);
+  if (cls !== "private") return cls === "public";
+  if (policy.allowPrivate) return true;
+  return (
+    !!policy.trusted && (isTrustedAddress(address, policy.trusted) || (hostname !== undefined && isTrustedUpstreamHost(hostname, policy)))
+  );
 }
 
 /**
@@ -99,17 +167,22 @@ export function assertUpstreamUrlAllowed(raw: string, policy: UpstreamPolicy = d
   } catch {
     throw forbidden("upstream_base_url is not an absolute URL.");
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && policy.allowPrivate)) {
-    throw forbidden(policy.allowPrivate ? "upstream_base_url must use http or https." : "upstream_base_url must use https.");
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const plainHttp = allowsPlainHttp(host, policy);
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && plainHttp)) {
+    throw forbidden(
+      plainHttp
+        ? "upstream_base_url must use http or https."
+        : "upstream_base_url must use https (plain http only for hosts the operator lists in PRIVATE_UPSTREAM_ALLOW).",
+    );
   }
   if (url.username || url.password) throw forbidden("upstream_base_url must not contain credentials; send the key as upstream_api_key.");
   if (url.search || url.hash || raw.includes("?") || raw.includes("#")) {
     throw forbidden("upstream_base_url must not have a query string or fragment.");
   }
-  const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host)) {
     if (!isAddressAllowed(host, policy)) throw forbidden(`upstream_base_url points at a non-public address (${host}).`);
-  } else if (!policy.allowPrivate && isInternalHostName(host)) {
+  } else if (!policy.allowPrivate && !isTrustedUpstreamHost(host, policy) && isInternalHostName(host)) {
     throw forbidden(`upstream_base_url host "${host}" is not a public internet host name.`);
   }
   if (isOwnHostName(url, policy)) throw forbidden("upstream_base_url must not point at this marketplace itself.");
@@ -209,8 +282,13 @@ export function isOwnAddress(address: string, port: number, own: OwnAddresses): 
  * Why a connection to address:port must not be made for a supplier upstream, or null when it may: the
  * policy's address classes, then self-reference. lib/upstream/client.ts asks this for every address.
  */
-export async function upstreamTargetRefusal(address: string, port: number, policy: UpstreamPolicy): Promise<string | null> {
-  if (!isAddressAllowed(address, policy)) return `a non-public address (${address})`;
+export async function upstreamTargetRefusal(
+  address: string,
+  port: number,
+  policy: UpstreamPolicy,
+  hostname?: string,
+): Promise<string | null> {
+  if (!isAddressAllowed(address, policy, hostname)) return `a non-public address (${address})`;
   if (isOwnAddress(address, port, await getOwnAddresses())) return `this marketplace itself (${address})`;
   return null;
 }

@@ -5,7 +5,16 @@ import { AppError } from "@/lib/errors";
 import { errorStatus } from "@/lib/http/errors";
 import { createOffer } from "@/lib/supply/create-offer";
 import { CreateOfferBody } from "@/lib/supply/schemas";
-import { assertUpstreamUrlAllowed, classifyAddress, isAddressAllowed, isOwnAddress, ownAddresses } from "@/lib/upstream/ssrf";
+import {
+  assertUpstreamUrlAllowed,
+  classifyAddress,
+  isAddressAllowed,
+  isOwnAddress,
+  ownAddresses,
+  trustedUpstreams,
+  upstreamTargetRefusal,
+} from "@/lib/upstream/ssrf";
+import { startCannedUpstream } from "../helpers/canned-upstream";
 import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError } from "../helpers/http";
 
@@ -165,5 +174,70 @@ describe("SSRF: an upstream that is svc itself", () => {
     expect(isOwnAddress("10.0.0.9", 443, own)).toBe(true);
     expect(isOwnAddress("10.0.0.9", 8787, own)).toBe(false);
     expect(isOwnAddress("93.184.216.35", 443, own)).toBe(false);
+  });
+});
+
+describe("SSRF: private upstreams the operator trusts (PRIVATE_UPSTREAM_ALLOW)", () => {
+  // Production: no dev flag, a supplier's vLLM on the operator's network listed by range and by name.
+  const TRUSTED = { allowPrivate: false, trusted: trustedUpstreams(["10.0.0.0/8", "fd00:1::/32", "vllm.internal", "*.gpu.internal"]) };
+
+  it("allows listed ranges and names, over http too, and nothing else private", () => {
+    expect(assertUpstreamUrlAllowed("http://10.1.2.3:8000/v1", TRUSTED)).toBe("http://10.1.2.3:8000/v1");
+    expect(assertUpstreamUrlAllowed("https://[fd00:1::5]/v1", TRUSTED)).toBe("https://[fd00:1::5]/v1");
+    expect(assertUpstreamUrlAllowed("http://vllm.internal:8000/v1", TRUSTED)).toBe("http://vllm.internal:8000/v1");
+    expect(assertUpstreamUrlAllowed("http://a100-7.gpu.internal/v1", TRUSTED)).toBe("http://a100-7.gpu.internal/v1");
+    expect(rejection("https://192.168.1.5/v1", TRUSTED).message).toMatch(/non-public/); // not listed
+    expect(rejection("https://other.internal/v1", TRUSTED).message).toMatch(/not a public/);
+    expect(rejection("https://gpu.internal/v1", TRUSTED).message).toMatch(/not a public/); // *. means subdomains
+    expect(rejection("http://api.venice.ai/v1", TRUSTED).message).toMatch(/https.*PRIVATE_UPSTREAM_ALLOW/); // http: listed hosts only
+    // Metadata and the like stay forbidden even inside a listed range.
+    const wide = { allowPrivate: false, trusted: trustedUpstreams(["169.254.0.0/16"]) };
+    expect(rejection("http://169.254.169.254/latest", wide).code).toBe("upstream_url_forbidden");
+    expect(isAddressAllowed("169.254.10.1", wide)).toBe(true);
+  });
+
+  it("checks every connection: a listed name may resolve to a private address, an unlisted one only into a listed range", async () => {
+    expect(await upstreamTargetRefusal("10.9.9.9", 8000, TRUSTED, "vllm.internal")).toBeNull();
+    expect(await upstreamTargetRefusal("192.168.3.3", 8000, TRUSTED, "vllm.internal")).toBeNull(); // the name is trusted
+    expect(await upstreamTargetRefusal("10.9.9.9", 443, TRUSTED, "gpu.example.com")).toBeNull(); // the range is trusted
+    expect(await upstreamTargetRefusal("::ffff:10.9.9.9", 443, TRUSTED, "gpu.example.com")).toBeNull();
+    expect(await upstreamTargetRefusal("192.168.3.3", 443, TRUSTED, "gpu.example.com")).toMatch(/non-public/);
+    expect(await upstreamTargetRefusal("169.254.169.254", 80, TRUSTED, "vllm.internal")).toMatch(/non-public/);
+  });
+
+  it("posts an offer on a real private upstream only when the operator lists it", async () => {
+    const upstream = await startCannedUpstream([{ id: "llama-3.3-70b" }]);
+    try {
+      const supplier = await seedSignedInAccount();
+      const body = {
+        upstream_base_url: upstream.url,
+        upstream_api_key: upstream.apiKey,
+        models: ["llama-3.3-70b"],
+        price_cents: 50,
+        daily_capacity: "1",
+      };
+      const input = CreateOfferBody.parse(body);
+      const port = new URL(upstream.url).port;
+      const refused = await createOffer(supplier.id, input, { policy: PRODUCTION }).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: "upstream_url_forbidden" });
+      expect(await db.offer.count({ where: { supplierId: supplier.id } })).toBe(0);
+
+      const listed = { allowPrivate: false, trusted: trustedUpstreams([`127.0.0.1`]) };
+      const offer = await createOffer(supplier.id, input, { policy: listed });
+      expect(offer.upstream_base_url).toBe(`http://127.0.0.1:${port}/v1`);
+      // By name: the host name is listed, the connection goes to the loopback address it resolves to.
+      const byName = { allowPrivate: false, trusted: trustedUpstreams(["vllm.internal"]) };
+      const resolver = async () => [{ address: "127.0.0.1", family: 4 }];
+      const named = CreateOfferBody.parse({ ...body, upstream_base_url: `http://vllm.internal:${port}/v1` });
+      await expect(createOffer(supplier.id, named, { policy: byName, resolver })).resolves.toMatchObject({
+        upstream_base_url: `http://vllm.internal:${port}/v1`,
+      });
+      // The same name unlisted: refused before any connection.
+      await expect(createOffer(supplier.id, named, { policy: PRODUCTION, resolver })).rejects.toMatchObject({
+        code: "upstream_url_forbidden",
+      });
+    } finally {
+      await upstream.stop();
+    }
   });
 });

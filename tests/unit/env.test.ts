@@ -40,7 +40,12 @@ describe("configuration", () => {
   });
 
   it("refuses production with the public dev keys or without a database", () => {
-    const production = { SVC_ENV: "production", DATABASE_URL: "postgresql://db.internal/svc", SVC_ORIGIN: "https://svc.example" };
+    const production = {
+      SVC_ENV: "production",
+      DATABASE_URL: "postgresql://db.internal/svc",
+      SVC_ORIGIN: "https://svc.example",
+      BASE_RPC_URL: "https://base.rpc.example/key",
+    };
     expect(() => parseEnv(production)).toThrow(/RELAYER_PRIVATE_KEY: required in production/);
     const keys = {
       RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
@@ -51,6 +56,31 @@ describe("configuration", () => {
     expect(parseEnv({ ...production, ...keys }).SVC_ENV).toBe("production");
     expect(() => parseEnv({ ...production, ...keys, DATABASE_URL: undefined })).toThrow(/DATABASE_URL/);
     expect(() => parseEnv({ ...production, ...keys, ALLOW_PRIVATE_UPSTREAMS: "true" })).toThrow(/ALLOW_PRIVATE_UPSTREAMS/);
+  });
+
+  it("refuses production on the localhost defaults of SVC_ORIGIN and BASE_RPC_URL, naming each", () => {
+    const production = {
+      SVC_ENV: "production",
+      DATABASE_URL: "postgresql://db.internal/svc",
+      RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+      SECRET_KEY: "22".repeat(32),
+      TREASURY_ADDRESS: `0x${"33".repeat(20)}`,
+      METRICS_TOKEN: "m".repeat(32),
+    };
+    const message = (() => {
+      try {
+        parseEnv(production);
+        return "";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(message).toMatch(/^ {2}SVC_ORIGIN: required in production \(the public origin/m);
+    expect(message).toMatch(/^ {2}BASE_RPC_URL: required in production \(a Base mainnet RPC/m);
+    expect(() => parseEnv({ ...production, SVC_ORIGIN: "https://svc.example" })).toThrow(/BASE_RPC_URL/);
+    expect(() => parseEnv({ ...production, SVC_ORIGIN: "https://svc.example" })).not.toThrow(/SVC_ORIGIN/);
+    // Outside production they keep their local-dev defaults.
+    expect(parseEnv({}).BASE_RPC_URL).toBe("http://127.0.0.1:8545");
   });
 
   it("lists every missing secret and dev key of a production deployment in one error", () => {
@@ -67,9 +97,43 @@ describe("configuration", () => {
       "DATABASE_URL",
       "METRICS_TOKEN",
       "ALLOW_PRIVATE_UPSTREAMS",
+      "SVC_ORIGIN",
+      "BASE_RPC_URL",
     ]) {
       expect(message).toContain(`  ${name}:`);
     }
+  });
+
+  it("takes PRIVATE_UPSTREAM_ALLOW in production, and names each entry it cannot use", () => {
+    const production = {
+      SVC_ENV: "production",
+      DATABASE_URL: "postgresql://db.internal/svc",
+      SVC_ORIGIN: "https://svc.example",
+      BASE_RPC_URL: "https://base.rpc.example/key",
+      RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
+      SECRET_KEY: "22".repeat(32),
+      TREASURY_ADDRESS: `0x${"33".repeat(20)}`,
+      METRICS_TOKEN: "m".repeat(32),
+    };
+    const allow = " 10.0.0.0/8, fd00::/8,10.1.2.3 ,VLLM.internal,*.gpu.internal";
+    expect(parseEnv({ ...production, PRIVATE_UPSTREAM_ALLOW: allow }).PRIVATE_UPSTREAM_ALLOW).toEqual([
+      "10.0.0.0/8",
+      "fd00::/8",
+      "10.1.2.3",
+      "vllm.internal",
+      "*.gpu.internal",
+    ]);
+    expect(parseEnv({}).PRIVATE_UPSTREAM_ALLOW).toEqual([]);
+    let message = "";
+    try {
+      parseEnv({ PRIVATE_UPSTREAM_ALLOW: "0.0.0.0/0,10.0.0.0/33,no spaces,http://x" });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/"0\.0\.0\.0\/0" is too wide/);
+    expect(message).toMatch(/"10\.0\.0\.0\/33" has a prefix length/);
+    expect(message).toMatch(/"no spaces" is neither/);
+    expect(message).toMatch(/"http:\/\/x" is not a valid address range/);
   });
 
   it("never takes one of anvil's public accounts as the relayer or the treasury, in any mode", () => {
