@@ -58,6 +58,12 @@ export const RESPONSE_HEADERS = {
     description: "The max price this request was routed under, cents per diem.",
     schema: { type: "integer" },
   },
+  SvcIgnoredFields: {
+    name: "X-Svc-Ignored-Fields",
+    description:
+      "The request's fields svc accepted and did not act on (OpenRouter's and OpenAI's fields it has no use for: models, route, transforms, top_a, usage.include false, service_tier, prompt_cache_key, safety_identifier, verbosity, store, prediction; on /v1/responses also include, truncation auto, top_logprobs, max_tool_calls, text.verbosity), comma-separated. Absent when every field sent was used.",
+    schema: { type: "string" },
+  },
   SvcErrorCode: {
     name: "X-Svc-Error-Code",
     description:
