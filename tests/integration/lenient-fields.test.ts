@@ -4,9 +4,12 @@
  * forwarded, and named in X-Svc-Ignored-Fields; the ones that ask for what svc cannot do are a 400 that says why.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GET as modelsRoute } from "@/app/v1/models/route";
 import { POST as responsesRoute } from "@/app/v1/responses/route";
+import { db } from "@/lib/db/client";
+import { clearMarketCache } from "@/lib/market/cache";
 import { completion, startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
-import { readError } from "../helpers/http";
+import { jsonRequest, readError } from "../helpers/http";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
 
@@ -22,11 +25,11 @@ afterAll(async () => {
   await canned.stop();
 });
 
-async function market() {
+async function market(priceCents = 100) {
   const model = await seedPrivateModel();
   await seedOffer({
     models: [{ id: model.id, upstreamModel: "canned-model" }],
-    priceCents: 100,
+    priceCents,
     dailyCapacityMicroDiem: 100_000_000n,
     upstreamBaseUrl: canned.url,
     upstreamApiKey: canned.apiKey,
@@ -167,5 +170,69 @@ describe("responses: the same fields", () => {
     );
     expect((await res.json()).status).toBe("completed");
     expect((await buyerBalance(buyer.id)).held).toBe(0n);
+  });
+});
+
+describe("GET /v1/models: OpenRouter's pricing, USD per token", () => {
+  /** "0.000000595" → 595_000n: USD per token in units of 10^-12 USD (micro-USDC per 1M tokens). */
+  const pico = (usd: string) => {
+    const [whole, fraction = ""] = usd.split(".");
+    return BigInt(whole) * 10n ** 12n + BigInt(fraction.padEnd(12, "0"));
+  };
+
+  it("gives prompt and completion beside the diem figures, at the cheapest offer, and a completion costs what they say", async () => {
+    const model = await market(85);
+    await seedOffer({
+      models: [{ id: model.id, upstreamModel: "canned-model" }],
+      priceCents: 120,
+      dailyCapacityMicroDiem: 100_000_000n,
+      upstreamBaseUrl: canned.url,
+      upstreamApiKey: canned.apiKey,
+    });
+    clearMarketCache();
+    const listed = (await (await modelsRoute(jsonRequest("GET", "/v1/models"))).json()) as {
+      data: { id: string; best_price_cents: number; pricing: Record<string, string> }[];
+    };
+    const entry = listed.data.find((m) => m.id === model.id)!;
+    // 0.7 and 2.8 diem per 1M tokens at 85 cents per diem (1 diem at 100 cents is 1 USD).
+    expect(entry.best_price_cents).toBe(85);
+    expect(entry.pricing).toEqual({
+      input_diem_per_mtok: "0.700000",
+      output_diem_per_mtok: "2.800000",
+      prompt: "0.000000595",
+      completion: "0.00000238",
+    });
+
+    const buyer = await seedBuyer(ONE_USDC);
+    canned.answer({
+      status: 200,
+      body: completion({ content: "ok" }, { prompt_tokens: 1400, completion_tokens: 1, total_tokens: 1401 }),
+    });
+    const res = await callCompletions(buyer.key, {
+      model: model.id,
+      messages: [{ role: "user", content: "Hello ".repeat(1500) }],
+      max_tokens: 5,
+    });
+    expect(res.status).toBe(200);
+    const { usage } = await res.json();
+    const charged = (await db.clear.findFirstOrThrow({ where: { completion: { accountId: buyer.id } } })).chargeMicros;
+    // tokens × USD per token, to the micro-USDC: the charge rounds up once on the burn and once on the price.
+    const predicted =
+      (BigInt(usage.prompt_tokens) * pico(entry.pricing.prompt) + BigInt(usage.completion_tokens) * pico(entry.pricing.completion)) /
+      10n ** 6n;
+    expect(charged - predicted).toBeGreaterThanOrEqual(0n);
+    expect(charged - predicted).toBeLessThanOrEqual(2n);
+    expect(charged).toBeGreaterThan(500n);
+  });
+
+  it("gives the list price (100 cents per diem) when nobody sells the model", async () => {
+    const model = await seedPrivateModel({ inputMicroDiemPerMTok: 150_000n, outputMicroDiemPerMTok: 0n });
+    clearMarketCache();
+    const listed = (await (await modelsRoute(jsonRequest("GET", "/v1/models"))).json()) as {
+      data: { id: string; best_price_cents: number | null; pricing: Record<string, string> }[];
+    };
+    const entry = listed.data.find((m) => m.id === model.id)!;
+    expect(entry.best_price_cents).toBeNull();
+    expect(entry.pricing).toMatchObject({ prompt: "0.00000015", completion: "0" });
   });
 });
