@@ -284,7 +284,9 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         forwarded as <C>max_tokens</C>) is that plus the reasoning budget (<C>reasoning.max_tokens</C>, else a default by effort), within
         the model&apos;s cap; <C>max_completion_tokens</C>, when you send it, is the whole. After the answer it charges the actual usage and
         releases the rest. If your available balance cannot cover the reservation you get 402 <C>insufficient_balance</C> with <C>needed</C>{" "}
-        and <C>available</C>; a key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
+        and <C>available</C>: <C>needed_is</C> says whether <C>needed</C> is the reservation (<C>reservation</C>, at the offer&apos;s{" "}
+        <C>price_cents</C>) or, when even that is out of reach, the least the request can cost (<C>minimum</C>); a key spend limit likewise
+        gives 402 <C>spend_limit_exceeded</C>.{" "}
         <strong>
           Send a <C>max_tokens</C> you actually need
         </strong>{" "}

@@ -61,11 +61,13 @@ export function explainApiError(error: ApiError): CliError {
       );
     case "insufficient_balance":
       return new CliError(
-        `Balance too low: this request can cost up to ${b.needed} USDC, but ${b.available} USDC is available. ` +
+        (b.needed_is === "minimum"
+          ? `Balance too low: this request costs at least ${b.needed} USDC (and reserves more), but ${b.available} USDC is available. `
+          : `Balance too low: this request reserves up to ${b.needed} USDC, but ${b.available} USDC is available. `) +
           `Top up with \`${CLI} topup <amount>\`, or lower --max-tokens (the worst case is reserved up front).`,
         EXIT.funds,
         "insufficient_balance",
-        { ...base, needed: b.needed, available: b.available, price_cents: b.price_cents },
+        { ...base, needed: b.needed, needed_is: b.needed_is, available: b.available, price_cents: b.price_cents },
       );
     case "spend_limit_exceeded":
       if (b.limit_reset) {

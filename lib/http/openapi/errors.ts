@@ -34,7 +34,8 @@ export const ERROR_DESCRIPTIONS = {
   siwe_not_yet_valid: "The message's Not Before time lies in the future.",
   siwe_issued_at_invalid: "The message's Issued At is in the future or too old.",
   invalid_signature: "The signature does not prove control of the wallet (EOA, EIP-1271 and EIP-6492 are checked).",
-  insufficient_balance: "The balance cannot cover the request's worst case; `needed` and `available` say by how much.",
+  insufficient_balance:
+    "The balance cannot cover the request: `needed` against `available`, USDC. `needed_is` says what `needed` is: `reservation` (the worst case reserved at the offer's `price_cents`, prompt plus max_tokens or the model's output cap; `reservation` repeats it) or `minimum` (even the least the request can cost is more than the balance; the reservation would be higher, `reservation` is null).",
   payment_required: "Payment is required before this call can proceed.",
   spend_limit_exceeded:
     "The API key's spend limit (its current period's, when it resets daily, weekly or monthly) cannot cover the request's worst case.",
