@@ -220,7 +220,11 @@ describe("GET /openapi.json", () => {
     for (const spec of simple) {
       const { auth } = spec.handler.meta;
       const headers: Record<string, string> =
-        auth === "session" ? { cookie: me.cookie } : auth === "bearer" ? { authorization: `Bearer ${key}` } : {};
+        auth === "session"
+          ? { cookie: me.cookie }
+          : auth === "bearer" || auth === "key_or_session"
+            ? { authorization: `Bearer ${key}` }
+            : {};
       const res = await spec.handler(jsonRequest("GET", spec.path, undefined, headers), routeParams({}));
       const described = spec.docs.responses.find((r) => r.status === res.status);
       expect(described, `${spec.path} answered ${res.status}: ${await res.clone().text()}`).toBeDefined();
