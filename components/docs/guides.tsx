@@ -43,7 +43,7 @@ export function QuickStart({ facts }: { facts: DeploymentFacts }) {
         title="Terminal"
         language="sh"
         code={`npm install && npm run dev          # the whole marketplace locally (another terminal)
-npm run agent -- run                # login → top up if low → create a key → one chat → what it cost
+npm run agent -- run                # login → top up if low → the saved key (or a new one, 1 USDC a day) → one chat → its cost
 
 # step by step, against any deployment (https), with your own key:
 export SVC_BASE_URL=${origin} SVC_AGENT_PRIVATE_KEY=0x…
@@ -52,7 +52,8 @@ npm run agent -- topup 5
 npm run agent -- keys create --name my-agent --max-cents 90 --spend-limit 2
 npm run agent -- chat "Hello" --model ${model} --max-tokens 200   # the answer, its cost and generation id
 npm run agent -- generation chatcmpl-…   # that completion's record: supplier, tokens, charge, share, fee
-npm run agent -- balance --json     # every command has --json`}
+npm run agent -- balance --json     # every command has --json
+# exit codes by class: 2 usage or a 400, 3 auth, 4 payment (402), 5 unavailable (503, 429, 502): retry later`}
       />
 
       <SubHeading id="quick-start-curl">With curl</SubHeading>

@@ -24,8 +24,6 @@ export function maxPriceAboveKeyCap(requestedMaxPriceCents: number | null, keyMa
   );
 }
 
-/** An id of the request's provider.only or provider.ignore that names no offer and no supplier with offers. */
-/** priceCents null: `amountMicros` is the least the request can cost at any price on the book. */
 /**
  * The balance cannot cover the request. Two ways to know it: the reservation (its worst case at the chosen offer's
  * price, `priceCents` given) exceeds the available balance; or, before anything is counted or reserved, even the least
