@@ -225,6 +225,8 @@ import { privateKeyToAccount } from "viem/accounts";
 const client = new x402Client().setSpendControls({ maxAmountPerPayment: "$10.00" });
 registerExactEvmScheme(client, { signer: privateKeyToAccount(process.env.SVC_AGENT_PRIVATE_KEY) });
 const pay = wrapFetchWithPayment(fetch, client);
+// Your session: the Set-Cookie of POST /auth/verify after signing in (steps above), e.g. "svc_session=…".
+const svcSessionCookie = process.env.SVC_SESSION_COOKIE;
 
 const res = await pay("${facts.origin}/v1/x402/top-up", {
   method: "POST",
