@@ -141,7 +141,13 @@ describe("the description matches the routes", () => {
     );
     for (const [code, status] of codesByStatus) expect(ERROR_STATUS[code], code).toBe(status);
     const codes = new Set(codesByStatus.map(([code]) => code));
-    const expected: AppErrorCode[] = ["internal_error", ...(spec.docs.errors ?? [])];
+    const expected: AppErrorCode[] = [
+      "internal_error",
+      "service_unavailable",
+      "shutting_down",
+      "method_not_allowed",
+      ...(spec.docs.errors ?? []),
+    ];
     const { auth, body, query, rateLimit } = spec.handler.meta;
     if (auth === "session") expected.push("session_required");
     if (auth === "session" && spec.method !== "GET") expected.push("cross_site_request");
@@ -178,6 +184,8 @@ describe("the description matches the routes", () => {
       expect.arrayContaining(["X-Svc-Error-Code", "X-Svc-Buyer-Max-Cents", "X-Svc-Cheapest-Posted-Cents", "X-Svc-Routable-Diem-Above-Max"]),
     );
     expect(op.responses["503"]["x-svc-error-codes"]).toEqual([
+      "service_unavailable",
+      "shutting_down",
       "no_offer_at_or_below_max",
       "no_capacity",
       "no_healthy_supplier",
@@ -192,6 +200,8 @@ describe("the description matches the routes", () => {
       "no_offer_fits_request",
       "no_offer_passing_probes",
     ]);
+    expect(op.responses["503"].headers).toHaveProperty("Retry-After");
+    expect(op.responses["405"].headers).toHaveProperty("Allow");
     expect(Object.keys(op.responses["429"].headers ?? {})).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Reset"]));
     expect(op.parameters).toContainEqual({ $ref: "#/components/parameters/MaxCentsHeader" });
     expect(DOC.paths["/v1/x402/top-up"].post!.responses["402"].headers).toHaveProperty("PAYMENT-REQUIRED");

@@ -47,7 +47,8 @@ export const ERROR_DESCRIPTIONS = {
   model_not_found: "Unknown model; GET /v1/models lists them.",
   shutting_down: "This instance is shutting down; nothing was charged. Retry (another instance serves it).",
   model_retired: "The model was retired by the operator and is no longer served; GET /v1/models lists the current ones.",
-  method_not_allowed: "The route does not take this method.",
+  method_not_allowed:
+    "The path does not take this method: the front door answers any method a path does not serve with 405 and `Allow` (listing the methods it does), so every operation lists it for its path.",
   conflict: "The object's state forbids the change (e.g. a withdrawn offer).",
   authorization_already_used: "This payment authorization was already submitted; sign a new one.",
   insufficient_earnings: "The withdrawal is more than the available earnings.",
@@ -67,7 +68,8 @@ export const ERROR_DESCRIPTIONS = {
   no_offer_at_or_below_max: "No offer for the model is posted at or below your max price (see the X-Svc-* headers).",
   no_capacity: "Offers at or below your max price have no capacity left today for this request's worst case.",
   no_healthy_supplier: "Every offer at or below your max price is cooling down after upstream failures.",
-  service_unavailable: "A dependency (database, chain) is unavailable; retry shortly.",
+  service_unavailable:
+    "A dependency (the database, the chain) is unavailable: retry after `Retry-After` seconds. Nothing was charged. Any route that reads the database can answer it during an outage.",
   no_offer_supports_tools: "No offer for the model serves function tools right now (see the X-Svc-* headers).",
   no_offer_supports_json_schema: "No offer for the model serves json_schema structured outputs right now (see the X-Svc-* headers).",
   no_offer_supports_vision: "No offer for the model serves image inputs right now (see the X-Svc-* headers).",
@@ -116,6 +118,8 @@ export function guardErrors(meta: RouteMeta, method: HttpMethod): AppErrorCode[]
   if (meta.rateLimit) codes.push("rate_limited");
   if (meta.body) codes.push(...BODY_GUARD_CODES);
   if (meta.query) codes.push("invalid_request", "unknown_field");
-  codes.push("internal_error");
+  // route() answers a database outage with 503 service_unavailable (Retry-After); the front door answers 503
+  // shutting_down while the instance drains, and 405 to any method the path does not serve.
+  codes.push("internal_error", "service_unavailable", "shutting_down", "method_not_allowed");
   return codes;
 }

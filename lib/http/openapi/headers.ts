@@ -27,7 +27,12 @@ export const RESPONSE_HEADERS = {
     schema: { type: "integer" },
   },
   RateLimitReset: { name: "X-RateLimit-Reset", description: "Seconds until the window resets.", schema: { type: "integer" } },
-  RetryAfter: { name: "Retry-After", description: "Seconds to wait before retrying (429).", schema: { type: "integer" } },
+  RetryAfter: {
+    name: "Retry-After",
+    description: "Seconds to wait before retrying (429; 503 while the database is unavailable or the instance drains).",
+    schema: { type: "integer" },
+  },
+  Allow: { name: "Allow", description: "The methods this path serves (405).", schema: { type: "string" } },
   BalanceRemaining: {
     name: "X-Balance-Remaining",
     description: "Your confirmed balance after this completion's clear, USDC.",

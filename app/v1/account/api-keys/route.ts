@@ -18,6 +18,7 @@ export const POST = route(
       description:
         "A Bearer key for POST /v1/chat/completions, with an optional max price cap and spend limit. The secret is returned only here.",
       responses: [response(201, CreatedApiKeySchema, "The key, with its secret `key` (shown once).")],
+      errors: ["invalid_amount"],
     },
   },
   async ({ session, body }) => created(await createApiKey(session.accountId, body), { "cache-control": "no-store" }),
