@@ -141,3 +141,30 @@ describe("a 402 says what it needs", () => {
     expect(error.message).toContain("costs at least");
   });
 });
+
+describe("a 503 under the request's own provider preferences", () => {
+  it("says the offers it counts are those the preferences leave, not that nothing is posted below the max", async () => {
+    const model = await seedPrivateModel();
+    const offer = (priceCents: number) =>
+      seedOffer({
+        models: [{ id: model.id, upstreamModel: "canned-model" }],
+        priceCents,
+        dailyCapacityMicroDiem: 100_000_000n,
+        upstreamBaseUrl: canned.url,
+        upstreamApiKey: canned.apiKey,
+      });
+    const [, pricey] = [await offer(80), await offer(95)];
+    const buyer = await seedBuyer(1_000_000n);
+
+    const res = await callCompletions(
+      buyer.key,
+      { model: model.id, messages: [{ role: "user", content: "Hi" }], max_tokens: 16, provider: { only: [pricey.id] } },
+      { "x-svc-max-cents": "90" },
+    );
+
+    expect(res.status).toBe(503);
+    const error = await readError(res);
+    expect(error).toMatchObject({ code: "no_offer_at_or_below_max", suggested_max_cents: 95, cheapest_posted_cents: 80 });
+    expect(error.message).toContain("that your provider preferences leave (1 of the 2 posted) is posted at or below your max price of 90");
+  });
+});
