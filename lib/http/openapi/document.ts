@@ -29,7 +29,7 @@ export type OpenApiParameter = {
 export type OpenApiResponse = {
   description: string;
   headers?: Record<string, { $ref: string }>;
-  content?: { "application/json": { schema: JsonSchema } };
+  content?: { "application/json": { schema: JsonSchema; example?: unknown } };
   /** The error codes this answer can carry, in order. */
   "x-svc-error-codes"?: AppErrorCode[];
 };
@@ -43,7 +43,7 @@ export type OpenApiOperation = {
   /** The last path parameter takes the rest of the path, slashes included (Next's `[...name]`). */
   "x-svc-catch-all"?: true;
   parameters?: (OpenApiParameter | { $ref: string })[];
-  requestBody?: { required: true; content: { "application/json": { schema: JsonSchema } } };
+  requestBody?: { required: true; content: { "application/json": { schema: JsonSchema; example?: unknown } } };
   responses: Record<string, OpenApiResponse>;
 };
 export type OpenApiDocument = {
@@ -211,12 +211,22 @@ function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, Open
         {
           description: entry.descriptions.join(" Or ") || String(status),
           headers: headerRefs(entry.headers),
-          ...(schema ? { content: { "application/json": { schema } } } : {}),
+          ...(schema ? { content: { "application/json": { schema, ...errorExample(entry.codes, entry.schemas.length) } } } : {}),
           ...(entry.codes.length > 0 ? { "x-svc-error-codes": entry.codes } : {}),
         },
       ];
     }),
   );
+}
+
+/**
+ * An error answer's example, for a status whose answers are errors only: the first code's answer, with its description
+ * as the message (a status that is also a success, e.g. the x402 challenge, keeps no example rather than a partial one).
+ */
+function errorExample(codes: AppErrorCode[], schemas: number): { example?: { error: { message: string; type: string; code: string } } } {
+  if (codes.length === 0 || schemas !== 1) return {};
+  const code = codes[0];
+  return { example: { error: { message: ERROR_DESCRIPTIONS[code], type: errorTypeForStatus(ERROR_STATUS[code]), code } } };
 }
 
 /** Every code an operation can answer with: its guards' (auth, input, rate limit) and its own. */
@@ -242,7 +252,19 @@ function describeOperation(op: Operation): OpenApiOperation {
     "x-svc-auth": auth,
     ...(op.catchAll ? { "x-svc-catch-all": true as const } : {}),
     parameters,
-    ...(body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(body, "input") } } } } : {}),
+    ...(body
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: toJsonSchema(body, "input"),
+                ...(docs.requestExample ? { example: docs.requestExample } : {}),
+              },
+            },
+          },
+        }
+      : {}),
     responses: responsesFor(op, errorCodesFor(op)),
   };
 }
