@@ -4,8 +4,11 @@
  * another provider writes it (the catalog id it most likely means), and a 402 that says what its `needed` is.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROVIDER_EXAMPLE } from "@/components/docs/provider-preferences";
+import { db } from "@/lib/db/client";
 import { suggestModelId } from "@/lib/market/model-suggestion";
-import { startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
+import { DEMO_OFFERS } from "../../prisma/seed";
+import { completion, startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { readError } from "../helpers/http";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
@@ -166,5 +169,36 @@ describe("a 503 under the request's own provider preferences", () => {
     const error = await readError(res);
     expect(error).toMatchObject({ code: "no_offer_at_or_below_max", suggested_max_cents: 95, cheapest_posted_cents: 80 });
     expect(error.message).toContain("that your provider preferences leave (1 of the 2 posted) is posted at or below your max price of 90");
+  });
+});
+
+describe("the docs' provider-preferences example", () => {
+  it("routes on a market posted as the stock dev market's offers are (not a 503)", async () => {
+    const model = await seedPrivateModel();
+    const offers = [];
+    for (const demo of DEMO_OFFERS) {
+      const offer = await seedOffer({
+        models: [{ id: model.id, upstreamModel: "canned-model" }],
+        priceCents: demo.priceCents,
+        dailyCapacityMicroDiem: BigInt(demo.dailyCapacityDiem) * 1_000_000n,
+        upstreamBaseUrl: canned.url,
+        upstreamApiKey: canned.apiKey,
+      });
+      offers.push(await db.offer.update({ where: { id: offer.id }, data: demo.declared }));
+    }
+    const buyer = await seedBuyer(1_000_000n);
+    canned.answer({ status: 200, body: completion({ content: "Hello" }) });
+
+    const res = await callCompletions(buyer.key, {
+      model: model.id,
+      messages: [{ role: "user", content: "Hello" }],
+      max_tokens: 200,
+      provider: PROVIDER_EXAMPLE,
+    });
+
+    expect(res.status, await res.clone().text()).toBe(200);
+    const served = await db.completion.findUniqueOrThrow({ where: { id: res.headers.get("x-svc-generation-id")! } });
+    // The one offer that keeps no prompts: the 80-cent fp8 one.
+    expect(offers.find((o) => o.id === served.offerId)).toMatchObject({ priceCents: 80, quantization: "fp8", retainsPrompts: false });
   });
 });
