@@ -53,6 +53,21 @@ export function chargeMicros(burn: bigint, priceCents: number): bigint {
 }
 
 /**
+ * One token's price in USD as a decimal string (OpenRouter's `pricing.prompt` and `pricing.completion`): the burn and
+ * charge rules above applied to 1M tokens at `listMicroDiemPerMTok` and `priceCents`, divided by 1M exactly (so it is
+ * what a million tokens cost, to the micro-USDC, per token; a request's own charge rounds up once, on its total).
+ * Trailing zeros are dropped: 0.8 diem per 1M tokens at 100 cents is "0.0000008".
+ */
+export function usdPerToken(listMicroDiemPerMTok: bigint, priceCents: number): string {
+  const burn = burnMicroDiem(1_000_000, 0, { inputMicroDiemPerMTok: listMicroDiemPerMTok, outputMicroDiemPerMTok: 0n });
+  // Micro-USDC per 1M tokens is USD per token × 10^12.
+  const picoUsd = chargeMicros(burn, priceCents);
+  const whole = picoUsd / 10n ** 12n;
+  const fraction = (picoUsd % 10n ** 12n).toString().padStart(12, "0").replace(/0+$/, "");
+  return fraction ? `${whole}.${fraction}` : `${whole}`;
+}
+
+/**
  * What an answer costs against its reservation (svc_metered_charge, which the clear and a probe's settle apply): the
  * burn at the reserved list prices capped at the reserved burn, and its charge at the reserved price capped at the
  * reserved amount.

@@ -31,8 +31,9 @@ const CLASSES: { auth: OpenApiOperation["x-svc-auth"]; how: React.ReactNode }[] 
     auth: "key_or_session",
     how: (
       <>
-        Reads of your own records that an agent and the dashboard both need: any live <C>Authorization: Bearer svc_…</C> key of the account
-        (it wins when sent; a revoked one is 401 <C>invalid_api_key</C>), else the session cookie. Another account&apos;s record is a 404.
+        Reads of your own account that an agent and the dashboard both need (the balance, a generation&apos;s record): any live{" "}
+        <C>Authorization: Bearer svc_…</C> key of the account (it wins when sent; a revoked one is 401 <C>invalid_api_key</C>), else the
+        session cookie. Another account&apos;s record is a 404.
       </>
     ),
   },

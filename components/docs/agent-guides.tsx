@@ -52,6 +52,17 @@ export function ToolsAndStructuredOutputs({ facts }: { facts: DeploymentFacts })
         fingerprint, usage details) under our own <C>id</C> and your <C>model</C>.
       </p>
       <p>
+        What OpenRouter&apos;s and OpenAI&apos;s clients send besides is not a 400. OpenRouter&apos;s sampling fields <C>top_k</C>,{" "}
+        <C>min_p</C> and <C>repetition_penalty</C> are forwarded as sent (vLLM, SGLang, llama.cpp and Venice read them). Fields svc has no
+        use for are accepted and not forwarded, and the answer&apos;s <C>X-Svc-Ignored-Fields</C> header names those you sent: <C>models</C>{" "}
+        and <C>route</C> (svc routes the one <C>model</C> to its cheapest offer and forwards once: no fallback to other models),{" "}
+        <C>transforms</C> (no prompt compression), <C>top_a</C>, <C>usage</C> (usage and its cost are always in the answer),{" "}
+        <C>service_tier</C>, <C>prompt_cache_key</C>, <C>safety_identifier</C>, <C>verbosity</C>, <C>store</C> and <C>prediction</C>.{" "}
+        <C>modalities</C> may only be <C>[&quot;text&quot;]</C>; <C>audio</C>, <C>web_search_options</C> and OpenRouter&apos;s{" "}
+        <C>plugins</C> are a 400 saying why. A model id written as another provider writes it (<C>meta-llama/llama-3.3-70b-instruct</C>) is
+        a 404 whose <C>did_you_mean</C> names the catalog id.
+      </p>
+      <p>
         Not every offer serves every feature. <C>GET /v1/models</C> lists each model&apos;s <C>supported_parameters</C> (OpenRouter&apos;s
         names: <C>tools</C>, <C>structured_outputs</C>…) and <C>input_modalities</C>. A request using tools, a <C>json_schema</C> or images
         is routed only to offers that serve it; when none does you get 503 <C>no_offer_supports_tools</C>,{" "}
@@ -66,7 +77,8 @@ export function ToolsAndStructuredOutputs({ facts }: { facts: DeploymentFacts })
 curl "${origin}/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
   "model": "${model}",
   "messages": [{"role": "user", "content": "Weather in Paris?"}],
-  "tools": [${WEATHER_TOOL}]
+  "tools": [${WEATHER_TOOL}],
+  "max_tokens": 200
 }'
 # 2. send the result back as a tool message; the model answers
 curl "${origin}/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
@@ -77,13 +89,15 @@ curl "${origin}/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 
       "function": {"name": "get_weather", "arguments": "{\\"city\\":\\"Paris\\"}"}}]},
     {"role": "tool", "tool_call_id": "call_1", "content": "{\\"temperature\\": 21}"}
   ],
-  "tools": [${WEATHER_TOOL}]
+  "tools": [${WEATHER_TOOL}],
+  "max_tokens": 200
 }'
 # a JSON answer that satisfies a schema
 curl "${origin}/v1/chat/completions" -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
   "model": "${model}",
   "messages": [{"role": "user", "content": "Invent a person"}],
-  "response_format": {"type": "json_schema", "json_schema": {"name": "person", "strict": true, "schema": ${PERSON_SCHEMA}}}
+  "response_format": {"type": "json_schema", "json_schema": {"name": "person", "strict": true, "schema": ${PERSON_SCHEMA}}},
+  "max_tokens": 200
 }'`}
       />
 
@@ -100,11 +114,11 @@ client = OpenAI(base_url="${origin}/v1", api_key=os.environ["SVC_API_KEY"], max_
 tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
 messages = [{"role": "user", "content": "Weather in Paris?"}]
-first = client.chat.completions.create(model="${model}", messages=messages, tools=tools)
+first = client.chat.completions.create(model="${model}", messages=messages, tools=tools, max_tokens=200)
 call = first.choices[0].message.tool_calls[0]
 args = json.loads(call.function.arguments)           # {"city": "Paris"}
 messages += [first.choices[0].message, {"role": "tool", "tool_call_id": call.id, "content": json.dumps({"temperature": 21})}]
-final = client.chat.completions.create(model="${model}", messages=messages, tools=tools)
+final = client.chat.completions.create(model="${model}", messages=messages, tools=tools, max_tokens=200)
 print(final.choices[0].message.content)
 
 class Person(BaseModel):
@@ -112,7 +126,7 @@ class Person(BaseModel):
     age: int
 
 parsed = client.chat.completions.parse(model="${model}", messages=[{"role": "user", "content": "Invent a person"}],
-                                       response_format=Person)
+                                       response_format=Person, max_tokens=200)
 print(parsed.choices[0].message.parsed)             # Person(name=..., age=...)`}
       />
 
@@ -129,14 +143,15 @@ const tools = [{ type: "function" as const, function: { name: "get_weather", des
   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
 const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Weather in Paris?" }];
 
-const first = await client.chat.completions.create({ model: "${model}", messages, tools });
+const first = await client.chat.completions.create({ model: "${model}", messages, tools, max_tokens: 200 });
 const call = first.choices[0].message.tool_calls![0];
 messages.push(first.choices[0].message, { role: "tool", tool_call_id: call.id, content: JSON.stringify({ temperature: 21 }) });
-const final = await client.chat.completions.create({ model: "${model}", messages, tools });
+const final = await client.chat.completions.create({ model: "${model}", messages, tools, max_tokens: 200 });
 
 const Person = z.object({ name: z.string(), age: z.number().int() });
 const { choices } = await client.chat.completions.parse({
   model: "${model}", messages: [{ role: "user", content: "Invent a person" }], response_format: zodResponseFormat(Person, "person"),
+  max_tokens: 200,
 });
 console.log(choices[0].message.parsed); // { name, age }
 

@@ -30,7 +30,8 @@ export const DOCS_PAGES: DocsPage[] = [
   {
     id: "access",
     title: "Access classes",
-    lead: () => "Every route is exactly one of three classes; the two credentials are not interchangeable.",
+    lead: () =>
+      "Every route is exactly one of four classes: public, session, bearer key, or either of the two for reads of your own account. The two credentials are not interchangeable where a route takes only one.",
     render: ({ doc }) => <AccessClasses doc={doc} />,
   },
   {

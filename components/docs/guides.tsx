@@ -43,7 +43,7 @@ export function QuickStart({ facts }: { facts: DeploymentFacts }) {
         title="Terminal"
         language="sh"
         code={`npm install && npm run dev          # the whole marketplace locally (another terminal)
-npm run agent -- run                # login → top up if low → create a key → one chat → what it cost
+npm run agent -- run                # login → top up if low → the saved key (or a new one, 1 USDC a day) → one chat → its cost
 
 # step by step, against any deployment (https), with your own key:
 export SVC_BASE_URL=${origin} SVC_AGENT_PRIVATE_KEY=0x…
@@ -52,7 +52,8 @@ npm run agent -- topup 5
 npm run agent -- keys create --name my-agent --max-cents 90 --spend-limit 2
 npm run agent -- chat "Hello" --model ${model} --max-tokens 200   # the answer, its cost and generation id
 npm run agent -- generation chatcmpl-…   # that completion's record: supplier, tokens, charge, share, fee
-npm run agent -- balance --json     # every command has --json`}
+npm run agent -- balance --json     # every command has --json
+# exit codes by class: 2 usage or a 400, 3 auth, 4 payment (402), 5 unavailable (503, 429, 502): retry later`}
       />
 
       <SubHeading id="quick-start-curl">With curl</SubHeading>
@@ -224,6 +225,8 @@ import { privateKeyToAccount } from "viem/accounts";
 const client = new x402Client().setSpendControls({ maxAmountPerPayment: "$10.00" });
 registerExactEvmScheme(client, { signer: privateKeyToAccount(process.env.SVC_AGENT_PRIVATE_KEY) });
 const pay = wrapFetchWithPayment(fetch, client);
+// Your session: the Set-Cookie of POST /auth/verify after signing in (steps above), e.g. "svc_session=…".
+const svcSessionCookie = process.env.SVC_SESSION_COOKIE;
 
 const res = await pay("${facts.origin}/v1/x402/top-up", {
   method: "POST",
@@ -284,7 +287,9 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         forwarded as <C>max_tokens</C>) is that plus the reasoning budget (<C>reasoning.max_tokens</C>, else a default by effort), within
         the model&apos;s cap; <C>max_completion_tokens</C>, when you send it, is the whole. After the answer it charges the actual usage and
         releases the rest. If your available balance cannot cover the reservation you get 402 <C>insufficient_balance</C> with <C>needed</C>{" "}
-        and <C>available</C>; a key spend limit likewise gives 402 <C>spend_limit_exceeded</C>.{" "}
+        and <C>available</C>: <C>needed_is</C> says whether <C>needed</C> is the reservation (<C>reservation</C>, at the offer&apos;s{" "}
+        <C>price_cents</C>) or, when even that is out of reach, the least the request can cost (<C>minimum</C>); a key spend limit likewise
+        gives 402 <C>spend_limit_exceeded</C>.{" "}
         <strong>
           Send a <C>max_tokens</C> you actually need
         </strong>{" "}

@@ -52,6 +52,17 @@ const FIELDS: [string, string][] = [
   ],
 ];
 
+/**
+ * The curl example's provider object: it routes on the stock dev market (prisma/seed.ts DEMO_OFFERS: the 80-cent fp8
+ * offer keeps no prompts), which tests/integration/guiding-errors.test.ts checks against offers declared the same way.
+ */
+export const PROVIDER_EXAMPLE = {
+  sort: "latency",
+  data_collection: "deny",
+  quantizations: ["fp8", "bf16", "fp16"],
+  max_price: { completion: 5 },
+};
+
 export function ProviderPreferencesGuide({ facts }: { facts: DeploymentFacts }) {
   const { origin, exampleModel: model } = facts;
   return (
@@ -74,11 +85,12 @@ export function ProviderPreferencesGuide({ facts }: { facts: DeploymentFacts }) 
       <CodeBlock
         title="curl"
         language="sh"
-        code={`curl ${origin}/v1/chat/completions -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
+        code={`# offers that keep no prompts, in fp8 or better, at most $5 per 1M output tokens, fastest first
+curl ${origin}/v1/chat/completions -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' -d '{
   "model": "${model}",
   "messages": [{"role": "user", "content": "Hello"}],
   "max_tokens": 200,
-  "provider": {"sort": "latency", "data_collection": "deny", "quantizations": ["fp16", "bf16"], "max_price": {"completion": 5}}
+  "provider": ${JSON.stringify(PROVIDER_EXAMPLE).replaceAll(",", ", ").replaceAll(":", ": ")}
 }'`}
       />
 

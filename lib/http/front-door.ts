@@ -46,6 +46,7 @@ import {
 } from "@/lib/http/connections";
 import { lazyNodeBody, toWebRequest, writeWebResponse } from "@/lib/http/node-adapter";
 import type { RouteHandler } from "@/lib/http/route-types";
+import { misplacedApiPath } from "@/lib/http/unknown-route";
 import { log } from "@/lib/log";
 import { HTTP_METHODS, type ApiRoute } from "@/lib/http/openapi/operation";
 import { methodLabel, observeRequest, routeLabel, serveMetrics } from "@/lib/ops/metrics";
@@ -241,7 +242,11 @@ export function frontDoor(app: RequestListener, options: FrontDoorOptions): Requ
     const direct = options.direct?.[`${method} ${pathname}`];
     if (direct && rawPathOf(req) === pathname) return serveDirect(direct, req, res);
     // Paths the route list does not have (pages, assets) keep Next's answers, except to methods it cannot take.
-    const allowed = table.allowed(pathname) ?? (NEXT_METHODS.has(method) ? null : ["GET", "HEAD", "OPTIONS"]);
+    const listed = table.allowed(pathname);
+    // An API path under the wrong base URL (/api/v1/..., /chat/completions): a JSON 404 naming /v1, not Next's HTML page.
+    const misplaced = listed === null ? misplacedApiPath(pathname) : null;
+    if (misplaced) return sendError(res, method, misplaced);
+    const allowed = listed ?? (NEXT_METHODS.has(method) ? null : ["GET", "HEAD", "OPTIONS"]);
     if (allowed && !allowed.includes(method)) return refuseMethod(res, method, pathname, allowed);
     // The app gets the request a microtask later: a pipelined request is taken inside the 'finish' event of the
     // answer before it (lib/http/connections.ts), and the app must see that answer finished first.

@@ -46,6 +46,8 @@ export type OperationDocs = {
   errors?: AppErrorCode[];
   /** Extra headers on the error answers of a status (e.g. the X-Svc-* explanation of a 503). */
   errorHeaders?: Partial<Record<number, ResponseHeaderName[]>>;
+  /** A request body the route accepts, shown as the operation's example (tests/integration/openapi.test.ts parses it with the body's schema). */
+  requestExample?: Record<string, unknown>;
 };
 
 /** What a route enforces, attached to its handler so descriptions (lib/openapi) read it from the route itself. */

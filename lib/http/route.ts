@@ -169,7 +169,7 @@ async function authenticate(mode: AuthMode, req: Request) {
   if (authorization.present) {
     throw new AppError(
       "session_required",
-      "This route needs a signed-in wallet session (the svc_session cookie); API keys are accepted only by POST /v1/chat/completions, GET /v1/key and GET /v1/generations/{id}.",
+      "This route needs a signed-in wallet session (the svc_session cookie); API keys are accepted only by POST /v1/chat/completions, POST /v1/responses, GET /v1/key, GET /v1/account/balance and GET /v1/generations/{id}.",
     );
   }
   // Session mutations must come from our own origin (the cookie is SameSite=Lax; this closes the rest).

@@ -48,6 +48,14 @@ export function costHeaders(cost: CompletionCost, generationId: string): Record<
   };
 }
 
+/**
+ * X-Svc-Ignored-Fields: the fields a request sent that svc accepted and does not act on (IGNORED_FIELDS in
+ * lib/router/schemas.ts says why for each), comma-separated; absent when there are none.
+ */
+export function ignoredFieldsHeader(fields: readonly string[]): Record<string, string> {
+  return fields.length > 0 ? { "x-svc-ignored-fields": fields.join(", ") } : {};
+}
+
 /** The headers of a completion's 200 (costHeaders), as the OpenAPI description names them. */
 export const COST_HEADER_NAMES: ResponseHeaderName[] = [
   "BalanceRemaining",
@@ -56,6 +64,7 @@ export const COST_HEADER_NAMES: ResponseHeaderName[] = [
   "SvcPriceCents",
   "SvcBurnDiem",
   "SvcMaxCents",
+  "SvcIgnoredFields",
 ];
 
 /**

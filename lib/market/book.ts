@@ -7,6 +7,7 @@ import { formatMicros } from "@/lib/money";
 import { NO_FEATURES, type Features } from "@/lib/supply/features";
 import { utcDayKey } from "@/lib/supply/capacity";
 import { disputeRate, disputeWindowStart } from "@/lib/supply/offer-health";
+import { suggestModelId } from "@/lib/market/model-suggestion";
 import type { BookView } from "@/lib/market/schemas";
 import { formatListPrice } from "@/lib/wire";
 
@@ -65,8 +66,15 @@ export async function refuseInactiveModel(modelId: string): Promise<never> {
       },
     );
   }
-  throw new AppError("model_not_found", `Unknown model "${modelId}"; see GET /v1/models for the models on this market.`, {
-    details: { param: "model" },
+  throw await modelNotFound(modelId);
+}
+
+/** 404 model_not_found, with the catalog id the buyer most likely meant (`did_you_mean`, null when none is near). */
+export async function modelNotFound(modelId: string): Promise<AppError> {
+  const suggestion = suggestModelId(modelId, (await getActiveModels()).values());
+  const hint = suggestion ? ` Did you mean "${suggestion}"?` : "";
+  return new AppError("model_not_found", `Unknown model "${modelId}".${hint} See GET /v1/models for the models on this market.`, {
+    details: { param: "model", did_you_mean: suggestion },
   });
 }
 

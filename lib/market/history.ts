@@ -1,10 +1,10 @@
 import "server-only";
 import { db } from "@/lib/db/client";
-import { AppError } from "@/lib/errors";
 import { cached } from "@/lib/market/cache";
 import { vwapCents } from "@/lib/market/stats";
 import { formatMicros } from "@/lib/money";
 import type { HistoryInput, HistoryRange, MarketHistory } from "@/lib/market/schemas";
+import { modelNotFound } from "@/lib/market/book";
 
 /**
  * A model's price and volume over a time range, in buckets that start at round UTC times (epoch multiples of the
@@ -33,7 +33,7 @@ export function getMarketHistory(input: HistoryInput, now?: Date): Promise<Marke
 
 export async function computeMarketHistory({ model, range }: HistoryInput, now: Date): Promise<MarketHistory> {
   const known = await db.model.findUnique({ where: { id: model }, select: { id: true } });
-  if (!known) throw new AppError("model_not_found", `Unknown model "${model}"; see GET /v1/models.`);
+  if (!known) throw await modelNotFound(model);
   const { bucketMs, count } = HISTORY_BUCKETS[range];
   const fromMs = Math.floor(now.getTime() / bucketMs) * bucketMs - (count - 1) * bucketMs;
   const from = new Date(fromMs);

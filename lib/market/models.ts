@@ -2,10 +2,10 @@ import "server-only";
 import { disputeRate } from "@/lib/supply/offer-health";
 import { emptyDepth, getActiveModels, getDepthByModel, type CatalogEntry, type ModelDepth } from "@/lib/market/book";
 import type { MarketModelList, ModelList } from "@/lib/market/schemas";
-import { formatMicros } from "@/lib/money";
+import { formatMicros, usdPerToken } from "@/lib/money";
 import { featuresOf, inputModalities, supportedParameters, type Features } from "@/lib/supply/features";
 import { utcDayKey } from "@/lib/supply/capacity";
-import { formatListPrice } from "@/lib/wire";
+import { formatListPrice, LIST_PRICE_CENTS } from "@/lib/wire";
 
 /** GET /v1/models: every active catalog model in OpenAI's list shape, with list price, best price and what it serves. */
 export async function listModels(): Promise<ModelList> {
@@ -14,6 +14,7 @@ export async function listModels(): Promise<ModelList> {
     object: "list",
     data: [...models.values()].map((m) => {
       const features = servedFeatures(m, depth.get(m.id));
+      const cents = depth.get(m.id)?.bestPriceCents ?? LIST_PRICE_CENTS;
       return {
         id: m.id,
         object: "model",
@@ -22,7 +23,11 @@ export async function listModels(): Promise<ModelList> {
         name: m.name,
         context_length: m.contextTokens,
         max_output_tokens: m.maxOutputTokens,
-        pricing: formatListPrice(m),
+        pricing: {
+          ...formatListPrice(m),
+          prompt: usdPerToken(m.inputMicroDiemPerMTok, cents),
+          completion: usdPerToken(m.outputMicroDiemPerMTok, cents),
+        },
         best_price_cents: depth.get(m.id)?.bestPriceCents ?? null,
         offers: depth.get(m.id)?.offers ?? 0,
         supported_parameters: supportedParameters(features),

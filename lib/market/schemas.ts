@@ -11,7 +11,20 @@ export const ModelListingSchema = z.object({
   name: z.string(),
   context_length: z.number().int(),
   max_output_tokens: z.number().int(),
-  pricing: ListPrice,
+  pricing: ListPrice.extend({
+    prompt: z
+      .string()
+      .regex(/^\d+(\.\d{1,12})?$/)
+      .describe(
+        "USD per prompt token, as OpenRouter's pricing.prompt: the list price at best_price_cents (at the list price, 100 cents per diem, when nobody sells it), by the charge rule",
+      ),
+    completion: z
+      .string()
+      .regex(/^\d+(\.\d{1,12})?$/)
+      .describe("USD per completion token, as pricing.prompt"),
+  }).describe(
+    "List price in diem per 1M tokens, and (prompt, completion) what a token costs in USD at the cheapest offer, as OpenRouter's `pricing`",
+  ),
   best_price_cents: Cents.nullable().describe("Cheapest offer on the book; null when nobody sells it right now"),
   offers: z.number().int().describe("Offers on the book (active, healthy, capacity left today)"),
   supported_parameters: z

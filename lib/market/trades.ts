@@ -1,8 +1,8 @@
 import "server-only";
 import { db } from "@/lib/db/client";
-import { AppError } from "@/lib/errors";
 import { formatMicros } from "@/lib/money";
 import type { TradeList, TradesInput } from "@/lib/market/schemas";
+import { modelNotFound } from "@/lib/market/book";
 
 /**
  * Recent clears, newest first, without identities: no wallets, no offer, hold or completion ids.
@@ -15,7 +15,7 @@ type TradeRow = { created_at: Date; model_id: string; price_cents: number; burn:
 export async function listTrades(input: TradesInput): Promise<TradeList> {
   if (input.model !== undefined) {
     const model = await db.model.findUnique({ where: { id: input.model }, select: { id: true } });
-    if (!model) throw new AppError("model_not_found", `Unknown model "${input.model}"; see GET /v1/models.`);
+    if (!model) throw await modelNotFound(input.model);
   }
   const rows =
     input.model === undefined

@@ -7,7 +7,8 @@ import type { ChatCompletionRequest } from "@/lib/router/schemas";
 /**
  * What the upstream gets of the buyer's request: the messages and the fields below as sent (nulls dropped). The
  * model, the token cap and `stream` are ours (the envelope lib/router/complete.ts adds when forwarding); metadata,
- * stream_options and n are accepted and never forwarded. The effort the request asks for, by reasoning_effort or by
+ * stream_options and n are accepted and never forwarded, nor are the fields svc accepts and ignores (IGNORED_FIELDS
+ * in lib/router/schemas.ts: the answer's X-Svc-Ignored-Fields names those a request sent). The effort the request asks for, by reasoning_effort or by
  * OpenRouter's `reasoning` object, goes as reasoning_effort (the field OpenAI-compatible servers read); the object itself
  * is svc's (its budget bounds what is billed, lib/upstream/metering.ts) and is not forwarded.
  */
@@ -28,6 +29,10 @@ export const PASSTHROUGH_FIELDS = [
   "logprobs",
   "top_logprobs",
   "logit_bias",
+  // OpenRouter's sampling fields that vLLM, SGLang, llama.cpp and Venice read too (SAMPLING_FIELDS).
+  "top_k",
+  "min_p",
+  "repetition_penalty",
 ] as const satisfies readonly (keyof ChatCompletionRequest)[];
 
 /**

@@ -108,8 +108,10 @@ export async function noOfferError(input: {
           ? "no_healthy_supplier"
           : "no_capacity";
   const routableAbove = formatMicros(BigInt(d.routable_above));
+  // The figures count only what the provider preferences leave: say so when they set some posted offers aside.
+  const left = d.chosen < d.serving ? ` that your provider preferences leave (${d.chosen} of the ${d.serving} posted)` : "";
   const reason = {
-    no_offer_at_or_below_max: `No offer for ${input.modelId} is posted at or below your max price of ${input.maxPriceCents} cents per diem.`,
+    no_offer_at_or_below_max: `No offer for ${input.modelId}${left} is posted at or below your max price of ${input.maxPriceCents} cents per diem.`,
     no_offer_passing_probes: `Every offer for ${input.modelId} at or below ${input.maxPriceCents} cents per diem is off the book after failing a fidelity probe.`,
     no_healthy_supplier: `Every offer for ${input.modelId} at or below ${input.maxPriceCents} cents per diem is cooling down after upstream failures.`,
     no_capacity: `Offers for ${input.modelId} at or below ${input.maxPriceCents} cents per diem have no capacity left today for this request.`,

@@ -24,17 +24,31 @@ export function maxPriceAboveKeyCap(requestedMaxPriceCents: number | null, keyMa
   );
 }
 
-/** An id of the request's provider.only or provider.ignore that names no offer and no supplier with offers. */
-/** priceCents null: `amountMicros` is the least the request can cost at any price on the book. */
+/**
+ * The balance cannot cover the request. Two ways to know it: the reservation (its worst case at the chosen offer's
+ * price, `priceCents` given) exceeds the available balance; or, before anything is counted or reserved, even the least
+ * the request can cost (its smallest prompt and one output token at the cheapest price, `priceCents` null) does.
+ * `needed` is that figure, and `needed_is` says which one it is: `reservation` (what must be available for the
+ * request to go through) or `minimum` (the reservation would be higher still).
+ */
 export function insufficientBalance(r: { amountMicros: bigint; priceCents: number | null }, available: bigint) {
-  const cost =
-    r.priceCents === null
-      ? `costs at least ${formatMicros(r.amountMicros)} USDC`
-      : `can cost up to ${formatMicros(r.amountMicros)} USDC at ${r.priceCents} cents per diem`;
+  const needed = formatMicros(r.amountMicros);
+  const reserving = r.priceCents !== null;
+  const cost = reserving
+    ? `reserves its worst case, ${needed} USDC at ${r.priceCents} cents per diem (prompt plus max_tokens, or the model's output cap; the unused part is released after the answer)`
+    : `costs at least ${needed} USDC (its smallest prompt and one output token at the cheapest price; its reservation, prompt plus max_tokens, is more)`;
   return new AppError(
     "insufficient_balance",
     `This request ${cost}, but your available balance is ${formatMicros(available)} USDC. Top up with POST /v1/x402/top-up, or lower max_tokens.`,
-    { details: { needed: formatMicros(r.amountMicros), available: formatMicros(available), price_cents: r.priceCents } },
+    {
+      details: {
+        needed,
+        needed_is: reserving ? "reservation" : "minimum",
+        reservation: reserving ? needed : null,
+        available: formatMicros(available),
+        price_cents: r.priceCents,
+      },
+    },
   );
 }
 

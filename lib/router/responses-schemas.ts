@@ -9,7 +9,19 @@
 import { z } from "zod";
 import { component } from "@/lib/wire";
 import { ProviderPreferencesSchema } from "@/lib/market/provider-schemas";
-import { CostFields, ImageUrl, JsonSchemaObject, MAX_IMAGES, MAX_TOOLS, Name, Stream, Text } from "@/lib/router/schemas";
+import {
+  CostFields,
+  IGNORED_FIELDS,
+  ignoredFieldsOf,
+  ImageUrl,
+  JsonSchemaObject,
+  MAX_IMAGES,
+  MAX_TOOLS,
+  Name,
+  SAMPLING_FIELDS,
+  Stream,
+  Text,
+} from "@/lib/router/schemas";
 
 // ─── request ─────────────────────────────────────────────────────────────────
 
@@ -166,6 +178,36 @@ const TextFormat = z.discriminatedUnion("type", [
   }),
 ]);
 
+/** The chat request's accepted-and-ignored fields that a Responses client sends too (X-Svc-Ignored-Fields). */
+const { models, route, transforms, top_a, usage, service_tier, prompt_cache_key, safety_identifier } = IGNORED_FIELDS;
+const SHARED_IGNORED = { models, route, transforms, top_a, usage, service_tier, prompt_cache_key, safety_identifier };
+
+/** The Responses API's own fields svc accepts and does not act on (their schemas are in the request below). */
+const RESPONSES_IGNORED = {
+  ...SHARED_IGNORED,
+  store: { why: "svc stores no responses: the answer says store: false", ignored: (value: unknown) => value === true },
+  include: {
+    why: "nothing svc could include (encrypted reasoning, logprobs, tool sources) is kept",
+    ignored: (value: unknown) => Array.isArray(value) && value.length > 0,
+  },
+  truncation: {
+    why: "svc never truncates the input: a prompt too long is a 400",
+    ignored: (value: unknown) => value === "auto",
+  },
+  top_logprobs: { why: "the Responses answer carries no logprobs here; use POST /v1/chat/completions with logprobs" },
+  max_tool_calls: { why: "svc runs no built-in tools; function calls are yours to count" },
+};
+const TEXT_IGNORED = {
+  verbosity: { why: "OpenAI's GPT-5 setting, which the OpenAI-compatible servers svc forwards to do not take" },
+};
+
+/** What the Responses request sent that svc accepted and ignored (X-Svc-Ignored-Fields). */
+export function ignoredResponsesFields(body: ResponsesRequest): string[] {
+  return [...ignoredFieldsOf(body, RESPONSES_IGNORED), ...ignoredFieldsOf(body.text ?? {}, TEXT_IGNORED, "text.")];
+}
+
+const ignoredNote = (why: string) => `Accepted and ignored (X-Svc-Ignored-Fields names it): ${why}`;
+
 export const ResponsesRequest = z
   .strictObject({
     stream: Stream,
@@ -175,7 +217,12 @@ export const ResponsesRequest = z
     tools: z.array(Tool).max(MAX_TOOLS).nullish(),
     tool_choice: ToolChoice.nullish(),
     parallel_tool_calls: z.boolean().nullish(),
-    text: z.strictObject({ format: TextFormat.optional(), verbosity: z.enum(["low", "medium", "high"]).nullish() }).nullish(),
+    text: z
+      .strictObject({
+        format: TextFormat.optional(),
+        verbosity: z.enum(["low", "medium", "high"]).nullish().describe(ignoredNote(TEXT_IGNORED.verbosity.why)),
+      })
+      .nullish(),
     max_output_tokens: z.number().int().min(1).nullish(),
     temperature: z.number().min(0).max(2).nullish(),
     top_p: z.number().min(0).max(1).nullish(),
@@ -199,9 +246,17 @@ export const ResponsesRequest = z
       .nullish()
       .describe("Accepted and echoed in the answer; not forwarded, not kept"),
     user: z.string().max(256).nullish(),
-    store: z.boolean().nullish().describe("svc stores no responses: true is accepted and the answer says store: false"),
-    include: z.array(z.string().max(128)).max(32).nullish().describe("Accepted and ignored: nothing svc could include is stored"),
-    truncation: z.enum(["disabled", "auto"]).nullish().describe("Accepted; svc never truncates (a prompt too long is a 400)"),
+    store: z.boolean().nullish().describe(ignoredNote(RESPONSES_IGNORED.store.why)),
+    include: z.array(z.string().max(128)).max(32).nullish().describe(ignoredNote(RESPONSES_IGNORED.include.why)),
+    truncation: z.enum(["disabled", "auto"]).nullish().describe(ignoredNote(RESPONSES_IGNORED.truncation.why)),
+    top_logprobs: z.number().int().min(0).max(20).nullish().describe(ignoredNote(RESPONSES_IGNORED.top_logprobs.why)),
+    max_tool_calls: z.number().int().min(1).nullish().describe(ignoredNote(RESPONSES_IGNORED.max_tool_calls.why)),
+    ...(Object.fromEntries(
+      Object.entries(SHARED_IGNORED).map(([name, field]) => [name, field.schema.describe(ignoredNote(field.why))]),
+    ) as {
+      [K in keyof typeof SHARED_IGNORED]: (typeof SHARED_IGNORED)[K]["schema"];
+    }),
+    ...SAMPLING_FIELDS,
     provider: ProviderPreferencesSchema.nullish(),
     previous_response_id: refused("is not supported: svc stores no responses; send the whole conversation in input"),
     conversation: refused("is not supported: svc stores no conversations; send the whole conversation in input"),

@@ -78,6 +78,9 @@ export function toChatRequest(req: ResponsesRequest): ChatCompletionRequest {
   if (req.max_output_tokens != null) chat.max_completion_tokens = req.max_output_tokens;
   if (req.temperature != null) chat.temperature = req.temperature;
   if (req.top_p != null) chat.top_p = req.top_p;
+  if (req.top_k != null) chat.top_k = req.top_k;
+  if (req.min_p != null) chat.min_p = req.min_p;
+  if (req.repetition_penalty != null) chat.repetition_penalty = req.repetition_penalty;
   if (req.reasoning?.effort != null) chat.reasoning_effort = req.reasoning.effort;
   if (req.reasoning?.max_tokens != null) chat.reasoning = { max_tokens: req.reasoning.max_tokens };
   if (req.metadata != null) chat.metadata = req.metadata;

@@ -152,6 +152,113 @@ export const ReasoningSchema = z
   })
   .describe("OpenRouter's reasoning settings: effort, a budget of reasoning tokens, whether the answer shows the reasoning");
 
+// ─── OpenRouter's and OpenAI's other fields ──────────────────────────────────
+
+/**
+ * Sampling fields OpenAI-compatible servers outside OpenAI read (vLLM, SGLang, llama.cpp, Venice, OpenRouter), forwarded
+ * as sent (lib/router/forwarded-fields.ts). An upstream that does not know one ignores it or refuses the request (a 502,
+ * nothing charged).
+ */
+export const SAMPLING_FIELDS = {
+  top_k: z.number().int().min(0).max(10_000).nullish().describe("Sample from the k likeliest tokens (0: all); forwarded"),
+  min_p: z.number().min(0).max(1).nullish().describe("Drop tokens less likely than min_p × the likeliest; forwarded"),
+  repetition_penalty: z
+    .number()
+    .gt(0)
+    .max(2)
+    .nullish()
+    .describe("Penalizes tokens already in the prompt or the answer (1: none); forwarded"),
+};
+
+/**
+ * Fields OpenRouter's and OpenAI's clients send that svc accepts and does not act on, each with the reason. A request
+ * that sends one (with a value that would ask for something) gets `X-Svc-Ignored-Fields` naming it: nothing is
+ * silently dropped, and nothing a client sends by default is a 400.
+ */
+export const IGNORED_FIELDS = {
+  models: {
+    schema: z.array(z.string().min(1).max(200)).max(32).nullish(),
+    why: "svc routes the one `model` to its cheapest eligible offer and forwards once (one reservation, one clear): there is no fallback to other models; send the model you want as `model`",
+  },
+  route: {
+    schema: z.literal("fallback").nullish(),
+    why: "OpenRouter's fallback routing among `models`, which svc does not do",
+  },
+  transforms: {
+    schema: z.array(z.string().max(64)).max(16).nullish(),
+    why: "svc never rewrites a prompt (no middle-out compression): a prompt longer than the model's context is a 400",
+  },
+  top_a: {
+    schema: z.number().min(0).max(1).nullish(),
+    why: "OpenRouter's own sampler, which the OpenAI-compatible servers svc forwards to do not take",
+  },
+  usage: {
+    schema: z.strictObject({ include: z.boolean().nullish() }).nullish(),
+    why: "usage, with its cost, is always in the answer; include: false cannot leave it out",
+    ignored: (value: unknown) => (value as { include?: boolean | null } | null)?.include === false,
+  },
+  service_tier: {
+    schema: z.enum(["auto", "default", "flex", "priority", "scale"]).nullish(),
+    why: "svc has one tier: every request is served by the cheapest eligible offer",
+  },
+  prompt_cache_key: {
+    schema: z.string().max(1024).nullish(),
+    why: "OpenAI's cache routing hint; svc routes by price, and an upstream's own prompt cache applies as it does",
+  },
+  safety_identifier: {
+    schema: z.string().max(1024).nullish(),
+    why: "OpenAI's end-user id for abuse detection; svc forwards `user` only",
+  },
+  verbosity: {
+    schema: z.enum(["low", "medium", "high"]).nullish(),
+    why: "OpenAI's GPT-5 setting, which the OpenAI-compatible servers svc forwards to do not take; ask for brevity in the prompt",
+  },
+  store: {
+    schema: z.boolean().nullish(),
+    why: "svc stores no completions for later retrieval or distillation",
+    ignored: (value: unknown) => value === true,
+  },
+  prediction: {
+    schema: z.strictObject({ type: z.literal("content"), content: z.union([Text, z.array(TextPart).max(1000)]) }).nullish(),
+    why: "OpenAI's predicted outputs, a latency optimisation the upstreams svc forwards to do not take; the answer is the same without it",
+  },
+} satisfies Record<string, { schema: z.ZodType; why: string; ignored?: (value: unknown) => boolean }>;
+
+type IgnorableField = { why: string; ignored?: (value: unknown) => boolean };
+
+/** The fields of `body` listed in `fields` that it sent with a value svc does not act on, in the table's order. */
+export function ignoredFieldsOf(body: Record<string, unknown>, fields: Record<string, IgnorableField>, prefix = ""): string[] {
+  const names: string[] = [];
+  for (const [name, field] of Object.entries(fields)) {
+    const value = body[name];
+    if (value == null) continue;
+    if (field.ignored ? field.ignored(value) : true) names.push(`${prefix}${name}`);
+  }
+  return names;
+}
+
+/** What the chat request sent that svc accepted and ignored (X-Svc-Ignored-Fields). */
+export function ignoredChatFields(body: Record<string, unknown>): string[] {
+  return ignoredFieldsOf(body, IGNORED_FIELDS);
+}
+
+function ignoredSchemas<T extends Record<string, { schema: z.ZodType; why: string }>>(fields: T): { [K in keyof T]: T[K]["schema"] } {
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, field]) => [
+      name,
+      field.schema.describe(`Accepted and ignored (X-Svc-Ignored-Fields names it): ${field.why}`),
+    ]),
+  ) as { [K in keyof T]: T[K]["schema"] };
+}
+
+/** Fields svc refuses with a 400 that says why (rather than unknown_field): they ask for something it cannot do. */
+function refusedField(message: string) {
+  return z
+    .unknown()
+    .optional()
+    .refine((value) => value == null, { message, params: { code: "invalid_request" } });
+}
+
 export const ChatCompletionRequest = z
   .strictObject({
     model: z.string().min(1).max(200),
@@ -191,6 +298,16 @@ export const ChatCompletionRequest = z
       .nullish()
       .describe("Accepted for OpenAI compatibility; kept by nobody and not forwarded"),
     provider: ProviderPreferencesSchema.nullish(),
+    ...SAMPLING_FIELDS,
+    ...ignoredSchemas(IGNORED_FIELDS),
+    modalities: z
+      .array(z.literal("text", { error: 'svc answers text only: send ["text"] or leave modalities out' }))
+      .max(1)
+      .nullish()
+      .describe('["text"] (the only output svc serves)'),
+    audio: refusedField("is not supported: svc answers text only (no audio output)"),
+    web_search_options: refusedField("is not supported: svc runs no built-in web search; give the model a function tool instead"),
+    plugins: refusedField("is not supported: svc runs no OpenRouter plugins (web search, file parsing, ...)"),
   })
   .superRefine((body, ctx) => {
     const tools = body.tools ?? [];

@@ -69,7 +69,14 @@ export type StreamFormat = { kind: "chat" } | { kind: "responses"; request: Resp
 /** Renders an error as the API's error body (lib/http/errors.ts errorBody, which this layer does not import). */
 export type ErrorRenderer = (error: AppError) => { error: Record<string, unknown> };
 
-export async function streamCompletion(input: CompletionInput & { format: StreamFormat; renderError: ErrorRenderer }): Promise<Response> {
+export async function streamCompletion(
+  input: CompletionInput & {
+    format: StreamFormat;
+    renderError: ErrorRenderer;
+    /** The edge's own headers for the answer (e.g. X-Svc-Ignored-Fields). */
+    headers?: Record<string, string>;
+  },
+): Promise<Response> {
   const giveBack = takeStreamSlot(input.apiKey);
   let reserved: ReservedCompletion;
   try {
@@ -93,6 +100,7 @@ export async function streamCompletion(input: CompletionInput & { format: Stream
       "x-svc-max-cents": String(reservation.maxPriceCents),
       "x-svc-reserved": formatMicros(reservation.amountMicros),
       "x-svc-max-burn-diem": formatMicros(reservation.burnMicroDiem),
+      ...input.headers,
     },
   });
 }

@@ -73,7 +73,7 @@ export async function pickModel(ctx: Context, wanted: string | undefined): Promi
   if (offered.length === 0) {
     throw new CliError(
       "No model has an offer on the market right now; pass --model <id> (see GET /v1/models).",
-      EXIT.noOffer,
+      EXIT.unavailable,
       "no_model_offered",
     );
   }

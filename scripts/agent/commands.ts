@@ -30,6 +30,7 @@ export type Values = {
   "api-key"?: string;
   "min-balance"?: string;
   "topup-amount"?: string;
+  "key-limit"?: string;
   responses?: boolean;
   stream?: boolean;
   sort?: string;
@@ -112,6 +113,7 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
           maxTokens: v["max-tokens"] ?? "128",
           minBalance: v["min-balance"] ?? "1.00",
           topUpAmount: v["topup-amount"] ?? "5.00",
+          keyLimit: v["key-limit"] ?? "1.00",
         },
         out.note,
       );
@@ -119,7 +121,9 @@ export async function runCommand(ctx: Context, out: Output, args: string[], v: V
         r.completion.answer,
         "",
         costLine(r.completion),
-        `API key ${r.key.key} (id ${r.key.id}; shown once, saved for \`chat\` in ${ctx.store.file})`,
+        r.key.reused
+          ? `API key ${r.key.prefix}… (id ${r.key.id}; the one saved in ${ctx.store.file})`
+          : `API key ${r.key.key} (id ${r.key.id}; shown once, saved in ${ctx.store.file} for \`chat\` and the next \`run\`)`,
       ].join("\n");
       return out.result(human, r);
     }

@@ -7,15 +7,24 @@ export const EXIT = {
   ok: 0,
   /** Anything else: network, server error, unexpected answer. */
   failure: 1,
-  /** Bad command line or configuration. */
+  /** Bad command line or configuration, or a request the API refused as such (400, 404, 409, 410, 413, 415, 422). */
   usage: 2,
-  /** Not signed in, session expired, API key missing/revoked. */
+  /** Not signed in, session expired, API key missing/revoked (401, 403). */
   auth: 3,
-  /** Not enough money: USDC in the wallet (top-up) or balance / spend limit (chat). */
+  /** Not enough money: USDC in the wallet (top-up) or balance / spend limit (chat) (402). */
   funds: 4,
-  /** No offer can take the request at the max price (503). */
-  noOffer: 5,
+  /** Unavailable now, worth retrying later: no offer at the max price or the service (503), rate limited (429), the upstream failed (502, 504). */
+  unavailable: 5,
 } as const;
+
+/** The exit code of an API error by its status's class, for the codes explained by none of the cases below. */
+export function exitCodeOfStatus(status: number): number {
+  if (status === 401 || status === 403) return EXIT.auth;
+  if (status === 402) return EXIT.funds;
+  if (status === 429 || status === 502 || status === 503 || status === 504) return EXIT.unavailable;
+  if (status >= 400 && status < 500) return EXIT.usage;
+  return EXIT.failure;
+}
 
 export class CliError extends Error {
   constructor(
@@ -61,11 +70,13 @@ export function explainApiError(error: ApiError): CliError {
       );
     case "insufficient_balance":
       return new CliError(
-        `Balance too low: this request can cost up to ${b.needed} USDC, but ${b.available} USDC is available. ` +
+        (b.needed_is === "minimum"
+          ? `Balance too low: this request costs at least ${b.needed} USDC (and reserves more), but ${b.available} USDC is available. `
+          : `Balance too low: this request reserves up to ${b.needed} USDC, but ${b.available} USDC is available. `) +
           `Top up with \`${CLI} topup <amount>\`, or lower --max-tokens (the worst case is reserved up front).`,
         EXIT.funds,
         "insufficient_balance",
-        { ...base, needed: b.needed, available: b.available, price_cents: b.price_cents },
+        { ...base, needed: b.needed, needed_is: b.needed_is, available: b.available, price_cents: b.price_cents },
       );
     case "spend_limit_exceeded":
       if (b.limit_reset) {
@@ -98,21 +109,30 @@ export function explainApiError(error: ApiError): CliError {
       }
       return new CliError(
         `The top-up payment was refused (${String(b.reason ?? "invalid")}): ${error.message}`,
-        EXIT.failure,
+        EXIT.funds,
         "payment_invalid",
         base,
       );
     case "rate_limited":
       return new CliError(
         `Rate limited: retry in ${error.headers.get("retry-after") ?? "a few"} s. (${error.message})`,
-        EXIT.failure,
+        EXIT.unavailable,
         "rate_limited",
         base,
+      );
+    case "max_price_above_key_cap":
+      return new CliError(
+        `--max-cents is above this API key's cap of ${String(b.key_max_price_cents)} cents/diem, and the API refuses it: a key's cap ` +
+          `bounds every request made with it. Pass --max-cents ${String(b.key_max_price_cents)} or less, or raise the cap with ` +
+          `\`${CLI} keys edit <id> --max-cents C\`. (${error.message})`,
+        EXIT.usage,
+        "max_price_above_key_cap",
+        { ...base, key_max_price_cents: b.key_max_price_cents },
       );
     default:
       return new CliError(
         `${error.status} ${error.code}: ${error.message}${requestId ? ` (request ${requestId})` : ""}`,
-        EXIT.failure,
+        exitCodeOfStatus(error.status),
         error.code,
         base,
       );
@@ -142,7 +162,7 @@ function explainNoOffer(error: ApiError, base: Record<string, unknown>): CliErro
       ? `  suggested max price       ${suggested} cents/diem: retry with --max-cents ${suggested}`
       : "  no offer above your max could take it either: try later, or lower --max-tokens",
   ];
-  return new CliError(lines.join("\n"), EXIT.noOffer, code, {
+  return new CliError(lines.join("\n"), EXIT.unavailable, code, {
     ...base,
     buyer_max_cents: buyerMax === null ? null : Number(buyerMax),
     cheapest_posted_cents: cheapest ? Number(cheapest) : null,

@@ -19,7 +19,8 @@ Commands
                                 The svc_session cookie is kept in the session file (owner-only, 0600).
   topup <amount>                Fund the balance with <amount> USDC over x402 (402 → sign EIP-3009 → retry).
                                 Checks the wallet's USDC on chain first.
-  balance                       The prepaid balance: available, held, total.
+  balance                       The prepaid balance: available, held, total (with the session; an API key can
+                                read it too: GET /v1/account/balance with Authorization: Bearer).
   keys create [--name N] [--max-cents C] [--spend-limit USD] [--limit-reset daily|weekly|monthly]
                                 Create an svc_ API key (shown once; saved for \`chat\`). With --limit-reset the
                                 spend limit starts again each UTC day, week (from Monday) or month.
@@ -44,10 +45,13 @@ Commands
                                 A completion's record (GET /v1/generations/{id}): who served it, tokens billed
                                 and claimed, charge, supplier share, fee, latency, key, journal entry. Uses the
                                 API key (flag, SVC_API_KEY or the saved one), else the session.
-  run ["<prompt>"]              The whole headless flow: login → top up if the balance is low → create a key
-                                → one chat → what it cost.
+  run ["<prompt>"]              The whole headless flow: login → top up if the balance is low → an API key
+                                → one chat → what it cost. The key is the one saved for this base URL while it
+                                is live; else run creates one with a daily spend limit of --key-limit USD and
+                                saves it, so running it again makes no new key.
                                 [--model M] [--max-cents C] [--max-tokens N (128)] [--min-balance USD (1.00)]
-                                [--topup-amount USD (5.00)]; default prompt: "${DEFAULT_RUN_PROMPT}"
+                                [--topup-amount USD (5.00)] [--key-limit USD (1.00)];
+                                default prompt: "${DEFAULT_RUN_PROMPT}"
 
 Options
   --base-url URL      The service (env SVC_BASE_URL; default ${DEFAULT_BASE_URL}). Non-local URLs must be https.
@@ -57,7 +61,9 @@ Options
   --session-file F    Where the session and the last created key are kept (env SVC_AGENT_SESSION_FILE;
                       default ${DEFAULT_SESSION_FILE}, git-ignored).
   --max-cents C       The most to pay, cents per diem (1-10000; 100 = list price). On chat/run it is sent as
-                      X-Svc-Max-Cents, which wins over the key's cap, the account default and the platform default.
+                      X-Svc-Max-Cents: it replaces the account's default and the platform's (100) for this
+                      request, within the key's cap: a key with a max price refuses anything above it (400
+                      max_price_above_key_cap, exit 2). On keys create/edit it sets that cap.
   --json              Machine output: exactly one JSON document on stdout (the result, or {"error":…}).
   -h, --help          This help.
 
@@ -70,10 +76,15 @@ Wallet key
   reuses Base's chain id and USDC contract, so a top-up signed there would be a valid payment on Base too.
   Never point the CLI at a dev deployment with a key that holds real funds.
 
-Exit codes
-  0 ok · 1 failed (network, server, unexpected) · 2 usage or configuration · 3 not signed in, session
-  expired, API key missing or revoked · 4 not enough money (wallet USDC, balance or key spend limit)
-  5 no offer at your max price (503: the X-Svc-* headers are explained)
+Exit codes (by class, so a script can branch on them)
+  0 ok
+  1 failed: network, a server error (500), an unexpected answer
+  2 usage: a bad command line or configuration, or a request the API refused as invalid (400, 404, 409,
+    410, 413, 415, 422: the message names the field)
+  3 auth: not signed in, session expired, API key missing, revoked or expired (401, 403)
+  4 payment: not enough money: wallet USDC for a top-up, the balance or the key's spend limit (402)
+  5 unavailable, retry later: no offer at your max price (503: the X-Svc-* headers are explained),
+    the service unavailable (503), rate limited (429), the upstream failed (502)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -99,6 +110,7 @@ async function main(argv: string[]): Promise<number> {
         "api-key": { type: "string" },
         "min-balance": { type: "string" },
         "topup-amount": { type: "string" },
+        "key-limit": { type: "string" },
         responses: { type: "boolean" },
         stream: { type: "boolean" },
         sort: { type: "string" },

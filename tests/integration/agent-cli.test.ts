@@ -3,7 +3,7 @@
  * (tests/helpers/route-server.ts), paying over x402 on the test chain, completing on a reference upstream.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -158,6 +158,30 @@ describe("npm run agent -- run: the headless agent flow", () => {
     );
   }, 90_000);
 
+  it("run again reuses the saved key (no new key), which run created with a daily spend limit, not an unlimited one", async () => {
+    const account = await db.account.findUniqueOrThrow({ where: { walletAddress: BUYER.address } });
+    const saved = JSON.parse(readFileSync(sessionFile(), "utf8")).profiles[server.url].apiKey as { id: string };
+    const keysBefore = await db.apiKey.count({ where: { accountId: account.id } });
+
+    const run = await cli(["run", "Again", "--model", modelId, "--max-tokens", "16", "--json"], {
+      key: BUYER.privateKey,
+      sessionFile: sessionFile(),
+    });
+
+    expect(run.code, run.stderr || run.stdout).toBe(0);
+    const out = json<RunOutput & { key: { reused: boolean } }>(run);
+    expect(out.key).toMatchObject({ id: saved.id, reused: true });
+    expect(out.top_up).toBeNull();
+    expect(await db.apiKey.count({ where: { accountId: account.id } })).toBe(keysBefore);
+    expect(await db.apiKey.findUniqueOrThrow({ where: { id: saved.id } })).toMatchObject({
+      spendLimitMicros: 1_000_000n,
+      limitReset: "daily",
+      revokedAt: null,
+    });
+    const completion = await db.completion.findUniqueOrThrow({ where: { id: out.completion.id } });
+    expect(completion.apiKeyId).toBe(saved.id);
+  }, 90_000);
+
   it("chat reuses the saved key and prints the answer, then cost, price, burn and balance", async () => {
     const run = await cli(["chat", "Second question", "--model", modelId, "--max-tokens", "32"], { sessionFile: sessionFile() });
 
@@ -254,7 +278,8 @@ describe("npm run agent -- run: the headless agent flow", () => {
     const bad = await cli(["chat", "Pick one", "--model", model.id, "--max-tokens", "16", "--sort", "fastest", "--json"], {
       sessionFile: sessionFile(),
     });
-    expect(bad.code).not.toBe(0);
+    // A 400 is a usage error (exit 2), by its class.
+    expect(bad.code).toBe(2);
     expect(bad.stdout).toContain("provider.sort");
   }, 60_000);
 
@@ -273,6 +298,23 @@ describe("npm run agent -- run: the headless agent flow", () => {
     });
     expect(json<CliFailure>(run).error.message).toContain("--max-cents 80");
   }, 60_000);
+
+  it("exits by class: 2 for a request the API refuses as invalid, naming the field; 2 for --max-cents above the key's cap, saying so", async () => {
+    const invalid = await cli(["chat", "Hi", "--model", "meta-llama/llama-3.3-70b-instruct", "--json"], { sessionFile: sessionFile() });
+    expect(invalid.code).toBe(2);
+    expect(json<CliFailure>(invalid).error).toMatchObject({ status: 404, api_code: "model_not_found", exit_code: 2 });
+    expect(json<CliFailure>(invalid).error.message).toContain('Did you mean "llama-3.3-70b"?');
+
+    const capped = json<{ id: string; key: string }>(
+      await cli(["keys", "create", "--name", "capped", "--max-cents", "90", "--json"], { sessionFile: sessionFile() }),
+    );
+    const above = await cli(["chat", "Hi", "--model", modelId, "--max-cents", "95", "--api-key", capped.key, "--json"], {
+      sessionFile: sessionFile(),
+    });
+    expect(above.code).toBe(2);
+    expect(json<CliFailure>(above).error).toMatchObject({ code: "max_price_above_key_cap", key_max_price_cents: 90 });
+    expect(json<CliFailure>(above).error.message).toContain("--max-cents 90 or less");
+  }, 120_000);
 
   it("says the key was revoked (exit 3) after keys revoke", async () => {
     const created = json<{ id: string; key: string }>(

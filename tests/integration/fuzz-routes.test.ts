@@ -4,7 +4,9 @@
  * the front door to the real route handlers, on the real database, chain and a reference upstream. Each request
  * picks an operation and then valid, boundary or garbage values for its method, path, query, headers and body, with
  * no credentials, the right ones, or wrong ones. The property: no answer is a 5xx, every error answer has the API's
- * error shape, and the ledger invariants hold afterwards (tests/setup/each-file.ts checks them after the test).
+ * error shape, every answer to a request sent as its operation documents (its method, on its path) has a status that
+ * operation lists, with an error code listed under that status, and the ledger invariants hold afterwards
+ * (tests/setup/each-file.ts checks them after the test).
  *
  * The world is built so that no valid request has a legitimate reason for a 5xx: the models the generator calls
  * valid have an offer at 1 cent (every max price routes) on a healthy reference upstream, with ample capacity. One
@@ -65,6 +67,8 @@ type Operation = {
   auth: "public" | "session" | "bearer" | "key_or_session";
   params: Parameter[];
   body?: JsonSchema;
+  /** The statuses the operation documents, each with the error codes it lists under it. */
+  responses: Record<string, string[]>;
 };
 type OpenApi = {
   paths: Record<
@@ -75,6 +79,7 @@ type OpenApi = {
         "x-svc-auth": Operation["auth"];
         parameters?: (Parameter | { $ref: string })[];
         requestBody?: { content: { "application/json": { schema: JsonSchema } } };
+        responses: Record<string, { "x-svc-error-codes"?: string[] }>;
       }
     >
   >;
@@ -89,6 +94,7 @@ function operationsOf(doc: OpenApi): Operation[] {
       auth: op["x-svc-auth"],
       params: (op.parameters ?? []).map((p) => ("$ref" in p ? doc.components.parameters[p.$ref.split("/").pop()!] : p)),
       body: op.requestBody?.content["application/json"].schema,
+      responses: Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r["x-svc-error-codes"] ?? []])),
     })),
   );
 }
@@ -311,7 +317,7 @@ function garbage(rng: Rng, depth = 0): unknown {
 
 // ─── requests ────────────────────────────────────────────────────────────────
 
-type Plan = { method: string; path: string; headers: Record<string, string>; body?: Buffer };
+type Plan = { op: Operation; method: string; path: string; headers: Record<string, string>; body?: Buffer };
 type Answer = { status: number; body: string; contentType: string };
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"];
@@ -423,7 +429,7 @@ function plan(ops: Operation[], world: World, rng: Rng): Plan {
   const method = rng.chance(0.9) ? op.method : rng.pick(METHODS);
   const headers = headersFor(op, mode, world, rng);
   const body = method === "GET" || method === "HEAD" ? undefined : bodyFor(op, mode, world, rng, headers);
-  return { method, path: `${pathFor(op, mode, world, rng)}${queryFor(op, mode, world, rng)}`, headers, body };
+  return { op, method, path: `${pathFor(op, mode, world, rng)}${queryFor(op, mode, world, rng)}`, headers, body };
 }
 
 function send(baseUrl: string, p: Plan): Promise<Answer> {
@@ -592,8 +598,35 @@ function checkAnswer(p: Plan, answer: Answer): string | null {
     if (answer.status === 402 && body.x402Version === 1) return null; // the top-up's x402 challenge, documented as such
     if (typeof body.error?.message !== "string" || typeof body.error.type !== "string" || typeof body.error.code !== "string")
       return "an error without {message,type,code}";
+    if (sentAsDocumented(p) && !(p.op.responses[answer.status] ?? []).includes(body.error.code))
+      return `${answer.status} ${body.error.code}, which its OpenAPI operation does not list under ${answer.status}`;
   }
+  if (sentAsDocumented(p) && !(String(answer.status) in p.op.responses))
+    return `${answer.status}, a status its OpenAPI operation does not list`;
   return null;
+}
+
+/**
+ * The request went to the operation it was planned from: its method, on a path no other route can take (a generated
+ * path parameter with a slash or a dot segment can land on another route, e.g. the /v1 catch-all), that is a path.
+ */
+function sentAsDocumented(p: Plan): boolean {
+  if (p.method !== p.op.method || p.op.path.endsWith("{path}")) return false;
+  const pathname = p.path.split("?")[0];
+  // A malformed %-escape is answered a bare 400 before any route runs (Next does so, and the test route server).
+  try {
+    decodeURIComponent(pathname);
+  } catch {
+    return false;
+  }
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const template = new RegExp(
+    `^${p.op.path
+      .split(/\{\w+\}/)
+      .map(literal)
+      .join("[^/]+")}$`,
+  );
+  return template.test(pathname) && !/(^|\/)\.\.?(\/|$)|%2e|%2f/i.test(pathname);
 }
 
 /** A real SIWE sign-in of a fresh wallet, so the valid path of /auth/verify is exercised too. */

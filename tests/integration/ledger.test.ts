@@ -4,6 +4,7 @@ import { GET as getLedgerRoute } from "@/app/v1/account/ledger/route";
 import { GET as getLedgerHealthRoute } from "@/app/healthz/ledger/route";
 import { db, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
+import { createApiKey, revokeApiKey } from "@/lib/auth/api-keys";
 import { getBalance, getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { checkLedgerInvariants } from "@/lib/ledger/invariants";
 import { summarizeLedgerReport } from "@/lib/ledger/ledger-health";
@@ -141,6 +142,25 @@ describe("GET /v1/account/balance", () => {
     expect(await res.json()).toEqual({ available: "0.000000", held: "0.000000", total: "0.000000" });
     const anonymous = await getBalanceRoute(jsonRequest("GET", "/v1/account/balance"));
     expect(anonymous.status).toBe(401);
+  });
+
+  it("is readable with any live API key of the account (an agent checks before it calls), never another account's", async () => {
+    const me = await seedSignedInAccount();
+    await seedBuyerBalance(me.id, 3_000_000n);
+    const key = await createApiKey(me.id, { name: "agent" });
+    const other = await seedSignedInAccount();
+    await seedBuyerBalance(other.id, 9_000_000n);
+    const read = (bearer: string) =>
+      getBalanceRoute(jsonRequest("GET", "/v1/account/balance", undefined, { authorization: `Bearer ${bearer}` }));
+
+    const res = await read(key.key);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ available: "3.000000", held: "0.000000", total: "3.000000" });
+
+    await revokeApiKey(me.id, key.id);
+    const revoked = await read(key.key);
+    expect(revoked.status).toBe(401);
+    expect((await readError(revoked)).code).toBe("invalid_api_key");
   });
 });
 

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { GET as getOpenApiJson } from "@/app/openapi.json/route";
 import { createApiKey } from "@/lib/auth/api-keys";
 import type { AppErrorCode } from "@/lib/errors";
-import { ERROR_STATUS } from "@/lib/http/errors";
+import { ERROR_STATUS, ErrorBodySchema } from "@/lib/http/errors";
 import type { RouteHandler } from "@/lib/http/route-types";
 import { API_ROUTES } from "@/app/api-routes";
 import {
@@ -141,7 +141,13 @@ describe("the description matches the routes", () => {
     );
     for (const [code, status] of codesByStatus) expect(ERROR_STATUS[code], code).toBe(status);
     const codes = new Set(codesByStatus.map(([code]) => code));
-    const expected: AppErrorCode[] = ["internal_error", ...(spec.docs.errors ?? [])];
+    const expected: AppErrorCode[] = [
+      "internal_error",
+      "service_unavailable",
+      "shutting_down",
+      "method_not_allowed",
+      ...(spec.docs.errors ?? []),
+    ];
     const { auth, body, query, rateLimit } = spec.handler.meta;
     if (auth === "session") expected.push("session_required");
     if (auth === "session" && spec.method !== "GET") expected.push("cross_site_request");
@@ -161,6 +167,25 @@ describe("the description matches the routes", () => {
     if (rateLimit) expect(op.responses["429"].headers).toHaveProperty("Retry-After");
   });
 
+  it.each(OPERATIONS.filter((o) => o.handler.meta.body))("$method $path: shows a request example its body schema accepts", (spec) => {
+    const example = operationOf(DOC, spec)!.requestBody!.content["application/json"].example;
+    expect(example, "requestExample").toBeDefined();
+    const parsed = spec.handler.meta.body!.safeParse(example);
+    expect(parsed.success, parsed.error?.message).toBe(true);
+  });
+
+  it.each(OPERATIONS)("$method $path: each error-only status shows an example of an error it lists", (spec) => {
+    for (const [status, answer] of Object.entries(operationOf(DOC, spec)!.responses)) {
+      const codes = answer["x-svc-error-codes"] ?? [];
+      const example = answer.content?.["application/json"]?.example as { error: { code: string; type: string } } | undefined;
+      if (codes.length === 0 || !example) continue;
+      expect(codes, status).toContain(example.error.code);
+      expect(ErrorBodySchema.safeParse(example).success, status).toBe(true);
+    }
+    const errorStatuses = Object.values(operationOf(DOC, spec)!.responses).filter((r) => (r["x-svc-error-codes"] ?? []).length > 0);
+    expect(errorStatuses.filter((r) => r.content?.["application/json"]?.example !== undefined).length).toBeGreaterThan(0);
+  });
+
   it("describes the inference headers: cost on 200, the X-Svc explanation on 503, rate limits everywhere", () => {
     const op = DOC.paths["/v1/chat/completions"].post!;
     expect(Object.keys(op.responses["200"].headers ?? {})).toEqual(
@@ -178,6 +203,8 @@ describe("the description matches the routes", () => {
       expect.arrayContaining(["X-Svc-Error-Code", "X-Svc-Buyer-Max-Cents", "X-Svc-Cheapest-Posted-Cents", "X-Svc-Routable-Diem-Above-Max"]),
     );
     expect(op.responses["503"]["x-svc-error-codes"]).toEqual([
+      "service_unavailable",
+      "shutting_down",
       "no_offer_at_or_below_max",
       "no_capacity",
       "no_healthy_supplier",
@@ -192,6 +219,8 @@ describe("the description matches the routes", () => {
       "no_offer_fits_request",
       "no_offer_passing_probes",
     ]);
+    expect(op.responses["503"].headers).toHaveProperty("Retry-After");
+    expect(op.responses["405"].headers).toHaveProperty("Allow");
     expect(Object.keys(op.responses["429"].headers ?? {})).toEqual(expect.arrayContaining(["Retry-After", "X-RateLimit-Reset"]));
     expect(op.parameters).toContainEqual({ $ref: "#/components/parameters/MaxCentsHeader" });
     expect(DOC.paths["/v1/x402/top-up"].post!.responses["402"].headers).toHaveProperty("PAYMENT-REQUIRED");
@@ -220,7 +249,11 @@ describe("GET /openapi.json", () => {
     for (const spec of simple) {
       const { auth } = spec.handler.meta;
       const headers: Record<string, string> =
-        auth === "session" ? { cookie: me.cookie } : auth === "bearer" ? { authorization: `Bearer ${key}` } : {};
+        auth === "session"
+          ? { cookie: me.cookie }
+          : auth === "bearer" || auth === "key_or_session"
+            ? { authorization: `Bearer ${key}` }
+            : {};
       const res = await spec.handler(jsonRequest("GET", spec.path, undefined, headers), routeParams({}));
       const described = spec.docs.responses.find((r) => r.status === res.status);
       expect(described, `${spec.path} answered ${res.status}: ${await res.clone().text()}`).toBeDefined();
@@ -239,7 +272,7 @@ describe("GET /openapi.json", () => {
 
 const Ref = z.strictObject({ $ref: z.string().startsWith("#/"), summary: z.string().optional(), description: z.string().optional() });
 const SchemaLike = z.record(z.string(), z.unknown());
-const Media = z.strictObject({ schema: SchemaLike });
+const Media = z.strictObject({ schema: SchemaLike, example: z.unknown().optional() });
 const Header = z.union([Ref, z.looseObject({ description: z.string().optional(), schema: SchemaLike })]);
 const Parameter = z.union([
   Ref,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { burnMicroDiem, ceilDiv, chargeMicros, formatMicros, parseMicros, splitCharge } from "@/lib/money";
+import { burnMicroDiem, ceilDiv, chargeMicros, formatMicros, parseMicros, splitCharge, usdPerToken } from "@/lib/money";
 
 describe("decimal amounts", () => {
   it.each([
@@ -44,5 +44,17 @@ describe("pricing arithmetic", () => {
       expect(supplierMicros + feeMicros).toBe(charge);
       expect(supplierMicros).toBe((charge * 90n) / 100n);
     }
+  });
+});
+
+describe("usdPerToken (OpenRouter's pricing.prompt and .completion)", () => {
+  it("is the charge of 1M tokens, per token, exactly, without trailing zeros", () => {
+    expect(usdPerToken(800_000n, 100)).toBe("0.0000008");
+    expect(usdPerToken(700_000n, 85)).toBe("0.000000595");
+    expect(usdPerToken(0n, 100)).toBe("0");
+    expect(usdPerToken(2_000_000_000n, 10_000)).toBe("0.2");
+    // The charge rule rounds up to the micro-USDC per 1M tokens: a price never reads below what is charged.
+    expect(usdPerToken(1n, 1)).toBe("0.000000000001");
+    expect(usdPerToken(1_000_001n, 50)).toBe("0.000000500001");
   });
 });

@@ -19,6 +19,7 @@ export const POST = route(
       summary: "Sign in with a signed SIWE message",
       description:
         "Checks the message (domain = this host, uri on this origin, chainId 8453, our unused nonce, time window) and the signature (EOA, EIP-1271, EIP-6492), then opens a session: the token travels only in the HttpOnly svc_session cookie.",
+      requestExample: { message: "svc.example wants you to sign in with your Ethereum account:\n0x…\n\n…\nNonce: …", signature: "0x…" },
       responses: [response(200, SessionSchema, "Signed in; the svc_session cookie is set.", ["SetCookie"])],
       errors: [
         "cross_site_request",

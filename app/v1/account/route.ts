@@ -32,6 +32,7 @@ export const PATCH = route(
       summary: "Set the account's default max price and provider preferences",
       description:
         "Only the fields sent change. default_max_price_cents: cents per diem the account pays at most when neither the request nor the key says; null = the platform default. provider_preferences: the default provider object for every key of the account (see the chat request's provider), under each key's own and each request's, field by field; null = none. Offer and supplier ids must name an offer or a supplier with offers (400 naming the field).",
+      requestExample: { default_max_price_cents: 90, provider_preferences: { sort: "price", data_collection: "deny" } },
       responses: [response(200, AccountSchema, "The updated account.")],
     },
   },

@@ -14,7 +14,8 @@ export const GET = route(
       operationId: "listModels",
       tag: "Market",
       summary: "List models",
-      description: "The buyable models in OpenAI's list shape, with list price and the best posted price.",
+      description:
+        "The buyable models in OpenAI's list shape, with list price (diem per 1M tokens), the best posted price, and OpenRouter's `pricing.prompt` and `pricing.completion` (USD per token at the cheapest offer, by the charge rule).",
       responses: [response(200, ModelListSchema, "The models.")],
     },
   },

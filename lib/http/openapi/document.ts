@@ -29,7 +29,7 @@ export type OpenApiParameter = {
 export type OpenApiResponse = {
   description: string;
   headers?: Record<string, { $ref: string }>;
-  content?: { "application/json"?: { schema: JsonSchema }; "text/event-stream"?: { schema: JsonSchema } };
+  content?: { "application/json"?: { schema: JsonSchema; example?: unknown }; "text/event-stream"?: { schema: JsonSchema } };
   /** The error codes this answer can carry, in order. */
   "x-svc-error-codes"?: AppErrorCode[];
 };
@@ -43,7 +43,7 @@ export type OpenApiOperation = {
   /** The last path parameter takes the rest of the path, slashes included (Next's `[...name]`). */
   "x-svc-catch-all"?: true;
   parameters?: (OpenApiParameter | { $ref: string })[];
-  requestBody?: { required: true; content: { "application/json": { schema: JsonSchema } } };
+  requestBody?: { required: true; content: { "application/json": { schema: JsonSchema; example?: unknown } } };
   responses: Record<string, OpenApiResponse>;
 };
 export type OpenApiDocument = {
@@ -169,6 +169,9 @@ function errorSchema(codes: AppErrorCode[]): JsonSchema {
   };
 }
 
+/** Headers an answer carries by its status alone: Retry-After on a 429 and a 503, Allow on a 405. */
+const EXTRA_HEADERS: Partial<Record<number, ResponseHeaderName[]>> = { 405: ["Allow"], 429: ["RetryAfter"], 503: ["RetryAfter"] };
+
 /** Success answers and error answers merged per status (a 402 can be the x402 challenge or an error). */
 function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, OpenApiResponse> {
   const byStatus = new Map<
@@ -182,10 +185,7 @@ function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, Open
   const slot = (status: number) => {
     let entry = byStatus.get(status);
     if (!entry)
-      byStatus.set(
-        status,
-        (entry = { descriptions: [], schemas: [], headers: [...always, ...(status === 429 ? (["RetryAfter"] as const) : [])], codes: [] }),
-      );
+      byStatus.set(status, (entry = { descriptions: [], schemas: [], headers: [...always, ...(EXTRA_HEADERS[status] ?? [])], codes: [] }));
     return entry;
   };
   for (const r of op.docs.responses) {
@@ -215,7 +215,7 @@ function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, Open
           ...(schema || entry.events
             ? {
                 content: {
-                  ...(schema && { "application/json": { schema } }),
+                  ...(schema && { "application/json": { schema, ...errorExample(entry.codes, entry.schemas.length) } }),
                   ...(entry.events && { "text/event-stream": { schema: { type: "string", description: entry.events } } }),
                 },
               }
@@ -225,6 +225,16 @@ function responsesFor(op: Operation, codes: AppErrorCode[]): Record<string, Open
       ];
     }),
   );
+}
+
+/**
+ * An error answer's example, for a status whose answers are errors only: the first code's answer, with its description
+ * as the message (a status that is also a success, e.g. the x402 challenge, keeps no example rather than a partial one).
+ */
+function errorExample(codes: AppErrorCode[], schemas: number): { example?: { error: { message: string; type: string; code: string } } } {
+  if (codes.length === 0 || schemas !== 1) return {};
+  const code = codes[0];
+  return { example: { error: { message: ERROR_DESCRIPTIONS[code], type: errorTypeForStatus(ERROR_STATUS[code]), code } } };
 }
 
 /** Every code an operation can answer with: its guards' (auth, input, rate limit) and its own. */
@@ -250,7 +260,19 @@ function describeOperation(op: Operation): OpenApiOperation {
     "x-svc-auth": auth,
     ...(op.catchAll ? { "x-svc-catch-all": true as const } : {}),
     parameters,
-    ...(body ? { requestBody: { required: true, content: { "application/json": { schema: toJsonSchema(body, "input") } } } } : {}),
+    ...(body
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: toJsonSchema(body, "input"),
+                ...(docs.requestExample ? { example: docs.requestExample } : {}),
+              },
+            },
+          },
+        }
+      : {}),
     responses: responsesFor(op, errorCodesFor(op)),
   };
 }
@@ -274,10 +296,13 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       summary: "The open inference marketplace: OpenAI-compatible chat completions paid in USDC on Base.",
       description:
         "Public routes need nothing; session routes need the svc_session cookie from Sign-In with Ethereum (GET /auth/nonce, POST /auth/verify); " +
-        "POST /v1/chat/completions and GET /v1/key need an svc_ API key as a Bearer token. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
+        "POST /v1/chat/completions, POST /v1/responses and GET /v1/key need an svc_ API key as a Bearer token; GET /v1/account/balance and GET /v1/generations/{id} take either. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
         'prices are integer cents per diem (100 = list price). Every error is {"error":{"message","type","code"}} and every answer carries X-Request-Id. ' +
         `A JSON body is at most ${env.MAX_BODY_BYTES} bytes (413 payload_too_large), nests objects and arrays at most ${env.MAX_JSON_DEPTH} levels deep ` +
-        `(400 json_too_deep) and holds at most ${env.MAX_JSON_VALUES} values (400 json_too_many_values).`,
+        `(400 json_too_deep) and holds at most ${env.MAX_JSON_VALUES} values (400 json_too_many_values). ` +
+        "Every operation also lists what any route can answer: 405 method_not_allowed (with Allow) to a method its path does not serve, " +
+        "and 503 with Retry-After while the database is unavailable (service_unavailable) or the instance drains (shutting_down). " +
+        "An API path under a wrong base URL (/api/v1/…, /chat/completions without /v1) is a JSON 404 naming the /v1 path.",
       license: { name: "MIT", identifier: "MIT" },
     },
     jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",

@@ -34,7 +34,8 @@ export const ERROR_DESCRIPTIONS = {
   siwe_not_yet_valid: "The message's Not Before time lies in the future.",
   siwe_issued_at_invalid: "The message's Issued At is in the future or too old.",
   invalid_signature: "The signature does not prove control of the wallet (EOA, EIP-1271 and EIP-6492 are checked).",
-  insufficient_balance: "The balance cannot cover the request's worst case; `needed` and `available` say by how much.",
+  insufficient_balance:
+    "The balance cannot cover the request: `needed` against `available`, USDC. `needed_is` says what `needed` is: `reservation` (the worst case reserved at the offer's `price_cents`, prompt plus max_tokens or the model's output cap; `reservation` repeats it) or `minimum` (even the least the request can cost is more than the balance; the reservation would be higher, `reservation` is null).",
   payment_required: "Payment is required before this call can proceed.",
   spend_limit_exceeded:
     "The API key's spend limit (its current period's, when it resets daily, weekly or monthly) cannot cover the request's worst case.",
@@ -46,7 +47,8 @@ export const ERROR_DESCRIPTIONS = {
   model_not_found: "Unknown model; GET /v1/models lists them.",
   shutting_down: "This instance is shutting down; nothing was charged. Retry (another instance serves it).",
   model_retired: "The model was retired by the operator and is no longer served; GET /v1/models lists the current ones.",
-  method_not_allowed: "The route does not take this method.",
+  method_not_allowed:
+    "The path does not take this method: the front door answers any method a path does not serve with 405 and `Allow` (listing the methods it does), so every operation lists it for its path.",
   conflict: "The object's state forbids the change (e.g. a withdrawn offer).",
   authorization_already_used: "This payment authorization was already submitted; sign a new one.",
   insufficient_earnings: "The withdrawal is more than the available earnings.",
@@ -66,7 +68,8 @@ export const ERROR_DESCRIPTIONS = {
   no_offer_at_or_below_max: "No offer for the model is posted at or below your max price (see the X-Svc-* headers).",
   no_capacity: "Offers at or below your max price have no capacity left today for this request's worst case.",
   no_healthy_supplier: "Every offer at or below your max price is cooling down after upstream failures.",
-  service_unavailable: "A dependency (database, chain) is unavailable; retry shortly.",
+  service_unavailable:
+    "A dependency (the database, the chain) is unavailable: retry after `Retry-After` seconds. Nothing was charged. Any route that reads the database can answer it during an outage.",
   no_offer_supports_tools: "No offer for the model serves function tools right now (see the X-Svc-* headers).",
   no_offer_supports_json_schema: "No offer for the model serves json_schema structured outputs right now (see the X-Svc-* headers).",
   no_offer_supports_vision: "No offer for the model serves image inputs right now (see the X-Svc-* headers).",
@@ -115,6 +118,8 @@ export function guardErrors(meta: RouteMeta, method: HttpMethod): AppErrorCode[]
   if (meta.rateLimit) codes.push("rate_limited");
   if (meta.body) codes.push(...BODY_GUARD_CODES);
   if (meta.query) codes.push("invalid_request", "unknown_field");
-  codes.push("internal_error");
+  // route() answers a database outage with 503 service_unavailable (Retry-After); the front door answers 503
+  // shutting_down while the instance drains, and 405 to any method the path does not serve.
+  codes.push("internal_error", "service_unavailable", "shutting_down", "method_not_allowed");
   return codes;
 }

@@ -27,7 +27,12 @@ export const RESPONSE_HEADERS = {
     schema: { type: "integer" },
   },
   RateLimitReset: { name: "X-RateLimit-Reset", description: "Seconds until the window resets.", schema: { type: "integer" } },
-  RetryAfter: { name: "Retry-After", description: "Seconds to wait before retrying (429).", schema: { type: "integer" } },
+  RetryAfter: {
+    name: "Retry-After",
+    description: "Seconds to wait before retrying (429; 503 while the database is unavailable or the instance drains).",
+    schema: { type: "integer" },
+  },
+  Allow: { name: "Allow", description: "The methods this path serves (405).", schema: { type: "string" } },
   BalanceRemaining: {
     name: "X-Balance-Remaining",
     description: "Your confirmed balance after this completion's clear, USDC.",
@@ -68,6 +73,12 @@ export const RESPONSE_HEADERS = {
     name: "X-Svc-Max-Burn-Diem",
     description: "A stream's burn ceiling, diem: the capacity its worst case can burn at the model's list price.",
     schema: decimal,
+  },
+  SvcIgnoredFields: {
+    name: "X-Svc-Ignored-Fields",
+    description:
+      "The request's fields svc accepted and did not act on (OpenRouter's and OpenAI's fields it has no use for: models, route, transforms, top_a, usage.include false, service_tier, prompt_cache_key, safety_identifier, verbosity, store, prediction; on /v1/responses also include, truncation auto, top_logprobs, max_tool_calls, text.verbosity), comma-separated. Absent when every field sent was used.",
+    schema: { type: "string" },
   },
   SvcErrorCode: {
     name: "X-Svc-Error-Code",

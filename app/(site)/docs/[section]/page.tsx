@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { notFound } from "next/navigation";
+import { notFound, permanentRedirect } from "next/navigation";
 import { DOCS_PAGES } from "@/components/docs/docs-content";
 import { DocsPageBody } from "@/components/docs/docs-page-body";
 import { API_ROUTES } from "@/app/api-routes";
@@ -20,7 +20,10 @@ export async function generateMetadata({ params }: Params): Promise<Metadata> {
 
 // GET /docs/{section} – one section of the docs (access, top-up, tools, pricing, billing, errors, reference)
 export default async function DocsSectionPage({ params }: Params) {
-  const page = pageFor((await params).section);
+  const { section } = await params;
+  // The quick start is the docs' first page, /docs itself; its own address (linked from elsewhere) leads there.
+  if (section === "quick-start") permanentRedirect("/docs");
+  const page = pageFor(section);
   if (!page) notFound();
   return <DocsPageBody page={page} doc={getOpenApiDocument(API_ROUTES)} />;
 }

@@ -34,6 +34,15 @@ export const POST = route(
       summary: "Post an offer",
       description:
         "The upstream is checked first (GET {upstream_base_url}/models with the key); the key is stored encrypted and never returned. Optionally declare what the upstream serves: quantization, data_policy, context_tokens, max_output_tokens (your word, published with the offer).",
+      requestExample: {
+        upstream_base_url: "https://api.venice.ai/api/v1",
+        upstream_api_key: "your-upstream-api-key",
+        models: [{ id: "llama-3.3-70b", upstream_model: "llama-3.3-70b" }],
+        price_cents: 85,
+        daily_capacity: "25",
+        quantization: "fp8",
+        data_policy: { retains_prompts: false, trains_on_prompts: false },
+      },
       responses: [response(201, CheckedOfferSchema, "The posted offer.")],
       errors: [...UPSTREAM_CHECK_ERRORS, "unprocessable"],
     },

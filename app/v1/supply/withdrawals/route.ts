@@ -30,6 +30,7 @@ export const POST = route(
       tag: "Supply",
       summary: "Withdraw earnings as USDC",
       description: "Sent on chain to the signed-in wallet (never to an address from the body).",
+      requestExample: { amount: "12.50" },
       responses: [response(201, WithdrawalSchema, "Sent.")],
       errors: ["invalid_amount", "amount_out_of_range", "insufficient_earnings", "withdrawal_failed", "withdrawal_pending"],
     },

@@ -20,6 +20,7 @@ export const POST = route(
       description:
         "Without a payment header: 402 asking for exactly `amount` in USDC on Base, payable to the treasury, from the signed-in wallet (`extra.payer`; an authorization from any other wallet is refused). Sign an EIP-3009 transferWithAuthorization for it with that wallet and retry the same request with PAYMENT-SIGNATURE (v2) or X-PAYMENT (v1): the payment is verified, settled on chain, and credited once.",
       requestHeaders: ["PaymentSignatureHeader", "XPaymentHeader"],
+      requestExample: { amount: "10.00" },
       responses: [
         response(200, TopUpSchema, "Paid and credited.", ["PaymentResponse"]),
         response(402, PaymentChallengeSchema, "Payment required for exactly this amount.", ["PaymentRequired"]),

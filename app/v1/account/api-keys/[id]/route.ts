@@ -33,8 +33,9 @@ export const PATCH = route(
       description:
         "Only the fields sent change; null clears a limit. A new `limit_reset` counts the new current period from the ledger (what the key's requests reserved since it began). A `spend_limit` below what the period has already spent is accepted: the key is refused (402 spend_limit_exceeded) until the next reset or a higher limit. Another account's key is a 404 like an unknown one; a revoked key cannot be edited (409).",
       pathParams: { id: "The key's id (UUID)." },
+      requestExample: { spend_limit: "5.00", limit_reset: "weekly" },
       responses: [response(200, ApiKeySchema, "The key as edited.")],
-      errors: ["not_found", "conflict"],
+      errors: ["not_found", "conflict", "invalid_amount"],
     },
   },
   async ({ session, params, body }) => ok(await updateApiKey(session.accountId, params.id, body)),

@@ -39,6 +39,7 @@ export const PATCH = route(
       description:
         "Price, capacity, models, credentials, what you declare (quantization, data_policy, context_tokens, max_output_tokens; null clears a limit), or pause/resume. A new URL, key or model list is checked against the upstream first.",
       pathParams: OFFER_ID,
+      requestExample: { price_cents: 80, daily_capacity: "40" },
       responses: [response(200, CheckedOfferSchema, "The changed offer.")],
       errors: ["not_found", "conflict", ...UPSTREAM_CHECK_ERRORS],
     },
