@@ -1,10 +1,13 @@
 import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { getAddress } from "viem";
+import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
+import { bearerClient, SvcSession } from "../fixtures/api";
 import { platformAccounts, usdcBalance, usdcTransfers } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { usdTextToMicros } from "../fixtures/money";
 import { deviceOf, VIEWPORTS } from "../fixtures/pages";
+import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
 
 /**
  * Issue 38: a payment's state asked from the server, never guessed from a network error; and the dashboard's round-four
@@ -108,3 +111,123 @@ for (const viewport of VIEWPORTS) {
     });
   });
 }
+
+/** A key of the buyer with a long name that spent something today and whose daily limit was then lowered below that. */
+async function keyAtItsLimit(): Promise<{ name: string; id: string }> {
+  const session = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.buyer]);
+  await session.topUp("1");
+  const name = `round four agent key with a name longer than a phone card ${Date.now().toString(36)}`;
+  const key = await session.createKey({ name, spend_limit: "5", limit_reset: "daily" });
+  await bearerClient(key.key).chat.completions.create({ model: "llama-3.3-70b", messages: [{ role: "user", content: "Spend a little" }] });
+  await session.ok("PATCH", `/v1/account/api-keys/${key.id}`, { spend_limit: "0.000001" });
+  return { name, id: key.id };
+}
+
+test.describe("desktop 1280×800", () => {
+  test.use({ viewport: { width: 1280, height: 800 }, wallet: "buyer" });
+
+  test("the keys table fits: every key's Edit and Revoke in view without scrolling sideways; a key at its limit says when it resets", async ({
+    signedInPage: page,
+  }) => {
+    const { name } = await keyAtItsLimit();
+    await page.goto("/dashboard/keys");
+    const table = page.getByRole("table", { name: "API keys" });
+    const row = table.getByRole("row").filter({ hasText: name.slice(0, 30) });
+    await expect(row).toBeVisible();
+    await expect(page.getByTestId("scroll-hint")).toHaveCount(0);
+    const tableBox = (await table.boundingBox())!;
+    expect(tableBox.x + tableBox.width).toBeLessThanOrEqual(1280);
+    for (const action of await table.getByRole("button", { name: /^(Edit|Revoke) / }).all()) {
+      const box = (await action.boundingBox())!;
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(1280);
+    }
+    await expect(row.getByText("Limit reached")).toBeVisible();
+    await expect(row).toContainText(/resets \w{3} \d{1,2}, .*UTC/);
+    await expect(row.getByText("Active", { exact: true })).toHaveCount(0);
+    await page.screenshot({ path: `${DIR}/keys-1280.png`, fullPage: true });
+    expect(await seriousAxeViolations(page, "/dashboard/keys 1280")).toEqual([]);
+  });
+});
+
+test.describe("phone 390×844", () => {
+  test.use({ ...deviceOf(VIEWPORTS[1]), wallet: "buyer" });
+
+  test("a key's card shows its whole name and its limit", async ({ signedInPage: page }) => {
+    const { name } = await keyAtItsLimit();
+    await page.goto("/dashboard/keys");
+    const card = page
+      .getByRole("list", { name: "API keys" })
+      .getByRole("listitem")
+      .filter({ hasText: name.slice(0, 30) });
+    const heading = card.getByRole("heading");
+    await expect(heading).toHaveText(name);
+    // Not cut: the whole name is laid out inside the card (wrapped if it must), none of it hidden by an ellipsis.
+    expect(await heading.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    await expect(card.getByText("Limit reached")).toBeVisible();
+    await card.screenshot({ path: `${DIR}/key-card-phone.png` });
+  });
+});
+
+for (const viewport of VIEWPORTS) {
+  test.describe(`glossary ${viewport.name}`, () => {
+    test.use({ ...deviceOf(viewport) });
+
+    test("a glossary term opens by a tap or a click, and closes by another, by Escape and by a tap outside", async ({ page }) => {
+      await page.goto("/market/llama-3.3-70b");
+      const vwap = page.getByRole("button", { name: "What is VWAP?" });
+      const definition = page.getByRole("definition").filter({ hasText: "volume-weighted average price" });
+      await expect(definition).toBeHidden();
+      const press = () => (viewport.touch ? vwap.tap() : vwap.click());
+      await press();
+      await expect(definition).toBeVisible();
+      await expect(vwap).toHaveAttribute("aria-expanded", "true");
+      await page.screenshot({ path: `${DIR}/glossary-${viewport.name}.png` });
+      await press();
+      await expect(definition).toBeHidden();
+      await press();
+      await expect(definition).toBeVisible();
+      const heading = page.getByRole("heading", { level: 1 });
+      await (viewport.touch ? heading.tap() : heading.click());
+      await expect(definition).toBeHidden();
+      await press();
+      await expect(definition).toBeVisible();
+      await page.keyboard.press("Escape");
+      await expect(definition).toBeHidden();
+      if (!viewport.touch) await expect(vwap).toBeFocused();
+    });
+  });
+}
+
+test.describe("offer form", () => {
+  test.use({ wallet: "supplier" });
+
+  test("the data policy starts unset, must be chosen before posting, and is unset again after", async ({ signedInPage: page }) => {
+    await page.goto("/supply");
+    const form = page.getByRole("region", { name: "Post an offer" });
+    for (const radio of await form.getByRole("radio").all()) await expect(radio).not.toBeChecked();
+    const posts: string[] = [];
+    page.on("request", (request) => {
+      if (request.method() === "POST" && request.url().endsWith("/v1/supply/offers")) posts.push(request.url());
+    });
+    await form.getByLabel("Upstream base URL").fill(UPSTREAM_URL);
+    await form.getByLabel("Upstream API key").fill("ref-upstream-dev-key");
+    await form.getByRole("checkbox", { name: /mistral-31-24b/ }).check();
+    await form.getByLabel("Price").fill("149");
+    await form.getByRole("button", { name: "Post offer" }).click();
+    await expect(form.getByText("Say whether your upstream keeps prompts or answers.")).toBeVisible();
+    await expect(form.getByText("Say whether your upstream trains on them.")).toBeVisible();
+    expect(posts).toEqual([]);
+
+    await form.getByRole("radio", { name: "No, it keeps none" }).check();
+    await form.getByRole("radio", { name: "No training" }).check();
+    await expect(form.getByText("Say whether your upstream keeps prompts or answers.")).toHaveCount(0);
+    await form.getByRole("button", { name: "Post offer" }).click();
+    await expect(form.getByRole("status").filter({ hasText: "Upstream check passed" })).toBeVisible();
+    expect(posts).toHaveLength(1);
+    const offer = page.getByRole("article", { name: "Offer 149¢ per diem, mistral-31-24b" }).first();
+    await expect(offer).toContainText("keeps no prompts");
+    for (const radio of await form.getByRole("radio").all()) await expect(radio).not.toBeChecked();
+    await expect(form.getByText("Say whether your upstream keeps prompts or answers.")).toHaveCount(0);
+  });
+});
