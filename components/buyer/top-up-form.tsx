@@ -265,7 +265,7 @@ export function TopUpForm() {
           Connect the wallet that holds your USDC to sign the payment.
           <ConnectDialog open={connectOpen} onClose={() => setConnectOpen(false)} />
         </Alert>
-      ) : block === "offline" && topUp.isPending ? null : block ? (
+      ) : block === "offline" && (topUp.isPending || checking) ? null : block ? (
         <MoneyBlockAlert block={block} what="top-up" />
       ) : (
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
