@@ -206,10 +206,21 @@ for (const device of VIEWPORTS) {
           .trimEnd()
           .split("\r\n");
         const lines = await ledgerLines(trader.session, "&type=earnings");
-        expect(csv[0]).toBe("created_at,entry_id,kind,ledger,amount,balance_after,model,offer,transaction");
+        expect(csv[0]).toBe("created_at,entry_id,kind,ledger,amount,balance_after,model,offer,transaction,generation_id");
         expect(csv.slice(1)).toEqual(
           lines.map((l) =>
-            [l.created_at, l.id, l.kind, l.ledger, l.amount, l.balance_after, l.model ?? "", l.offer ?? "", l.transaction ?? ""].join(","),
+            [
+              l.created_at,
+              l.id,
+              l.kind,
+              l.ledger,
+              l.amount,
+              l.balance_after,
+              l.model ?? "",
+              l.offer ?? "",
+              l.transaction ?? "",
+              l.generation_id ?? "",
+            ].join(","),
           ),
         );
         expect(csv.length - 1).toBeGreaterThanOrEqual(trader.requests);

@@ -1,6 +1,7 @@
 import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { getAddress } from "viem";
+import { formatUsd } from "../../components/ui/format";
 import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
 import { bearerClient, SvcSession } from "../fixtures/api";
 import { platformAccounts, usdcBalance, usdcTransfers } from "../fixtures/chain";
@@ -231,3 +232,67 @@ test.describe("offer form", () => {
     await expect(form.getByText("Say whether your upstream keeps prompts or answers.")).toHaveCount(0);
   });
 });
+
+test.describe("focus order", () => {
+  test.use({ wallet: "buyer" });
+
+  test("Tab reaches the top-up field before any figure's exact-value button", async ({ signedInPage: page }) => {
+    const field = page.getByRole("form", { name: "Top up" }).getByLabel("Amount (USD)");
+    await expect(field).toBeVisible();
+    await page.locator("body").focus();
+    const passed: string[] = [];
+    for (let i = 0; i < 30 && !(await field.evaluate((el) => el === document.activeElement)); i++) {
+      await page.keyboard.press("Tab");
+      passed.push(await page.evaluate(() => document.activeElement?.textContent?.trim() ?? ""));
+    }
+    await expect(field).toBeFocused();
+    expect(passed.filter((text) => /\$\d/.test(text))).toEqual([]);
+  });
+});
+
+for (const viewport of VIEWPORTS) {
+  test.describe(`usage ${viewport.name}`, () => {
+    test.use({ ...deviceOf(viewport), wallet: "buyer" });
+
+    test("a Usage row shows the id the buyer was given and opens the request by it; a resp_ id is found too", async ({
+      signedInPage: page,
+    }) => {
+      const session = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.buyer]);
+      await session.topUp("1");
+      const { key } = await session.createKey({ name: `usage detail ${viewport.name}` });
+      const client = bearerClient(key);
+      const completion = await client.chat.completions.create({
+        model: "llama-3.3-70b",
+        messages: [{ role: "user", content: "A request to find by its id" }],
+      });
+      const charge = (completion.usage as unknown as { cost_details: { charge: string } }).cost_details.charge;
+      const response = await client.responses.create({ model: "llama-3.3-70b", input: "And one through the Responses API" });
+      expect(response.id).toMatch(/^resp_/);
+
+      await page.goto("/dashboard/usage");
+      const requests = page.getByRole("region", { name: "Requests" });
+      await requests.getByRole("button", { name: `Open request ${completion.id}` }).click();
+      const dialog = page.getByRole("dialog", { name: "Request" });
+      await expect(dialog).toContainText(completion.id);
+      await expect(dialog).toContainText("llama-3.3-70b");
+      await expect(dialog).toContainText(/sup_[0-9a-f]{24}/);
+      await expect(dialog).toContainText(formatUsd(charge));
+      await expect(dialog).toContainText(`usage detail ${viewport.name}`);
+      await expect(dialog.getByText("Ledger entry")).toBeVisible();
+      await page.screenshot({ path: `${DIR}/usage-detail-${viewport.name}.png` });
+      expect(await seriousAxeViolations(page, `/dashboard/usage detail ${viewport.name}`)).toEqual([]);
+      await dialog.getByRole("button", { name: "Close" }).click();
+      await expect(dialog).toBeHidden();
+
+      // The id a Responses API client holds finds the same record.
+      await requests.getByLabel("Find a request by id").fill(response.id);
+      await requests.getByRole("button", { name: "Find" }).click();
+      await expect(dialog).toContainText(response.id.replace(/^resp_/, "chatcmpl-"));
+      await expect(dialog).toContainText("llama-3.3-70b");
+      await dialog.getByRole("button", { name: "Close" }).click();
+      await requests.getByLabel("Find a request by id").fill("not-an-id");
+      await requests.getByRole("button", { name: "Find" }).click();
+      await expect(requests.getByText(/Paste the id an answer carried/)).toBeVisible();
+    });
+  });
+}
