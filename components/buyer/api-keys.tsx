@@ -192,8 +192,10 @@ function KeysTable({
                 </span>
               </Td>
               <Td className="tabular-nums">{maxPriceText(key)}</Td>
-              <Td className="min-w-40 tabular-nums whitespace-normal">
-                <KeySpend apiKey={key} />
+              <Td className="min-w-40 tabular-nums">
+                <div className="whitespace-normal">
+                  <KeySpend apiKey={key} />
+                </div>
               </Td>
               <Td className="text-right whitespace-nowrap">
                 <KeyActions apiKey={key} onRevoke={onRevoke} onEdit={onEdit} />

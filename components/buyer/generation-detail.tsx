@@ -65,7 +65,7 @@ function GenerationFacts({ generation: g }: { generation: Generation }) {
         </span>
       ),
     },
-    { label: "Responses API id", value: <span className="font-mono text-xs break-all">{responseIdOf(g.id)}</span> },
+    { label: "As a Responses API id", value: <span className="font-mono text-xs break-all">{responseIdOf(g.id)}</span> },
     { label: "Time", value: formatDateTime(g.created_at) },
     { label: "Model", value: <span className="font-mono text-xs">{g.model}</span> },
     { label: "Offer", value: <span className="font-mono text-xs break-all">{g.offer_id}</span> },

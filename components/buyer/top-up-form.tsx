@@ -28,7 +28,7 @@ import { MoneyBlockAlert, useMoneyBlock } from "@/components/wallet/money-guard"
 import { useOnline } from "@/components/wallet/use-online";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
 import { ApiError } from "@/lib/browser/api";
-import { describeError } from "@/lib/browser/errors";
+import { describeError, isUserRejection } from "@/lib/browser/errors";
 import { topUpWithX402, type SentAuthorization, type TopUpStep } from "@/lib/browser/x402-payer";
 import { devPaymentRefusal, isAnvilDevAccount } from "@/lib/chain/dev-wallet";
 
@@ -202,7 +202,19 @@ export function TopUpForm() {
 
   const cancelled = topUp.isError && topUp.variables?.signal.aborted === true;
   // Signed out under the form: the page's notice says so and holds "Sign in again"; a failed step here would only repeat it.
-  const failed = topUp.isError && !cancelled && !isSessionEnded(topUp.error) && unconfirmed === null;
+  // Declining in the wallet is a choice, not a failure: nothing was signed, and the form says so calmly.
+  const declined = topUp.isError && !cancelled && isUserRejection(topUp.error);
+  // A wallet found short when the payment was about to be signed: the warning above the button already says so, once.
+  const drained = topUp.isError && topUp.error instanceof ApiError && topUp.error.code === "wallet_insufficient_usdc" && short;
+  const failed = topUp.isError && !cancelled && !declined && !drained && !isSessionEnded(topUp.error) && unconfirmed === null;
+  // After a top-up that did not happen, focus returns to the button (it was disabled while paying, which sent focus to <body>).
+  const submitRef = useRef<HTMLButtonElement>(null);
+  const ended = declined || failed || drained || cancelled;
+  useEffect(() => {
+    if (!ended) return;
+    const active = document.activeElement;
+    if (!active || active === document.body) submitRef.current?.focus();
+  }, [ended]);
   // Before the signed authorization is sent, stopping costs nothing; after, the transfer is svc's to finish.
   const cancellable = topUp.isPending && step !== "settling";
   const canPay = block === null && !short && !devRefusal && amount.micros !== null && !checking;
@@ -299,7 +311,7 @@ export function TopUpForm() {
       )}
 
       <div className="flex flex-wrap items-center gap-2">
-        <Button type="submit" loading={topUp.isPending} disabled={!canPay}>
+        <Button ref={submitRef} type="submit" loading={topUp.isPending} disabled={!canPay}>
           {topUp.isPending ? "Topping up…" : `Top up ${amount.micros === null ? "" : formatUsd(amount.micros)}`.trim()}
         </Button>
         {cancellable && (
@@ -369,6 +381,11 @@ export function TopUpForm() {
             ? "svc received the payment but the transfer did not go through: nothing was charged or credited."
             : "svc never received the signed payment, and it has expired: nothing can be charged for it."}{" "}
           Press Top up to try again.
+        </Alert>
+      )}
+      {declined && (
+        <Alert tone="info" title="Signature declined">
+          You declined the payment in your wallet: nothing was signed or charged. Press Top up when you&apos;re ready.
         </Alert>
       )}
       {cancelled && (

@@ -101,7 +101,7 @@ function OpenRequest({ row, onOpen }: { row: UsageRow; onOpen: (id: string) => v
       type="button"
       onClick={() => onOpen(row.id)}
       aria-label={`Open request ${row.id}`}
-      className="text-left font-mono text-xs break-all text-emerald-800 underline decoration-emerald-800/40 underline-offset-2 hover:decoration-emerald-800 dark:text-emerald-300"
+      className="text-left font-mono text-xs break-all whitespace-normal text-emerald-800 underline decoration-emerald-800/40 underline-offset-2 hover:decoration-emerald-800 dark:text-emerald-300"
     >
       {row.id}
     </button>
@@ -170,7 +170,7 @@ function RequestsTable({ rows, onOpen }: { rows: UsageRow[]; onOpen: (id: string
       <tbody>
         {rows.map((row) => (
           <tr key={row.id}>
-            <Td className="max-w-52 whitespace-normal">
+            <Td className="max-w-52">
               <OpenRequest row={row} onOpen={onOpen} />
               <span className="block text-xs text-zinc-600 dark:text-zinc-400">{formatDateTime(row.created_at)}</span>
             </Td>

@@ -2,13 +2,14 @@ import AxeBuilder from "@axe-core/playwright";
 import type { Page } from "@playwright/test";
 import { getAddress } from "viem";
 import { formatUsd } from "../../components/ui/format";
+import { TEST_WALLET_REJECT_PAYMENT_KEY } from "../../lib/browser/test-wallet-storage";
 import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
 import { bearerClient, SvcSession } from "../fixtures/api";
 import { platformAccounts, usdcBalance, usdcTransfers } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { usdTextToMicros } from "../fixtures/money";
 import { deviceOf, VIEWPORTS } from "../fixtures/pages";
-import { E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
+import { APP_ORIGIN, E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
 
 /**
  * Issue 38: a payment's state asked from the server, never guessed from a network error; and the dashboard's round-four
@@ -157,10 +158,7 @@ test.describe("phone 390×844", () => {
   test("a key's card shows its whole name and its limit", async ({ signedInPage: page }) => {
     const { name } = await keyAtItsLimit();
     await page.goto("/dashboard/keys");
-    const card = page
-      .getByRole("list", { name: "API keys" })
-      .getByRole("listitem")
-      .filter({ hasText: name.slice(0, 30) });
+    const card = page.getByRole("list", { name: "API keys" }).getByRole("listitem").filter({ hasText: name });
     const heading = card.getByRole("heading");
     await expect(heading).toHaveText(name);
     // Not cut: the whole name is laid out inside the card (wrapped if it must), none of it hidden by an ellipsis.
@@ -296,3 +294,51 @@ for (const viewport of VIEWPORTS) {
     });
   });
 }
+
+test.describe("lows", () => {
+  test.use({ wallet: "buyer" });
+
+  test("a declined payment signature is no red failure, nothing is sent, and focus stays on the form", async ({ signedInPage: page }) => {
+    const topUp = page.getByRole("form", { name: "Top up" });
+    const signed: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().includes("/v1/x402/top-up") && request.headers()["payment-signature"]) signed.push(request.url());
+    });
+    await page.evaluate((key) => window.localStorage.setItem(key, "1"), TEST_WALLET_REJECT_PAYMENT_KEY);
+    try {
+      await topUp.getByLabel("Amount (USD)").fill("2");
+      await topUp.getByRole("button", { name: "Top up $2.00" }).click();
+      await expect(topUp.getByRole("status").filter({ hasText: "Signature declined" })).toContainText("nothing was signed or charged");
+      await expect(topUp.getByRole("alert")).toHaveCount(0);
+      await expect(topUp.getByRole("button", { name: "Top up $2.00" })).toBeFocused();
+      expect(signed).toEqual([]);
+    } finally {
+      await page.evaluate((key) => window.localStorage.removeItem(key), TEST_WALLET_REJECT_PAYMENT_KEY);
+    }
+  });
+
+  test("an edit dialog keeps what was typed when its submit meets an ended session, and saves it after signing in again", async ({
+    signedInPage: page,
+  }) => {
+    const session = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.buyer]);
+    const key = await session.createKey({ name: `edit me ${Date.now().toString(36)}` });
+    await page.goto("/dashboard/keys");
+    const row = page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: key.name });
+    await row.getByRole("button", { name: `Edit ${key.name}` }).click();
+    const dialog = page.getByRole("dialog", { name: `Edit “${key.name}”` });
+    const renamed = `${key.name} renamed`;
+    await dialog.getByLabel("Name").fill(renamed);
+    const res = await page.context().request.post(`${APP_ORIGIN}/auth/logout`, { headers: { origin: APP_ORIGIN } });
+    expect(res.status()).toBeLessThan(300);
+    await dialog.getByRole("button", { name: "Save" }).click();
+    const notice = page.getByRole("main").getByRole("status").filter({ hasText: "You were signed out" });
+    await expect(notice).toBeVisible();
+    await expect(dialog).toBeHidden();
+    await notice.getByRole("button", { name: "Sign in again" }).click();
+    await expect(dialog).toBeVisible();
+    await expect(dialog.getByLabel("Name")).toHaveValue(renamed);
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await expect(dialog).toBeHidden();
+    await expect(page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: renamed })).toBeVisible();
+  });
+});

@@ -131,12 +131,17 @@ function walletErrorChain(error: unknown): WalletLikeError[] {
   return chain;
 }
 
+/** Whether the person declined in their wallet (a choice, not a failure: nothing was signed). */
+export function isUserRejection(error: unknown): boolean {
+  return walletErrorChain(error).some(
+    (e) => e.name === "UserRejectedRequestError" || e.code === 4001 || /user (rejected|denied|cancel)/i.test(e.message ?? ""),
+  );
+}
+
 function describeWalletError(error: unknown): string {
   const chain = walletErrorChain(error);
   const has = (test: (e: WalletLikeError) => boolean) => chain.some(test);
-  if (has((e) => e.name === "UserRejectedRequestError" || e.code === 4001 || /user (rejected|denied|cancel)/i.test(e.message ?? ""))) {
-    return "You cancelled the request in your wallet.";
-  }
+  if (isUserRejection(error)) return "You cancelled the request in your wallet.";
   if (has((e) => e.name === "ConnectorChainMismatchError" || e.name === "ChainMismatchError")) {
     return "Your wallet is on another network. Switch to Base and try again.";
   }
