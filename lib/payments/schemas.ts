@@ -67,11 +67,21 @@ export const WithdrawalSchema = component(
     status: z.enum(["pending", "sent", "failed"]),
     transaction: z.string().nullable(),
     failure_reason: z.string().nullable(),
+    idempotency_key: z.string().nullable().describe("The Idempotency-Key it was requested with, if any"),
     created_at: Timestamp,
     completed_at: Timestamp.nullable(),
   }),
 );
 export type WithdrawalView = z.output<typeof WithdrawalSchema>;
+
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,100}$/, "must be 1-100 of A-Z a-z 0-9 . _ : -")
+  .describe("A client's Idempotency-Key");
+
+export const WithdrawalListQuery = z.strictObject({
+  idempotency_key: IdempotencyKey.optional().describe("Only the withdrawal requested with this Idempotency-Key (none: an empty list)"),
+});
 
 export const WithdrawalListSchema = component("WithdrawalList", listOf(WithdrawalSchema));
 export type WithdrawalList = z.output<typeof WithdrawalListSchema>;
