@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { ApiError, api } from "@/lib/browser/api";
+import { api } from "@/lib/browser/api";
 import type { SentAuthorization } from "@/lib/browser/x402-payer";
 import type { TopUpStatusView } from "@/lib/payments/schemas";
 
@@ -40,16 +40,6 @@ export function clearUnconfirmedTopUp(wallet: string) {
   } catch {
     // nothing stored
   }
-}
-
-/**
- * Whether a failure after the signed payment was sent leaves its outcome unknown: no answer at all, svc's own
- * `payment_pending`, or a 5xx that did not come from svc's refusal before anything was recorded.
- */
-export function isOutcomeUnknown(error: unknown): boolean {
-  if (!(error instanceof ApiError)) return false;
-  if (error.status === 0) return error.code === "network_error";
-  return error.status >= 500 && error.code !== "service_unavailable";
 }
 
 export type TopUpVerdict =

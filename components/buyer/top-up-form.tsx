@@ -7,7 +7,6 @@ import { useReadContract, useSignTypedData } from "wagmi";
 import { accountKey } from "@/components/buyer/queries";
 import {
   clearUnconfirmedTopUp,
-  isOutcomeUnknown,
   loadUnconfirmedTopUp,
   saveUnconfirmedTopUp,
   useTopUpCheck,
@@ -28,7 +27,7 @@ import { MoneyBlockAlert, useMoneyBlock } from "@/components/wallet/money-guard"
 import { useOnline } from "@/components/wallet/use-online";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
 import { ApiError } from "@/lib/browser/api";
-import { describeError, isUserRejection } from "@/lib/browser/errors";
+import { describeError, isOutcomeUnknown, isUserRejection } from "@/lib/browser/errors";
 import { topUpWithX402, type SentAuthorization, type TopUpStep } from "@/lib/browser/x402-payer";
 import { devPaymentRefusal, isAnvilDevAccount } from "@/lib/chain/dev-wallet";
 

@@ -342,3 +342,41 @@ test.describe("lows", () => {
     await expect(page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: renamed })).toBeVisible();
   });
 });
+
+test.describe("withdrawal", () => {
+  test.use({ wallet: "supplier" });
+
+  test("a withdrawal whose answer is lost is asked about by its key and ends at Sent, made once", async ({ signedInPage: page, agent }) => {
+    const supplier = await SvcSession.signIn(ANVIL_DEV_ACCOUNTS[E2E_WALLETS.supplier]);
+    // The cheapest offer on the book, so the agent's completion earns this supplier something to withdraw.
+    await supplier.postOffer({
+      upstream_base_url: UPSTREAM_URL,
+      upstream_api_key: "ref-upstream-dev-key",
+      models: ["mistral-31-24b"],
+      price_cents: 1,
+      daily_capacity: "10",
+    });
+    await agent.client.chat.completions.create({
+      model: "mistral-31-24b",
+      messages: [{ role: "user", content: "Earn the supplier something to withdraw." }],
+    });
+    const before = (await supplier.ok<{ data: unknown[] }>("GET", "/v1/supply/withdrawals")).data.length;
+
+    await page.goto("/supply/earnings");
+    const form = page.getByRole("form", { name: "Withdraw" });
+    await page.route("**/v1/supply/withdrawals", async (route) => {
+      if (route.request().method() !== "POST") return route.continue();
+      await route.fetch();
+      await route.abort("connectionreset");
+    });
+    await form.getByRole("button", { name: "Max" }).click();
+    await form.getByRole("button", { name: /^Withdraw \$/ }).click();
+    const sent = form.getByRole("status").filter({ hasText: /^Sent \$/ });
+    await expect(sent).toBeVisible();
+    await expect(form.getByRole("alert")).toHaveCount(0);
+    await expect(form.getByRole("button", { name: /^Withdraw \$/ })).toHaveCount(0);
+    const after = (await supplier.ok<{ data: { idempotency_key: string | null }[] }>("GET", "/v1/supply/withdrawals")).data;
+    expect(after.length).toBe(before + 1);
+    expect(after[0].idempotency_key).toMatch(/^wd-/);
+  });
+});
