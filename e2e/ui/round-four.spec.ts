@@ -228,6 +228,15 @@ test.describe("offer form", () => {
     await expect(offer).toContainText("keeps no prompts");
     for (const radio of await form.getByRole("radio").all()) await expect(radio).not.toBeChecked();
     await expect(form.getByText("Say whether your upstream keeps prompts or answers.")).toHaveCount(0);
+
+    // A name buyers recognise, beside the public id on the provider table.
+    const name = `E2E Supply ${Date.now().toString(36)}`;
+    const naming = page.getByRole("region", { name: "Your supplier name" });
+    await naming.getByLabel("Supplier name").fill(name);
+    await naming.getByRole("button", { name: "Save name" }).click();
+    await expect(naming.getByRole("status").filter({ hasText: `Buyers now see you as ${name}.` })).toBeVisible();
+    await page.goto("/market/mistral-31-24b");
+    await expect(page.getByRole("table", { name: "Providers for mistral-31-24b" }).getByText(name).first()).toBeVisible();
   });
 });
 
