@@ -22,7 +22,7 @@ export function SupplierNamePanel() {
       description="Buyers see it beside your public id on each model's provider table and in the offers API. It must be unique."
     >
       <QueryState query={account} loadingLabel="Loading your supplier name" errorTitle="Couldn't load your settings">
-        {(a) => <SupplierNameForm key={a.display_name ?? ""} account={a} />}
+        {(a) => <SupplierNameForm account={a} />}
       </QueryState>
     </Panel>
   );
@@ -30,6 +30,7 @@ export function SupplierNamePanel() {
 
 function SupplierNameForm({ account }: { account: AccountProfile }) {
   const queryClient = useQueryClient();
+  // Starts from the saved name; what is typed then stays the field's own (a save updates the account, not the field).
   const [name, setName] = useState(account.display_name ?? "");
   const [problem, setProblem] = useState<string | null>(null);
   const save = useSingleFlight(
