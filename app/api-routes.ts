@@ -48,6 +48,7 @@ import * as offers from "@/app/v1/supply/offers/route";
 import * as pool from "@/app/v1/supply/pool/summary/route";
 import * as withdrawals from "@/app/v1/supply/withdrawals/route";
 import * as topUp from "@/app/v1/x402/top-up/route";
+import * as topUpStatus from "@/app/v1/x402/top-up/[nonce]/route";
 import { ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { response, type ApiRoute } from "@/lib/http/openapi/operation";
@@ -82,6 +83,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/account/usage", module: usage },
   { path: "/v1/account/usage/daily", module: usageDaily },
   { path: "/v1/x402/top-up", module: topUp },
+  { path: "/v1/x402/top-up/{nonce}", module: topUpStatus },
   { path: "/v1/chat/completions", module: chat },
   { path: "/v1/responses", module: responses },
   { path: "/v1/generations/{id}", module: generation },

@@ -13,7 +13,7 @@ import { Dialog, DialogActions } from "@/components/ui/dialog";
 import { EmptyState } from "@/components/ui/empty-state";
 import { cn } from "@/components/ui/cn";
 import { inputClass } from "@/components/ui/field";
-import { formatDateTime, formatPricePerDiem, formatUsd } from "@/components/ui/format";
+import { formatDateTime, formatPricePerDiem, formatUsd, microsOf } from "@/components/ui/format";
 import { QueryState } from "@/components/ui/query-state";
 import { RowCard, Table, Td, Th } from "@/components/ui/table";
 import { useListMutation } from "@/components/ui/use-list-mutation";
@@ -54,10 +54,31 @@ export function ApiKeys() {
   );
 }
 
-function status(key: ApiKeyView): { label: string; tone: "green" | "neutral" | "amber" } {
-  if (key.revoked_at) return { label: "Revoked", tone: "neutral" };
-  if (key.expires_at && new Date(key.expires_at) <= new Date()) return { label: "Expired", tone: "amber" };
-  return { label: "Active", tone: "green" };
+/**
+ * What the key can do now. A key whose spend reached its limit is refused (402 spend_limit_exceeded) until the period
+ * resets or the limit is raised: it says so, with the reset, instead of looking Active.
+ */
+export function keyStatus(key: ApiKeyView): { label: string; tone: "green" | "neutral" | "amber"; detail: string | null } {
+  if (key.revoked_at) return { label: "Revoked", tone: "neutral", detail: null };
+  if (key.expires_at && new Date(key.expires_at) <= new Date()) return { label: "Expired", tone: "amber", detail: null };
+  if (key.spend_limit !== null && microsOf(key.period_spent ?? key.spent) >= microsOf(key.spend_limit)) {
+    return {
+      label: "Limit reached",
+      tone: "amber",
+      detail: key.limit_resets_at ? `resets ${formatDateTime(key.limit_resets_at)}` : "raise the limit to use it again",
+    };
+  }
+  return { label: "Active", tone: "green", detail: null };
+}
+
+function KeyStatus({ apiKey, align = "start" }: { apiKey: ApiKeyView; align?: "start" | "end" }) {
+  const s = keyStatus(apiKey);
+  return (
+    <span className={cn("flex flex-col gap-0.5", align === "end" ? "items-end" : "items-start")}>
+      <Badge tone={s.tone}>{s.label}</Badge>
+      {s.detail && <span className="text-xs whitespace-normal text-zinc-600 dark:text-zinc-400">{s.detail}</span>}
+    </span>
+  );
 }
 
 /** A key's max price as its column and card say it. */
@@ -102,8 +123,10 @@ function KeyActions({
 }
 
 /**
- * Every column at a desktop width (it scrolls sideways inside its box when narrower, nothing pinned over it); one card
- * per key on a phone, its status and spend always in view and a revoked key greyed and dashed.
+ * Every column at a desktop width, narrow enough that Edit and Revoke stay in view from 1280 px up (the key's prefix
+ * under its name, created and last used in one column, long figures wrapping); below that it scrolls sideways inside
+ * its box, nothing pinned over it. One card per key on a phone, its status and spend always in view, its name whole,
+ * and a revoked key greyed and dashed.
  */
 function KeysTable({
   keys,
@@ -118,14 +141,14 @@ function KeysTable({
     <Table
       caption="API keys"
       cards={keys.map((key) => {
-        const s = status(key);
         return (
           <RowCard
             key={key.id}
             title={key.name}
             titleText={key.name}
+            wrapTitle
             subtitle={<span className="font-mono">{key.prefix}…</span>}
-            status={<Badge tone={s.tone}>{s.label}</Badge>}
+            status={<KeyStatus apiKey={key} align="end" />}
             amount={<KeySpend apiKey={key} compact />}
             muted={key.revoked_at !== null}
             facts={[
@@ -141,11 +164,9 @@ function KeysTable({
     >
       <thead>
         <tr>
-          <Th>Name</Th>
           <Th>Key</Th>
           <Th>Status</Th>
-          <Th>Created</Th>
-          <Th>Last used</Th>
+          <Th>Created · last used</Th>
           <Th>Max price</Th>
           <Th>Spent</Th>
           <Th>
@@ -155,21 +176,26 @@ function KeysTable({
       </thead>
       <tbody>
         {keys.map((key) => {
-          const s = status(key);
           return (
             <tr key={key.id} className={key.revoked_at ? "text-zinc-600 dark:text-zinc-400" : undefined}>
-              <Td className="max-w-40 truncate font-medium sm:max-w-56" title={key.name}>
-                {key.name}
+              <Td className="max-w-48" title={key.name}>
+                <span className="block truncate font-medium">{key.name}</span>
+                <span className="font-mono text-xs text-zinc-600 dark:text-zinc-400">{key.prefix}…</span>
               </Td>
-              <Td className="font-mono text-xs">{key.prefix}…</Td>
-              <Td>
-                <Badge tone={s.tone}>{s.label}</Badge>
+              <Td className="max-w-44">
+                <KeyStatus apiKey={key} />
               </Td>
-              <Td>{formatDateTime(key.created_at)}</Td>
-              <Td>{key.last_used_at ? formatDateTime(key.last_used_at) : "Never"}</Td>
+              <Td className="text-xs">
+                <span className="block">{formatDateTime(key.created_at)}</span>
+                <span className="text-zinc-600 dark:text-zinc-400">
+                  {key.last_used_at ? `used ${formatDateTime(key.last_used_at)}` : "never used"}
+                </span>
+              </Td>
               <Td className="tabular-nums">{maxPriceText(key)}</Td>
-              <Td className="tabular-nums">
-                <KeySpend apiKey={key} />
+              <Td className="min-w-40 tabular-nums">
+                <div className="whitespace-normal">
+                  <KeySpend apiKey={key} />
+                </div>
               </Td>
               <Td className="text-right whitespace-nowrap">
                 <KeyActions apiKey={key} onRevoke={onRevoke} onEdit={onEdit} />

@@ -1,7 +1,7 @@
 "use client";
 
 import { usePathname, useRouter, useSearchParams } from "next/navigation";
-import { Fragment, useState, type ReactNode } from "react";
+import { createContext, Fragment, useContext, useState, type ReactNode } from "react";
 import { useCursorPages } from "@/components/buyer/queries";
 import { useOffers } from "@/components/supply/queries";
 import { Badge } from "@/components/ui/badge";
@@ -9,7 +9,7 @@ import { Button, buttonClass } from "@/components/ui/button";
 import { Panel } from "@/components/ui/card";
 import { cn } from "@/components/ui/cn";
 import { EmptyState } from "@/components/ui/empty-state";
-import { formatDateTime, formatDay, formatUsd, microsOf, plural, shortHash } from "@/components/ui/format";
+import { decimalsNeeded, formatDateTime, formatDay, formatUsdFixed, microsOf, plural, shortHash } from "@/components/ui/format";
 import { LoadMore, QueryState } from "@/components/ui/query-state";
 import { Table, Td, Th } from "@/components/ui/table";
 import { Term } from "@/components/ui/term";
@@ -67,6 +67,17 @@ function describe(item: LedgerItem): { label: string; tone: "green" | "neutral" 
 }
 
 const isRequestLine = (item: LedgerItem) => item.kind === "clear" || item.kind === "probe";
+
+/**
+ * One number of decimals for the amount and balance columns (policy 3), for the rows and the lines they open alike:
+ * six when requests are listed (a request moves fractions of a cent, and so do the balances after them), else as
+ * many as the most precise figure needs.
+ */
+const Places = createContext(6);
+function columnPlaces(items: LedgerItem[]): number {
+  if (items.some(isRequestLine)) return 6;
+  return Math.max(2, ...items.flatMap((i) => [decimalsNeeded(microsOf(i.amount)), decimalsNeeded(microsOf(i.balance_after))]));
+}
 const groupKey = (item: LedgerItem) => `${item.kind}:${item.ledger}:${item.created_at.slice(0, 10)}:${item.offer ?? item.model ?? ""}`;
 
 /** What the table and the phone cards both show of an item: its label, its group key, and whether it is an open group. */
@@ -170,11 +181,13 @@ export function HistoryPanel() {
                 {query ? "No movements of this kind in this range." : "Top-ups, withdrawals and requests show up here as they happen."}
               </EmptyState>
             ) : (
-              <div className="flex flex-col gap-4">
-                <HistoryTable items={rows} expanded={expanded} onToggle={toggle} />
-                <HistoryCards items={rows} expanded={expanded} onToggle={toggle} />
-                <LoadMore query={ledger} />
-              </div>
+              <Places.Provider value={columnPlaces(rows)}>
+                <div className="flex flex-col gap-4">
+                  <HistoryTable items={rows} expanded={expanded} onToggle={toggle} />
+                  <HistoryCards items={rows} expanded={expanded} onToggle={toggle} />
+                  <LoadMore query={ledger} />
+                </div>
+              </Places.Provider>
             )
           }
         </QueryState>
@@ -219,19 +232,33 @@ function whatText(item: LedgerItem, subject: string): string {
 }
 
 function Amount({ item, className }: { item: LedgerItem; className?: string }) {
+  const places = useContext(Places);
   const micros = microsOf(item.amount);
   return (
     <span className={cn("font-medium whitespace-nowrap tabular-nums", micros > 0n && "text-emerald-700 dark:text-emerald-400", className)}>
       {micros > 0n ? "+" : micros < 0n ? "−" : ""}
-      {formatUsd(micros < 0n ? -micros : micros)}
+      {formatUsdFixed(micros < 0n ? -micros : micros, places)}
     </span>
   );
 }
 
+/**
+ * The balance a line left. A day's group of requests has none of its own: its lines interleave in time with other
+ * rows, so a balance on it would not follow from the row below; each of its lines shows the balance it left.
+ */
 function BalanceAfter({ item }: { item: LedgerItem }) {
+  const places = useContext(Places);
+  if (isRequestLine(item) && item.count > 1) {
+    return (
+      <span className="text-zinc-600 dark:text-zinc-400" title="Open the row: each request shows the balance it left">
+        <span aria-hidden="true">—</span>
+        <span className="sr-only">on each request</span>
+      </span>
+    );
+  }
   return (
     <span className="whitespace-nowrap tabular-nums">
-      {formatUsd(item.balance_after)}{" "}
+      {formatUsdFixed(item.balance_after, places)}{" "}
       <span className="text-xs text-zinc-600 dark:text-zinc-400">{item.ledger === "earnings" ? "earnings" : "prepaid"}</span>
     </span>
   );
@@ -367,10 +394,12 @@ function HistoryCards({ items, expanded, onToggle }: ListProps) {
               <span className="text-zinc-600 dark:text-zinc-400">
                 {grouped ? formatDay(item.created_at.slice(0, 10)) : formatDateTime(item.created_at)}
               </span>
-              <span>
-                <span className="text-xs text-zinc-600 dark:text-zinc-400">Balance after </span>
-                <BalanceAfter item={item} />
-              </span>
+              {!(isRequestLine(item) && item.count > 1) && (
+                <span>
+                  <span className="text-xs text-zinc-600 dark:text-zinc-400">Balance after </span>
+                  <BalanceAfter item={item} />
+                </span>
+              )}
             </div>
             {item.transaction && (
               <div className="mt-1 text-sm">

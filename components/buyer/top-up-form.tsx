@@ -5,6 +5,13 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { erc20Abi } from "viem";
 import { useReadContract, useSignTypedData } from "wagmi";
 import { accountKey } from "@/components/buyer/queries";
+import {
+  clearUnconfirmedTopUp,
+  loadUnconfirmedTopUp,
+  saveUnconfirmedTopUp,
+  useTopUpCheck,
+  type UnconfirmedTopUp,
+} from "@/components/buyer/top-up-check";
 import { Alert } from "@/components/ui/alert";
 import { Button } from "@/components/ui/button";
 import { isSessionEnded } from "@/components/ui/query-state";
@@ -20,8 +27,8 @@ import { MoneyBlockAlert, useMoneyBlock } from "@/components/wallet/money-guard"
 import { useOnline } from "@/components/wallet/use-online";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
 import { ApiError } from "@/lib/browser/api";
-import { describeError } from "@/lib/browser/errors";
-import { topUpWithX402, type TopUpStep } from "@/lib/browser/x402-payer";
+import { describeError, isOutcomeUnknown, isUserRejection } from "@/lib/browser/errors";
+import { topUpWithX402, type SentAuthorization, type TopUpStep } from "@/lib/browser/x402-payer";
 import { devPaymentRefusal, isAnvilDevAccount } from "@/lib/chain/dev-wallet";
 
 const PRESETS = ["5", "20", "100"];
@@ -58,6 +65,28 @@ export function TopUpForm() {
   const [paying, setPaying] = useState<bigint | null>(null);
   const [connectOpen, setConnectOpen] = useState(false);
   const abort = useRef<AbortController | null>(null);
+  // The signed authorization of the attempt in flight, once sent; a lost answer turns it into `unconfirmed`.
+  const sent = useRef<UnconfirmedTopUp | null>(null);
+  const [unconfirmed, setUnconfirmed] = useState<UnconfirmedTopUp | null>(null);
+  const verdict = useTopUpCheck(unconfirmed);
+  const checking = verdict?.state === "checking";
+  const sessionWallet = wallet.session.data?.address ?? null;
+  // After a reload (or a return to this page), a payment whose answer was lost is asked about again, never re-offered.
+  useEffect(() => {
+    if (!sessionWallet) return;
+    const stored = loadUnconfirmedTopUp(sessionWallet);
+    if (stored) setUnconfirmed((current) => current ?? stored);
+  }, [sessionWallet]);
+  const finalState = verdict && verdict.state !== "checking" ? verdict.state : null;
+  const clearAmount = useRef(amount.clear);
+  clearAmount.current = amount.clear;
+  useEffect(() => {
+    if (!finalState || !unconfirmed) return;
+    clearUnconfirmedTopUp(unconfirmed.wallet);
+    // Added: the amount is paid, so the button no longer offers to pay it again.
+    if (finalState === "added") clearAmount.current();
+    void queryClient.invalidateQueries({ queryKey: accountKey });
+  }, [finalState, unconfirmed, queryClient]);
   // Whether this form is still on the page: a top-up that ends after the user moved on says so in the notifications.
   const mounted = useRef(true);
   useEffect(() => {
@@ -109,9 +138,16 @@ export function TopUpForm() {
         },
         setStep,
         value.signal,
+        (authorization: SentAuthorization) => {
+          // Kept before it leaves the page: if the answer is lost, a reload still asks svc about this authorization.
+          sent.current = { ...authorization, micros: value.micros.toString(), wallet: wallet.address! };
+          saveUnconfirmedTopUp(sent.current);
+        },
       );
     },
     onSuccess: (data) => {
+      if (sent.current) clearUnconfirmedTopUp(sent.current.wallet);
+      sent.current = null;
       if (mounted.current) amount.clear();
       else
         notify({
@@ -122,6 +158,21 @@ export function TopUpForm() {
         });
     },
     onError: (error, value) => {
+      const lost = sent.current;
+      sent.current = null;
+      if (lost && isOutcomeUnknown(error)) {
+        // The signed payment may have reached svc: ask it what happened instead of calling this a failure.
+        if (mounted.current) setUnconfirmed(lost);
+        else
+          notify({
+            key: NOTICE_KEY,
+            tone: "info",
+            title: `Top-up of ${formatUsd(value.micros)}: checking with svc`,
+            body: "The connection dropped after your signed payment was sent. Open the dashboard to see whether it was added; don't pay again until then.",
+          });
+        return;
+      }
+      if (lost) clearUnconfirmedTopUp(lost.wallet);
       if (mounted.current || value.signal.aborted) return;
       notify({ key: NOTICE_KEY, tone: "error", title: `Top-up of ${formatUsd(value.micros)} failed`, body: describeError(error) });
     },
@@ -150,16 +201,29 @@ export function TopUpForm() {
 
   const cancelled = topUp.isError && topUp.variables?.signal.aborted === true;
   // Signed out under the form: the page's notice says so and holds "Sign in again"; a failed step here would only repeat it.
-  const failed = topUp.isError && !cancelled && !isSessionEnded(topUp.error);
+  // Declining in the wallet is a choice, not a failure: nothing was signed, and the form says so calmly.
+  const declined = topUp.isError && !cancelled && isUserRejection(topUp.error);
+  // A wallet found short when the payment was about to be signed: the warning above the button already says so, once.
+  const drained = topUp.isError && topUp.error instanceof ApiError && topUp.error.code === "wallet_insufficient_usdc" && short;
+  const failed = topUp.isError && !cancelled && !declined && !drained && !isSessionEnded(topUp.error) && unconfirmed === null;
+  // After a top-up that did not happen, focus returns to the button (it was disabled while paying, which sent focus to <body>).
+  const submitRef = useRef<HTMLButtonElement>(null);
+  const ended = declined || failed || drained || cancelled;
+  useEffect(() => {
+    if (!ended) return;
+    const active = document.activeElement;
+    if (!active || active === document.body) submitRef.current?.focus();
+  }, [ended]);
   // Before the signed authorization is sent, stopping costs nothing; after, the transfer is svc's to finish.
   const cancellable = topUp.isPending && step !== "settling";
-  const canPay = block === null && !short && !devRefusal && amount.micros !== null;
+  const canPay = block === null && !short && !devRefusal && amount.micros !== null && !checking;
 
   function submit(event: FormEvent) {
     event.preventDefault();
     amount.touch();
     if (amount.problem || amount.micros === null || !canPay) return;
     topUp.reset();
+    setUnconfirmed(null);
     setStep(null);
     setPaying(amount.micros);
     abort.current = new AbortController();
@@ -181,7 +245,7 @@ export function TopUpForm() {
           amount={amount}
           hint={`Between ${formatUsd(settings.topUpMin)} and ${formatUsd(settings.topUpMax)}`}
           className="sm:max-w-56"
-          disabled={topUp.isPending}
+          disabled={topUp.isPending || checking}
         />
         <div className="flex gap-2 sm:pt-7" role="group" aria-label="Preset amounts">
           {PRESETS.map((preset) => (
@@ -190,7 +254,7 @@ export function TopUpForm() {
               variant="secondary"
               size="md"
               className={PRESSED}
-              disabled={topUp.isPending}
+              disabled={topUp.isPending || checking}
               aria-pressed={amount.value === preset}
               onClick={() => amount.setValue(preset)}
             >
@@ -212,7 +276,7 @@ export function TopUpForm() {
           Connect the wallet that holds your USDC to sign the payment.
           <ConnectDialog open={connectOpen} onClose={() => setConnectOpen(false)} />
         </Alert>
-      ) : block === "offline" && topUp.isPending ? null : block ? (
+      ) : block === "offline" && (topUp.isPending || checking) ? null : block ? (
         <MoneyBlockAlert block={block} what="top-up" />
       ) : (
         <p className="text-sm text-zinc-600 dark:text-zinc-400">
@@ -246,7 +310,7 @@ export function TopUpForm() {
       )}
 
       <div className="flex flex-wrap items-center gap-2">
-        <Button type="submit" loading={topUp.isPending} disabled={!canPay}>
+        <Button ref={submitRef} type="submit" loading={topUp.isPending} disabled={!canPay}>
           {topUp.isPending ? "Topping up…" : `Top up ${amount.micros === null ? "" : formatUsd(amount.micros)}`.trim()}
         </Button>
         {cancellable && (
@@ -287,6 +351,42 @@ export function TopUpForm() {
         </ol>
       )}
 
+      {verdict?.state === "checking" && unconfirmed && (
+        <Alert tone="info" title={`Checking your top-up of ${formatUsd(BigInt(unconfirmed.micros))}…`}>
+          <span className="flex items-start gap-2">
+            <Spinner />
+            <span>
+              {verdict.received
+                ? "svc has your signed payment and is confirming the transfer on Base; it is added to your balance once confirmed."
+                : online
+                  ? "Your signed payment was sent before the answer was lost; svc is being asked what happened to it."
+                  : "Your signed payment was sent before the connection dropped. This is checked with svc as soon as you're back online."}{" "}
+              Don&apos;t pay again: a new top-up can start once svc says whether this one was charged.
+            </span>
+          </span>
+        </Alert>
+      )}
+      {verdict?.state === "added" && (
+        <Alert tone="success" title={`Added ${formatUsd(microsOf(verdict.status.amount!))} to your balance`}>
+          <span className="flex flex-col gap-2">
+            <span>svc received your signed payment and credited it; the answer was only lost on the way back.</span>
+            {verdict.status.transaction && <TransactionLink hash={verdict.status.transaction} />}
+          </span>
+        </Alert>
+      )}
+      {verdict?.state === "not-charged" && unconfirmed && (
+        <Alert tone="info" title={`Top-up of ${formatUsd(BigInt(unconfirmed.micros))} not charged`}>
+          {verdict.status.status === "failed"
+            ? "svc received the payment but the transfer did not go through: nothing was charged or credited."
+            : "svc never received the signed payment, and it has expired: nothing can be charged for it."}{" "}
+          Press Top up to try again.
+        </Alert>
+      )}
+      {declined && (
+        <Alert tone="info" title="Signature declined">
+          You declined the payment in your wallet: nothing was signed or charged. Press Top up when you&apos;re ready.
+        </Alert>
+      )}
       {cancelled && (
         <Alert tone="info" title="Top-up cancelled">
           Nothing was charged: no signed payment was sent. Press Top up again when you&apos;re ready.

@@ -1,8 +1,11 @@
 "use client";
 
+import { useState, type FormEvent } from "react";
+import { GENERATION_ID, GenerationDialog } from "@/components/buyer/generation-detail";
 import { useCursorPages, usageKey, type UsagePage } from "@/components/buyer/queries";
 import { Badge } from "@/components/ui/badge";
-import { ButtonLink } from "@/components/ui/button";
+import { Button, ButtonLink } from "@/components/ui/button";
+import { Field } from "@/components/ui/field";
 import { Panel } from "@/components/ui/card";
 import { EmptyState } from "@/components/ui/empty-state";
 import { diemColumn, formatCents, formatDateTime, formatInteger, formatMs, usdColumn } from "@/components/ui/format";
@@ -14,9 +17,15 @@ const PAGE = 25;
 
 export function UsagePanel() {
   const query = useCursorPages<UsagePage["data"][number]>(usageKey, `/v1/account/usage?limit=${PAGE}`);
+  const [open, setOpen] = useState<string | null>(null);
 
   return (
-    <Panel title="Requests" description="Every completion: tokens, the capacity it burned, the price it cleared at and what it cost.">
+    <Panel
+      title="Requests"
+      description="Every completion: tokens, the capacity it burned, the price it cleared at and what it cost. Open one for who served it and how it was billed."
+    >
+      <FindRequest onFind={setOpen} />
+      <GenerationDialog id={open} onClose={() => setOpen(null)} />
       <QueryState query={query} loadingLabel="Loading your requests" errorTitle="Couldn't load your requests">
         {(rows) =>
           rows.length === 0 ? (
@@ -25,7 +34,7 @@ export function UsagePanel() {
             </EmptyState>
           ) : (
             <div className="flex flex-col gap-4">
-              <RequestsTable rows={rows} />
+              <RequestsTable rows={rows} onOpen={setOpen} />
               <p className="text-xs text-zinc-600 dark:text-zinc-400" id="usage-explained">
                 Tokens are what the model&apos;s upstream reported (marked <em>estimated</em> when svc counted them itself). A
                 request&apos;s <Term term="burn">burn</Term> is its tokens × the model&apos;s list price per million tokens, and its cost is
@@ -41,6 +50,63 @@ export function UsagePanel() {
 }
 
 type UsageRow = UsagePage["data"][number];
+
+/** Finds a request by the id its answer carried (chatcmpl-…, X-Svc-Generation-Id, or a Responses API resp_…). */
+function FindRequest({ onFind }: { onFind: (id: string) => void }) {
+  const [text, setText] = useState("");
+  const [problem, setProblem] = useState<string | null>(null);
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    const id = text.trim();
+    if (!GENERATION_ID.test(id)) {
+      setProblem("Paste the id an answer carried: chatcmpl-… (or X-Svc-Generation-Id), or resp_… from the Responses API.");
+      return;
+    }
+    setProblem(null);
+    onFind(id);
+  }
+  return (
+    <form
+      role="search"
+      aria-label="Find a request"
+      onSubmit={submit}
+      className="mb-4 flex flex-col gap-2 sm:flex-row sm:items-start"
+      noValidate
+    >
+      <Field
+        label="Find a request by id"
+        name="generation_id"
+        className="sm:max-w-md sm:flex-1"
+        placeholder="chatcmpl-… or resp_…"
+        autoComplete="off"
+        spellCheck={false}
+        value={text}
+        onChange={(e) => {
+          setText(e.target.value);
+          setProblem(null);
+        }}
+        error={problem}
+      />
+      <Button type="submit" variant="secondary" className="sm:mt-7">
+        Find
+      </Button>
+    </form>
+  );
+}
+
+/** The request's id as the buyer was given it, opening its detail. */
+function OpenRequest({ row, onOpen }: { row: UsageRow; onOpen: (id: string) => void }) {
+  return (
+    <button
+      type="button"
+      onClick={() => onOpen(row.id)}
+      aria-label={`Open request ${row.id}`}
+      className="text-left font-mono text-xs break-all whitespace-normal text-emerald-800 underline decoration-emerald-800/40 underline-offset-2 hover:decoration-emerald-800 dark:text-emerald-300"
+    >
+      {row.id}
+    </button>
+  );
+}
 
 function Tokens({ row }: { row: UsageRow }) {
   return (
@@ -59,7 +125,7 @@ function Tokens({ row }: { row: UsageRow }) {
  * Every request: a table at a desktop width, a card per request on a phone with its cost and latency on top. Cost and
  * burn each have one number of decimals down the column (format.ts, policy 3), exact for every row.
  */
-function RequestsTable({ rows }: { rows: UsageRow[] }) {
+function RequestsTable({ rows, onOpen }: { rows: UsageRow[]; onOpen: (id: string) => void }) {
   const cost = usdColumn(rows.map((r) => r.cost));
   const burn = diemColumn(rows.map((r) => r.burn));
   return (
@@ -78,6 +144,7 @@ function RequestsTable({ rows }: { rows: UsageRow[] }) {
             </span>
           }
           facts={[
+            { label: "Id", value: <OpenRequest row={row} onOpen={onOpen} /> },
             { label: "Key", value: row.key.name },
             { label: "Tokens in / out", value: <Tokens row={row} /> },
             { label: <Term term="burn">Burn</Term>, value: burn(row.burn) },
@@ -88,7 +155,7 @@ function RequestsTable({ rows }: { rows: UsageRow[] }) {
     >
       <thead>
         <tr>
-          <Th>Time</Th>
+          <Th>Request</Th>
           <Th>Model</Th>
           <Th>Key</Th>
           <Th className="text-right">Tokens in / out</Th>
@@ -103,7 +170,10 @@ function RequestsTable({ rows }: { rows: UsageRow[] }) {
       <tbody>
         {rows.map((row) => (
           <tr key={row.id}>
-            <Td className="text-zinc-600 dark:text-zinc-400">{formatDateTime(row.created_at)}</Td>
+            <Td className="max-w-52">
+              <OpenRequest row={row} onOpen={onOpen} />
+              <span className="block text-xs text-zinc-600 dark:text-zinc-400">{formatDateTime(row.created_at)}</span>
+            </Td>
             <Td className="font-mono text-xs">{row.model}</Td>
             <Td className="max-w-40 truncate" title={`${row.key.name} (${row.key.prefix}…)`}>
               {row.key.name}

@@ -213,6 +213,12 @@ export function TopUpGuide({ facts }: { facts: DeploymentFacts }) {
           <C>{'{"credited","balance","transaction"}'}</C> with <C>PAYMENT-RESPONSE</C>. A replayed authorization is refused (409); a
           transfer sent but not yet confirmed (502 <C>payment_pending</C>) is credited automatically later: do not sign again.
         </li>
+        <li>
+          Lost the answer (the connection dropped after the signed retry was sent)? Ask instead of paying again:{" "}
+          <C>GET /v1/x402/top-up/{"{nonce}"}</C> with the authorization&apos;s nonce answers <C>credited</C>, <C>pending</C> (svc has it; do
+          not sign again), <C>failed</C> (nothing charged) or <C>not_received</C>, which is final once its <C>checked_at</C> is past the
+          authorization&apos;s <C>validBefore</C>.
+        </li>
       </ol>
       <CodeBlock
         title="Any x402 client does steps 2-4, e.g. @x402/fetch"

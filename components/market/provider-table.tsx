@@ -200,7 +200,11 @@ function ProviderName({ offer }: { offer: ModelOfferView }) {
   return (
     <span className="flex flex-col gap-0.5">
       <span className="flex flex-wrap items-center gap-1.5">
-        <span className="font-mono text-xs font-medium" title={offer.supplier}>
+        {offer.supplier_name && <span className="font-medium break-words">{offer.supplier_name}</span>}
+        <span
+          className={offer.supplier_name ? "font-mono text-xs text-zinc-600 dark:text-zinc-400" : "font-mono text-xs font-medium"}
+          title={offer.supplier}
+        >
           {offer.supplier.slice(0, 12)}…
         </span>
         {!offer.on_book && <Badge tone="amber">Off the book</Badge>}

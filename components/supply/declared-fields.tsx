@@ -7,17 +7,21 @@ import { MAX_DECLARED_TOKENS } from "@/lib/supply/schemas";
 /** What a supplier declares about an offer's upstream, as the form holds it (token limits as typed). */
 export type DeclaredDraft = {
   quantization: DeclaredView["quantization"];
-  retainsPrompts: boolean;
-  trainsOnPrompts: boolean;
+  /** null until the supplier says: a new offer's data policy is never assumed for them. */
+  retainsPrompts: boolean | null;
+  trainsOnPrompts: boolean | null;
   contextTokens: string;
   maxOutputTokens: string;
 };
 
-/** A new offer starts from what svc assumes of an offer that has not said: quantization unknown, prompts kept and trained on. */
+/**
+ * A new offer's form starts with nothing declared for the supplier: quantization unknown, and the data policy unset
+ * until they choose it (a supplier who skipped the section would otherwise be listed as keeping and training on prompts).
+ */
 export const UNDECLARED: DeclaredDraft = {
   quantization: "unknown",
-  retainsPrompts: true,
-  trainsOnPrompts: true,
+  retainsPrompts: null,
+  trainsOnPrompts: null,
   contextTokens: "",
   maxOutputTokens: "",
 };
@@ -40,23 +44,42 @@ export function tokensProblem(text: string): string | null {
   return null;
 }
 
+/** What the data policy still needs before the offer can be posted, or null. */
+export function dataPolicyProblem(draft: DeclaredDraft): { retains: string | null; trains: string | null } | null {
+  const retains = draft.retainsPrompts === null ? "Say whether your upstream keeps prompts or answers." : null;
+  const trains = draft.trainsOnPrompts === null ? "Say whether your upstream trains on them." : null;
+  return retains || trains ? { retains, trains } : null;
+}
+
 /** The request fields for a draft: everything for a new offer, only what changed from `before` for an edit. */
 export function declaredBody(draft: DeclaredDraft, before?: DeclaredDraft) {
   const changed = (key: keyof DeclaredDraft) => !before || draft[key] !== before[key];
   const tokens = (text: string) => (text === "" ? (before ? null : undefined) : Number(text));
   return {
     ...(changed("quantization") && { quantization: draft.quantization }),
-    ...((changed("retainsPrompts") || changed("trainsOnPrompts")) && {
-      data_policy: { retains_prompts: draft.retainsPrompts, trains_on_prompts: draft.trainsOnPrompts },
-    }),
+    ...((changed("retainsPrompts") || changed("trainsOnPrompts")) &&
+      draft.retainsPrompts !== null &&
+      draft.trainsOnPrompts !== null && {
+        data_policy: { retains_prompts: draft.retainsPrompts, trains_on_prompts: draft.trainsOnPrompts },
+      }),
     ...(changed("contextTokens") && { context_tokens: tokens(draft.contextTokens) }),
     ...(changed("maxOutputTokens") && { max_output_tokens: tokens(draft.maxOutputTokens) }),
   };
 }
 
 /** The declaration fields of the post and edit forms: the supplier's word, shown to buyers and routed by. */
-export function DeclaredFields({ draft, onChange }: { draft: DeclaredDraft; onChange: (draft: DeclaredDraft) => void }) {
+export function DeclaredFields({
+  draft,
+  onChange,
+  showProblems = false,
+}: {
+  draft: DeclaredDraft;
+  onChange: (draft: DeclaredDraft) => void;
+  /** After a submit: an unset data policy says what is missing. */
+  showProblems?: boolean;
+}) {
   const set = <K extends keyof DeclaredDraft>(key: K, value: DeclaredDraft[K]) => onChange({ ...draft, [key]: value });
+  const problems = showProblems ? dataPolicyProblem(draft) : null;
   return (
     <fieldset className="flex flex-col gap-3">
       <legend className="text-sm font-medium">What you declare</legend>
@@ -104,26 +127,76 @@ export function DeclaredFields({ draft, onChange }: { draft: DeclaredDraft; onCh
           error={tokensProblem(draft.maxOutputTokens)}
         />
       </div>
-      <div className="flex flex-col gap-2 text-sm sm:flex-row sm:gap-6">
-        <label className="flex items-center gap-2">
-          <input
-            type="checkbox"
-            className="size-4 accent-emerald-600"
-            checked={draft.retainsPrompts}
-            onChange={(e) => set("retainsPrompts", e.target.checked)}
-          />
-          The upstream keeps prompts or answers
-        </label>
-        <label className="flex items-center gap-2">
-          <input
-            type="checkbox"
-            className="size-4 accent-emerald-600"
-            checked={draft.trainsOnPrompts}
-            onChange={(e) => set("trainsOnPrompts", e.target.checked)}
-          />
-          It trains on them
-        </label>
+      <div className="grid gap-3 text-sm sm:grid-cols-2">
+        <YesNo
+          name="retains_prompts"
+          question="The upstream keeps prompts or answers"
+          yes="Yes, it keeps them"
+          no="No, it keeps none"
+          value={draft.retainsPrompts}
+          onChange={(value) => set("retainsPrompts", value)}
+          problem={problems?.retains ?? null}
+        />
+        <YesNo
+          name="trains_on_prompts"
+          question="It trains on them"
+          yes="Yes, it trains on them"
+          no="No training"
+          value={draft.trainsOnPrompts}
+          onChange={(value) => set("trainsOnPrompts", value)}
+          problem={problems?.trains ?? null}
+        />
       </div>
+    </fieldset>
+  );
+}
+
+/** One data-policy question, answered by choosing (nothing chosen until the supplier does). */
+function YesNo({
+  name,
+  question,
+  yes,
+  no,
+  value,
+  onChange,
+  problem,
+}: {
+  name: string;
+  question: string;
+  yes: string;
+  no: string;
+  value: boolean | null;
+  onChange: (value: boolean) => void;
+  problem: string | null;
+}) {
+  const errorId = `${name}-error`;
+  return (
+    <fieldset
+      className="flex min-w-0 flex-col gap-1.5"
+      aria-describedby={problem ? errorId : undefined}
+      aria-invalid={problem ? true : undefined}
+    >
+      <legend className="mb-1 font-medium">{question}</legend>
+      {[
+        { answer: false, label: no },
+        { answer: true, label: yes },
+      ].map((option) => (
+        <label key={String(option.answer)} className="flex items-center gap-2">
+          <input
+            type="radio"
+            name={name}
+            className="size-4 accent-emerald-600"
+            checked={value === option.answer}
+            onChange={() => onChange(option.answer)}
+          />
+          {option.label}
+        </label>
+      ))}
+      {problem && (
+        <p id={errorId} className="text-xs font-medium text-red-600">
+          {problem}
+        </p>
+      )}
     </fieldset>
   );
 }

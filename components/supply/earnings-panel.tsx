@@ -1,7 +1,7 @@
 "use client";
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import {
   earningsKey,
   offersKey,
@@ -11,6 +11,14 @@ import {
   type Earnings,
   type WithdrawalView,
 } from "@/components/supply/queries";
+import {
+  clearUnconfirmedWithdrawal,
+  loadUnconfirmedWithdrawal,
+  newIdempotencyKey,
+  saveUnconfirmedWithdrawal,
+  useWithdrawalCheck,
+  type UnconfirmedWithdrawal,
+} from "@/components/supply/withdrawal-check";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -28,7 +36,7 @@ import { useSettings } from "@/components/wallet/providers";
 import { TransactionLink } from "@/components/wallet/transaction-link";
 import { useWalletState } from "@/components/wallet/use-wallet-state";
 import { api } from "@/lib/browser/api";
-import { describeError } from "@/lib/browser/errors";
+import { describeError, isOutcomeUnknown } from "@/lib/browser/errors";
 
 export function EarningsPanel() {
   const earnings = useEarnings();
@@ -73,14 +81,44 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
       mounted.current = false;
     };
   }, []);
+  const to = wallet.session.data?.address;
+  // A withdrawal whose answer was lost: asked about by its Idempotency-Key (kept across a reload), never guessed.
+  const [unconfirmed, setUnconfirmed] = useState<UnconfirmedWithdrawal | null>(null);
+  const verdict = useWithdrawalCheck(unconfirmed);
+  const checking = verdict?.state === "checking" || verdict?.state === "confirming";
+  useEffect(() => {
+    if (!to) return;
+    const stored = loadUnconfirmedWithdrawal(to);
+    if (stored) setUnconfirmed((current) => current ?? stored);
+  }, [to]);
+  const finalState = verdict && !checking ? verdict.state : null;
+  const clearAmount = useRef(amount.clear);
+  clearAmount.current = amount.clear;
+  useEffect(() => {
+    if (!finalState || !unconfirmed) return;
+    if (finalState !== "not-received") clearUnconfirmedWithdrawal(unconfirmed.wallet);
+    // Sent: the amount left, so the button no longer offers it again.
+    if (finalState === "sent") clearAmount.current();
+    for (const queryKey of [earningsKey, withdrawalsKey]) void queryClient.invalidateQueries({ queryKey });
+  }, [finalState, unconfirmed, queryClient]);
+
   const withdraw = useMutation({
     // Never parked offline to fire on reconnect: the form is blocked while offline instead.
     networkMode: "always",
-    mutationFn: (value: string) => api<WithdrawalView>("/v1/supply/withdrawals", { method: "POST", body: { amount: value } }),
+    mutationFn: (value: UnconfirmedWithdrawal) => {
+      // Kept before it leaves: a lost answer is asked about by this key, and a resend with it is never a second withdrawal.
+      saveUnconfirmedWithdrawal(value);
+      return api<WithdrawalView>("/v1/supply/withdrawals", {
+        method: "POST",
+        body: { amount: value.amount },
+        headers: { "idempotency-key": value.key },
+      });
+    },
     onSettled: () => {
       for (const queryKey of [earningsKey, withdrawalsKey, offersKey]) void queryClient.invalidateQueries({ queryKey });
     },
-    onSuccess: (data) => {
+    onSuccess: (data, value) => {
+      clearUnconfirmedWithdrawal(value.wallet);
       if (mounted.current) amount.clear();
       else
         notify({
@@ -90,21 +128,36 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
         });
     },
     onError: (error, value) => {
+      if (isOutcomeUnknown(error)) {
+        if (mounted.current) setUnconfirmed(value);
+        return;
+      }
+      clearUnconfirmedWithdrawal(value.wallet);
       if (!mounted.current)
         notify({
           key: "withdrawal",
           tone: "error",
-          title: `Withdrawal of ${formatUsd(microsOf(value))} failed`,
+          title: `Withdrawal of ${formatUsd(microsOf(value.amount))} failed`,
           body: describeError(error),
         });
     },
   });
-  const to = wallet.session.data?.address;
 
   function submit(event: FormEvent) {
     event.preventDefault();
     amount.touch();
-    if (!amount.problem && block === null) withdraw.mutate(amount.value);
+    if (amount.problem || block !== null || checking || !to) return;
+    setUnconfirmed(null);
+    withdraw.reset();
+    withdraw.mutate({ key: newIdempotencyKey(), amount: amount.value, wallet: to });
+  }
+
+  /** svc never received the lost request: send it again with the same key (at most one withdrawal, whatever arrives). */
+  function resend() {
+    if (!unconfirmed || block !== null) return;
+    const again = unconfirmed;
+    setUnconfirmed(null);
+    withdraw.mutate(again);
   }
 
   return (
@@ -131,21 +184,56 @@ function WithdrawForm({ earnings }: { earnings: Earnings }) {
           <UsdcAmountField
             amount={amount}
             className="sm:max-w-56"
-            disabled={withdraw.isPending}
+            disabled={withdraw.isPending || checking}
             hint={`Between ${formatUsd(settings.withdrawalMin)} and ${formatUsd(earnings.available)} (all of it)`}
           />
           <div className="flex gap-2 sm:pt-7">
-            <Button variant="secondary" disabled={withdraw.isPending} onClick={() => amount.setValue(trimDecimal(earnings.available))}>
+            <Button
+              variant="secondary"
+              disabled={withdraw.isPending || checking}
+              onClick={() => amount.setValue(trimDecimal(earnings.available))}
+            >
               Max
             </Button>
-            <Button type="submit" loading={withdraw.isPending} disabled={!amount.value || block !== null}>
+            <Button type="submit" loading={withdraw.isPending} disabled={!amount.value || block !== null || checking}>
               {withdraw.isPending ? "Sending USDC…" : amount.micros !== null ? `Withdraw ${formatUsd(amount.micros)}` : "Withdraw"}
             </Button>
           </div>
         </div>
       )}
       {block && <MoneyBlockAlert block={block} what="withdrawal" />}
-      {withdraw.isError && !isSessionEnded(withdraw.error) && (
+      {checking && unconfirmed && (
+        <Alert tone="info" title={`Checking your withdrawal of ${formatUsd(microsOf(unconfirmed.amount))}…`}>
+          {verdict?.state === "confirming"
+            ? "svc received it and sent the USDC; the transfer is being confirmed on Base."
+            : "The answer was lost after the request was sent; svc is being asked what happened to it."}{" "}
+          Don&apos;t withdraw again until it answers.
+        </Alert>
+      )}
+      {verdict?.state === "sent" && (
+        <Alert tone="success" title={`Sent ${formatUsd(verdict.withdrawal.amount)} to ${shortAddress(verdict.withdrawal.to_address)}`}>
+          {verdict.withdrawal.transaction && <TransactionLink hash={verdict.withdrawal.transaction} />}
+        </Alert>
+      )}
+      {verdict?.state === "failed" && (
+        <Alert tone="info" title={`Withdrawal of ${formatUsd(verdict.withdrawal.amount)} not sent`}>
+          The transfer did not go through; the amount is back in your earnings.
+        </Alert>
+      )}
+      {verdict?.state === "not-received" && unconfirmed && (
+        <Alert
+          tone="info"
+          title={`Withdrawal of ${formatUsd(microsOf(unconfirmed.amount))} not received`}
+          actions={
+            <Button size="sm" onClick={resend} disabled={block !== null || withdraw.isPending}>
+              Send it again
+            </Button>
+          }
+        >
+          svc has no record of it: nothing left your earnings. Sending it again is safe: it can only ever be withdrawn once.
+        </Alert>
+      )}
+      {withdraw.isError && !isSessionEnded(withdraw.error) && !unconfirmed && (
         <Alert tone="error" title="Withdrawal failed">
           {describeError(withdraw.error)}
         </Alert>

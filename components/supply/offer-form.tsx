@@ -3,7 +3,7 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { useModels } from "@/components/buyer/queries";
-import { declaredBody, DeclaredFields, tokensProblem, UNDECLARED } from "@/components/supply/declared-fields";
+import { dataPolicyProblem, declaredBody, DeclaredFields, tokensProblem, UNDECLARED } from "@/components/supply/declared-fields";
 import { offersKey, type CheckedOfferView, type UpstreamPricingView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
@@ -44,6 +44,7 @@ export function OfferForm() {
   const [capacity, setCapacity] = useState(DEFAULT_CAPACITY);
   const [declared, setDeclared] = useState(UNDECLARED);
   const [errors, setErrors] = useState<Errors>({});
+  const [submitted, setSubmitted] = useState(false);
   /** Editing a field revalidates it: its old error (and a failed check of the old values) goes away. */
   const edit =
     <T,>(field: keyof CreateOfferInput, set: (value: T) => void) =>
@@ -76,6 +77,7 @@ export function OfferForm() {
         price.setValue(DEFAULT_PRICE);
         setCapacity(DEFAULT_CAPACITY);
         setDeclared(UNDECLARED);
+        setSubmitted(false);
         setErrors({});
         void queryClient.invalidateQueries({ queryKey: offersKey });
       },
@@ -95,7 +97,11 @@ export function OfferForm() {
     next.price_cents = price.problem ?? undefined;
     next.daily_capacity = dailyCapacityProblem(capacity) ?? undefined;
     setErrors(next);
-    const declaredValid = tokensProblem(declared.contextTokens) === null && tokensProblem(declared.maxOutputTokens) === null;
+    setSubmitted(true);
+    const declaredValid =
+      tokensProblem(declared.contextTokens) === null &&
+      tokensProblem(declared.maxOutputTokens) === null &&
+      dataPolicyProblem(declared) === null;
     if (declaredValid && Object.values(next).every((problem) => problem === undefined)) post.mutate();
   }
 
@@ -187,7 +193,7 @@ export function OfferForm() {
             hint="Resets at 00:00 UTC. 1 diem = $1 of list-price inference."
           />
         </div>
-        <DeclaredFields draft={declared} onChange={setDeclared} />
+        <DeclaredFields draft={declared} onChange={setDeclared} showProblems={submitted} />
         {post.isError && (
           <Alert tone="error" title="The offer was not posted">
             {describeError(post.error)}

@@ -79,7 +79,9 @@ export function Dialog({
         className,
       )}
     >
-      {open && (
+      {/* Mounted while it is wanted, paused or not: a form whose state lives inside (an edit dialog) keeps what was
+          typed while the session is renewed; the closed <dialog> hides it meanwhile. */}
+      {wanted && (
         <div className="flex max-h-[85vh] flex-col gap-4 overflow-y-auto p-5">
           <div>
             <h2 id={titleId} className="text-lg font-semibold break-words">

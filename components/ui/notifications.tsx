@@ -13,6 +13,8 @@ import { Button } from "@/components/ui/button";
 export type Notice = { key: string; tone: "success" | "error" | "info"; title: string; body?: string };
 
 let notices: (Notice & { id: number })[] = [];
+/** The server has no notices: one constant array, as useSyncExternalStore needs a cached getServerSnapshot. */
+const NO_NOTICES: typeof notices = [];
 let nextId = 1;
 const listeners = new Set<() => void>();
 
@@ -36,7 +38,7 @@ function useNotices() {
       return () => listeners.delete(listener);
     },
     () => notices,
-    () => [],
+    () => NO_NOTICES,
   );
 }
 

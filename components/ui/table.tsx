@@ -71,10 +71,13 @@ export function RowCard({
   facts,
   actions,
   muted = false,
+  wrapTitle = false,
 }: {
   title: ReactNode;
   /** The full title, for the title attribute when it is truncated. */
   titleText?: string;
+  /** A title the reader needs whole (a key's name): it wraps instead of being cut. */
+  wrapTitle?: boolean;
   subtitle?: ReactNode;
   amount?: ReactNode;
   status?: ReactNode;
@@ -93,15 +96,15 @@ export function RowCard({
           : "border-zinc-200 dark:border-zinc-800",
       )}
     >
-      <div className="flex items-start justify-between gap-3">
-        <div className="flex min-w-0 flex-col gap-0.5">
-          <h3 id={id} className="truncate font-medium" title={titleText}>
+      <div className={cn("flex items-start justify-between gap-3", wrapTitle && "flex-wrap")}>
+        <div className={cn("flex min-w-0 flex-col gap-0.5", wrapTitle && "grow basis-40")}>
+          <h3 id={id} className={cn("font-medium", wrapTitle ? "break-words" : "truncate")} title={titleText}>
             {title}
           </h3>
           {subtitle && <div className="text-xs text-zinc-600 dark:text-zinc-400">{subtitle}</div>}
         </div>
         {(amount || status) && (
-          <div className="flex shrink-0 flex-col items-end gap-1 text-right">
+          <div className={cn("flex shrink-0 flex-col items-end gap-1 text-right", wrapTitle && "ml-auto")}>
             {amount && <div className="font-semibold tabular-nums">{amount}</div>}
             {status}
           </div>

@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useState, type ReactNode } from "react";
+import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 
 /** The market's words, said once, shown wherever they appear (not only in the footer). */
 export const GLOSSARY = {
@@ -14,30 +14,43 @@ export const GLOSSARY = {
 export type GlossaryTerm = keyof typeof GLOSSARY;
 
 /**
- * A term with its definition in a tooltip: shown on hover and on keyboard focus, announced as the button's
- * description, dismissed with Escape (WCAG 1.4.13: hoverable, dismissible, persistent).
+ * A term with its definition in a popover that a click or a tap toggles (never hover, which a tap also fires on a
+ * phone and which would close what the tap opened); Escape closes it and keeps focus on the term, and so does a click
+ * or tap anywhere outside. The definition is the button's accessible description, open or not.
  */
 export function Term({ term, children }: { term: GlossaryTerm; children?: ReactNode }) {
   const id = useId();
   const [open, setOpen] = useState(false);
+  const root = useRef<HTMLSpanElement>(null);
+  useEffect(() => {
+    if (!open) return;
+    const outside = (event: PointerEvent) => {
+      if (!root.current?.contains(event.target as Node)) setOpen(false);
+    };
+    const escape = (event: KeyboardEvent) => {
+      if (event.key === "Escape") setOpen(false);
+    };
+    document.addEventListener("pointerdown", outside);
+    document.addEventListener("keydown", escape);
+    return () => {
+      document.removeEventListener("pointerdown", outside);
+      document.removeEventListener("keydown", escape);
+    };
+  }, [open]);
   return (
-    <span className="relative inline-block" onMouseEnter={() => setOpen(true)} onMouseLeave={() => setOpen(false)}>
+    <span ref={root} className="relative inline-block">
       <button
         type="button"
         aria-describedby={id}
         aria-expanded={open}
-        onFocus={() => setOpen(true)}
-        onBlur={() => setOpen(false)}
+        aria-controls={id}
         onClick={() => setOpen((o) => !o)}
-        onKeyDown={(event) => {
-          if (event.key === "Escape") setOpen(false);
-        }}
         className="cursor-help underline decoration-zinc-500 decoration-dotted underline-offset-2"
       >
         {children ?? term}
       </button>
       <span
-        role="tooltip"
+        role="definition"
         id={id}
         className={`${open ? "block" : "hidden"} absolute top-full left-0 z-40 mt-1 w-64 max-w-[80vw] rounded-md bg-zinc-900 px-3 py-2 text-left text-xs font-normal tracking-normal whitespace-normal normal-case text-white shadow-lg dark:bg-zinc-100 dark:text-zinc-900`}
       >

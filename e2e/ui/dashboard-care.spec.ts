@@ -158,7 +158,8 @@ for (const viewport of VIEWPORTS) {
       await expect(phone ? row.getByRole("heading") : row.getByRole("cell").first()).toHaveAttribute("title", long);
       // The prefix is there at every width.
       if (phone) await expect(row).toContainText(/svc_\w+…/);
-      else await expect(page.getByRole("table", { name: "API keys" }).getByRole("columnheader", { name: "Key" })).toBeVisible();
+      else
+        await expect(page.getByRole("table", { name: "API keys" }).getByRole("columnheader", { name: "Key", exact: true })).toBeVisible();
 
       // The name is required (no silent "default") and prefilled with a distinct one; its max length is the API's.
       await page.getByRole("button", { name: "Create key" }).first().click();
@@ -317,6 +318,8 @@ for (const viewport of VIEWPORTS) {
       await form.getByLabel("Upstream API key").fill("ref-upstream-dev-key");
       await form.getByRole("checkbox", { name: /mistral-31-24b/ }).check();
       await form.getByLabel("Price").fill("150");
+      await form.getByRole("radio", { name: "No, it keeps none" }).check();
+      await form.getByRole("radio", { name: "No training" }).check();
       await form.getByRole("button", { name: "Post offer" }).click();
       await expect(form.getByRole("alert").first()).toBeVisible();
       await form.getByLabel("Upstream base URL").fill(UPSTREAM_URL);
@@ -326,6 +329,8 @@ for (const viewport of VIEWPORTS) {
       await expect(form.getByLabel("Upstream base URL")).toHaveValue("");
       await expect(form.getByLabel("Upstream API key")).toHaveValue("");
       await expect(form.getByRole("checkbox", { name: /mistral-31-24b/ })).not.toBeChecked();
+      // The data policy starts unset again: never the declared values of the last offer, nor "keeps and trains".
+      for (const radio of await form.getByRole("radio").all()) await expect(radio).not.toBeChecked();
 
       // Editing capacity past the maximum says the maximum, not "more than 0".
       const offer = page.getByRole("article", { name: "Offer 150¢ per diem, mistral-31-24b" }).first();
@@ -353,10 +358,12 @@ for (const viewport of VIEWPORTS) {
       await page.goto("/market/llama-3.3-70b");
       const vwap = page.getByRole("button", { name: "What is VWAP?" });
       await vwap.focus();
-      await expect(page.getByRole("tooltip").filter({ hasText: "volume-weighted average price" })).toBeVisible();
+      await page.keyboard.press("Enter");
+      await expect(page.getByRole("definition").filter({ hasText: "volume-weighted average price" })).toBeVisible();
       await expect(vwap).toHaveAccessibleDescription(/volume-weighted average price/);
       await page.keyboard.press("Escape");
-      await expect(page.getByRole("tooltip").filter({ hasText: "volume-weighted average price" })).toBeHidden();
+      await expect(page.getByRole("definition").filter({ hasText: "volume-weighted average price" })).toBeHidden();
+      await expect(vwap).toBeFocused();
       await expect(page.getByText(/\b1 suppliers\b|\b1 offers\b/)).toHaveCount(0);
 
       await useTestWallet(page, E2E_WALLETS.agent);

@@ -94,8 +94,8 @@ const shownUsd = (micros: bigint) => {
   const fraction = (abs % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "").padEnd(2, "0");
   return `$${(abs / 1_000_000n).toLocaleString("en-US")}.${fraction}`;
 };
-/** The amount, not a longer one that starts with it. */
-const amountText = (micros: bigint) => new RegExp(`${shownUsd(micros).replace(/[$.]/g, "\\$&")}(?!\\d)`);
+/** The amount, at whatever fixed number of decimals its column shows, not a longer one that starts with it. */
+const amountText = (micros: bigint) => new RegExp(`${shownUsd(micros).replace(/[$.]/g, "\\$&")}0*(?!\\d)`);
 const DAY_LABEL = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
 
 for (const device of VIEWPORTS) {
@@ -114,11 +114,19 @@ for (const device of VIEWPORTS) {
 
         await page.goto("/dashboard/history");
         await expect(history(page)).toBeVisible();
-        // The newest prepaid line left the balance the account has (GET /v1/account/balance), to the micro-dollar.
-        const newestPrepaid = historyItems(page).filter({ hasText: "prepaid" }).first();
-        await expect(newestPrepaid).toContainText(amountText(microsOfWire(balance.total)));
+        // A day's group of requests shows no balance of its own (its lines interleave with other rows, so it would not
+        // chain); opened, its newest line left the balance the account has (GET /v1/account/balance), to the micro-dollar.
         const api = await ledgerLines(trader.session, "");
         expect(api.find((l) => l.ledger === "balance")!.balance_after).toBe(balance.total);
+        const spent = historyItems(page).filter({ hasText: "Spent" }).first();
+        await expect(spent).not.toContainText("prepaid");
+        await spent.getByRole("button", { expanded: false }).click();
+        const newestPrepaidLine =
+          name === "desktop"
+            ? history(page).getByRole("row").filter({ hasText: "prepaid" }).first()
+            : spent.getByRole("list").getByRole("listitem").first();
+        await expect(newestPrepaidLine).toContainText(amountText(microsOfWire(balance.total)));
+        await spent.getByRole("button", { expanded: true }).click();
 
         // Today's earnings on this offer: one row standing for each of its lines, whatever their number.
         const lines = await ledgerLines(trader.session, `&type=earnings&offer=${trader.offerId}&from=${today()}&to=${today()}`);
@@ -131,11 +139,13 @@ for (const device of VIEWPORTS) {
         await expect(toggle).toBeVisible();
         const earned = lines.reduce((sum, l) => sum + microsOfWire(l.amount), 0n);
         await expect(groupItem).toContainText(amountText(earned));
-        await expect(groupItem).toContainText(amountText(microsOfWire(lines[0]!.balance_after)));
+        await expect(groupItem).not.toContainText("earnings");
 
         const before = await historyItems(page).count();
         await toggle.click();
         await expect(groupItem.getByRole("button", { expanded: true })).toBeVisible();
+        // Each line shows the balance it left.
+        await expect(history(page)).toContainText(amountText(microsOfWire(lines[0]!.balance_after)));
         if (name === "desktop") {
           await expect(historyItems(page)).toHaveCount(before + lines.length);
         } else {
@@ -206,10 +216,21 @@ for (const device of VIEWPORTS) {
           .trimEnd()
           .split("\r\n");
         const lines = await ledgerLines(trader.session, "&type=earnings");
-        expect(csv[0]).toBe("created_at,entry_id,kind,ledger,amount,balance_after,model,offer,transaction");
+        expect(csv[0]).toBe("created_at,entry_id,kind,ledger,amount,balance_after,model,offer,transaction,generation_id");
         expect(csv.slice(1)).toEqual(
           lines.map((l) =>
-            [l.created_at, l.id, l.kind, l.ledger, l.amount, l.balance_after, l.model ?? "", l.offer ?? "", l.transaction ?? ""].join(","),
+            [
+              l.created_at,
+              l.id,
+              l.kind,
+              l.ledger,
+              l.amount,
+              l.balance_after,
+              l.model ?? "",
+              l.offer ?? "",
+              l.transaction ?? "",
+              l.generation_id ?? "",
+            ].join(","),
           ),
         );
         expect(csv.length - 1).toBeGreaterThanOrEqual(trader.requests);

@@ -27,8 +27,8 @@ test("posts an offer on the reference upstream, sees the check and the offer on 
   await form.getByLabel("Daily capacity").fill("50");
   // What the supplier declares: shown to buyers with the offer (and routed by).
   await form.getByLabel("Quantization").selectOption("int8");
-  await form.getByRole("checkbox", { name: "The upstream keeps prompts or answers" }).uncheck();
-  await form.getByRole("checkbox", { name: "It trains on them" }).uncheck();
+  await form.getByRole("radio", { name: "No, it keeps none" }).check();
+  await form.getByRole("radio", { name: "No training" }).check();
   await form.getByRole("button", { name: "Post offer" }).click();
 
   const check = form.getByRole("status").filter({ hasText: "Upstream check passed" });
@@ -109,6 +109,8 @@ test("an offer that fails the upstream check is refused inline", async ({ signed
   await form.getByLabel("Upstream base URL").fill(UPSTREAM_URL);
   await form.getByLabel("Upstream API key").fill("not-the-right-key");
   await form.getByRole("checkbox", { name: /qwen3-235b/ }).check();
+  await form.getByRole("radio", { name: "Yes, it keeps them" }).check();
+  await form.getByRole("radio", { name: "No training" }).check();
   await form.getByRole("button", { name: "Post offer" }).click();
   await expect(form.getByRole("alert").first()).toContainText("Your upstream rejected that API key");
   await expect(form.getByLabel("Upstream API key")).toHaveAttribute("aria-invalid", "true");

@@ -7,6 +7,8 @@ import type { AccountProfile, BalanceView, UpdateAccountInput } from "@/lib/acco
 import { getBalance } from "@/lib/ledger/accounts";
 import { formatMicros } from "@/lib/money";
 import { assertProviderIdsExist } from "@/lib/market/provider-ids";
+import { AppError } from "@/lib/errors";
+import { supplierPublicId } from "@/lib/supply/public-id";
 
 /** The signed-in account: wallet, buyer balance (held = reserved by in-flight completions) and price defaults. */
 export async function getAccountProfile(accountId: string): Promise<AccountProfile> {
@@ -16,6 +18,8 @@ export async function getAccountProfile(accountId: string): Promise<AccountProfi
   ]);
   return {
     address: account.walletAddress,
+    display_name: account.displayName,
+    supplier_id: supplierPublicId(account.id),
     balance: formatMicros(balance.totalMicros),
     held: formatMicros(balance.heldMicros),
     available: formatMicros(balance.availableMicros),
@@ -31,7 +35,20 @@ export async function updateAccountSettings(accountId: string, input: UpdateAcco
   const data: Prisma.AccountUpdateInput = {};
   if (input.default_max_price_cents !== undefined) data.defaultMaxPriceCents = input.default_max_price_cents;
   if (input.provider_preferences !== undefined) data.providerPreferences = storedPreferences(input.provider_preferences);
-  await db.account.update({ where: { id: accountId }, data });
+  if (input.display_name !== undefined) {
+    data.displayName = input.display_name;
+    data.displayNameKey = input.display_name?.toLowerCase() ?? null;
+  }
+  try {
+    await db.account.update({ where: { id: accountId }, data });
+  } catch (error) {
+    // The unique display_name_key: another supplier has this name (in any case).
+    if ((error as { code?: unknown }).code === "P2002")
+      throw new AppError("conflict", `Another supplier is named "${input.display_name}"; choose another name.`, {
+        details: { param: "display_name" },
+      });
+    throw error;
+  }
   return getAccountProfile(accountId);
 }
 

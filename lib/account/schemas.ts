@@ -3,8 +3,25 @@ import { z } from "zod";
 import { ProviderPreferencesSchema, ProviderPreferencesView } from "@/lib/market/provider-schemas";
 import { Address, Cents, component, Day, Diem, listOf, pageOf, PriceCents, Timestamp, Usdc } from "@/lib/wire";
 
+/**
+ * A supplier's display name, as buyers see it beside the public id: 3 to 40 characters of letters, digits, spaces and
+ * . _ - & ', starting with a letter or digit, never a public id's shape (sup_…). Unique case-insensitively.
+ */
+export const SUPPLIER_NAME_MAX = 40;
+export const SupplierDisplayName = z
+  .string()
+  .trim()
+  .min(3, "must be at least 3 characters")
+  .max(SUPPLIER_NAME_MAX, `must be at most ${SUPPLIER_NAME_MAX} characters`)
+  .regex(/^[\p{L}\p{N}][\p{L}\p{N} ._&'-]*$/u, "may hold letters, digits, spaces and . _ - & ' and must start with a letter or digit")
+  .refine((name) => !/^sup_/i.test(name), "must not look like a supplier id (sup_…)")
+  .refine((name) => !/\s{2}/.test(name), "must not hold two spaces in a row");
+
 export const UpdateAccountBody = z
   .strictObject({
+    display_name: SupplierDisplayName.nullable()
+      .optional()
+      .describe("Your name as a supplier, shown to buyers beside your public id (sup_…): unique, case-insensitively; null = none"),
     default_max_price_cents: PriceCents.nullable()
       .optional()
       .describe("Cents per diem the account pays at most when neither the request nor the key says; null = the platform default"),
@@ -14,9 +31,10 @@ export const UpdateAccountBody = z
         "Default provider preferences for every key of the account (the chat request's provider object, same fields and bounds): under the key's and the request's, field by field; null = none",
       ),
   })
-  .refine((body) => body.default_max_price_cents !== undefined || body.provider_preferences !== undefined, {
-    message: "must set default_max_price_cents or provider_preferences",
-  });
+  .refine(
+    (body) => body.default_max_price_cents !== undefined || body.provider_preferences !== undefined || body.display_name !== undefined,
+    { message: "must set default_max_price_cents, provider_preferences or display_name" },
+  );
 
 export type UpdateAccountInput = z.infer<typeof UpdateAccountBody>;
 
@@ -24,6 +42,8 @@ export const AccountSchema = component(
   "Account",
   z.object({
     address: Address,
+    display_name: z.string().nullable().describe("Your name as a supplier, shown to buyers beside your public id; null = none"),
+    supplier_id: z.string().describe("Your public id as a supplier (sup_…), as buyers see it"),
     balance: Usdc,
     held: Usdc.describe("Reserved by in-flight completions"),
     available: Usdc,

@@ -131,12 +131,28 @@ function walletErrorChain(error: unknown): WalletLikeError[] {
   return chain;
 }
 
+/**
+ * Whether a failure after money-moving request was sent leaves its outcome unknown: no answer at all, svc's own
+ * `payment_pending` / `withdrawal_pending`, or a 5xx that did not come from svc refusing before anything was recorded.
+ * Only svc can then say what happened (by the authorization's nonce, or the withdrawal's Idempotency-Key).
+ */
+export function isOutcomeUnknown(error: unknown): boolean {
+  if (!(error instanceof ApiError)) return false;
+  if (error.status === 0) return error.code === "network_error";
+  return error.status >= 500 && error.code !== "service_unavailable";
+}
+
+/** Whether the person declined in their wallet (a choice, not a failure: nothing was signed). */
+export function isUserRejection(error: unknown): boolean {
+  return walletErrorChain(error).some(
+    (e) => e.name === "UserRejectedRequestError" || e.code === 4001 || /user (rejected|denied|cancel)/i.test(e.message ?? ""),
+  );
+}
+
 function describeWalletError(error: unknown): string {
   const chain = walletErrorChain(error);
   const has = (test: (e: WalletLikeError) => boolean) => chain.some(test);
-  if (has((e) => e.name === "UserRejectedRequestError" || e.code === 4001 || /user (rejected|denied|cancel)/i.test(e.message ?? ""))) {
-    return "You cancelled the request in your wallet.";
-  }
+  if (isUserRejection(error)) return "You cancelled the request in your wallet.";
   if (has((e) => e.name === "ConnectorChainMismatchError" || e.name === "ChainMismatchError")) {
     return "Your wallet is on another network. Switch to Base and try again.";
   }

@@ -20,6 +20,7 @@ import {
   TEST_WALLET_CHAIN_KEY,
   TEST_WALLET_CHANGED_EVENT,
   TEST_WALLET_CONNECTED_KEY,
+  TEST_WALLET_REJECT_PAYMENT_KEY,
   TEST_WALLET_REJECT_SIGN_IN_KEY,
 } from "@/lib/browser/test-wallet-storage";
 
@@ -44,12 +45,13 @@ export const createTestConnector: TestConnectorFactory = ({ rpcUrl }) =>
     const account = () => {
       const index = readNumber(TEST_WALLET_ACCOUNT_KEY, DEFAULT_ACCOUNT_INDEX);
       const local = privateKeyToAccount((ANVIL_DEV_ACCOUNTS[index] ?? ANVIL_DEV_ACCOUNTS[DEFAULT_ACCOUNT_INDEX]).privateKey);
-      if (window.localStorage.getItem(TEST_WALLET_REJECT_SIGN_IN_KEY) !== "1") return local;
+      const reject = async (): Promise<never> => {
+        throw new UserRejectedRequestError(new Error("User rejected the request."));
+      };
       return {
         ...local,
-        signMessage: async () => {
-          throw new UserRejectedRequestError(new Error("User rejected the request."));
-        },
+        ...(window.localStorage.getItem(TEST_WALLET_REJECT_SIGN_IN_KEY) === "1" && { signMessage: reject }),
+        ...(window.localStorage.getItem(TEST_WALLET_REJECT_PAYMENT_KEY) === "1" && { signTypedData: reject }),
       };
     };
     let chainId = readNumber(TEST_WALLET_CHAIN_KEY, base.id);

@@ -7,6 +7,8 @@ export const TEST_WALLET_CHAIN_KEY = "svc:test-wallet:chain";
 export const TEST_WALLET_CONNECTED_KEY = "svc:test-wallet:connected";
 /** "1": the wallet refuses to sign messages (SIWE), as a user pressing Reject would (code 4001). */
 export const TEST_WALLET_REJECT_SIGN_IN_KEY = "svc:test-wallet:reject-sign-in";
+/** "1": the wallet refuses to sign typed data (a top-up's EIP-3009 authorization), as a user pressing Reject would. */
+export const TEST_WALLET_REJECT_PAYMENT_KEY = "svc:test-wallet:reject-payment";
 /**
  * A window event Playwright dispatches after changing TEST_WALLET_ACCOUNT_KEY (and optionally `detail.chainId`):
  * the wallet announces the new account or chain, as an extension does when the user switches in it.

@@ -7,6 +7,9 @@ import type { TopUpView } from "@/lib/payments/schemas";
 
 export type TopUpStep = "requesting" | "signing" | "settling";
 
+/** The signed authorization about to be sent: from here on only svc can say whether it moved money. */
+export type SentAuthorization = { nonce: Hex; validBefore: number };
+
 /** What the wallet must sign: an EIP-712 payload (wagmi's signTypedData takes it as is). */
 export type TypedDataSigner = {
   address: Address;
@@ -32,6 +35,7 @@ export async function topUpWithX402(
   signer: TypedDataSigner,
   onStep: (step: TopUpStep) => void,
   signal?: AbortSignal,
+  onSent?: (sent: SentAuthorization) => void,
 ): Promise<TopUpView> {
   onStep("requesting");
   const challenge = await apiFetch(TOP_UP_PATH, { method: "POST", body: { amount }, signal }, [402]);
@@ -66,6 +70,8 @@ export async function topUpWithX402(
 
   // Cancelled while the wallet was open: the signed authorization is never sent, so nothing is charged.
   signal?.throwIfAborted();
+  const { nonce, validBefore } = (payload as { authorization: { nonce: Hex; validBefore: string } }).authorization;
+  onSent?.({ nonce, validBefore: Number(validBefore) });
   onStep("settling");
   const paid = await apiFetch(TOP_UP_PATH, {
     method: "POST",

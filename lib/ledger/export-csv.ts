@@ -21,6 +21,7 @@ export const LEDGER_CSV_COLUMNS = [
   "model",
   "offer",
   "transaction",
+  "generation_id",
 ] as const;
 
 /** A streamed CSV body for the filter; throws invalid_request before streaming when it holds too many lines. */
@@ -54,6 +55,7 @@ export async function exportLedgerCsv(ownerId: string, filter: LedgerFilter): Pr
           item.model,
           item.offer,
           item.transaction,
+          item.generation_id,
         ]
           .map(csvField)
           .join(",")}\r\n`;

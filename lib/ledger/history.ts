@@ -28,6 +28,7 @@ export type LedgerRow = {
   tx_hash: string | null;
   model_id: string | null;
   offer_id: string | null;
+  generation_id: string | null;
   balance_after: bigint;
   count: bigint;
 };
@@ -58,6 +59,7 @@ export function toItem(r: LedgerRow): LedgerItem {
     balance_after: formatMicros(BigInt(r.balance_after)),
     model: r.model_id,
     offer: r.ledger_kind === "supplier" ? r.offer_id : null,
+    generation_id: r.ledger_kind === "buyer" && Number(r.count) === 1 ? r.generation_id : null,
     count: Number(r.count),
   };
 }
@@ -71,7 +73,7 @@ export async function readLedgerRows(
   const lines = Prisma.sql`
     SELECT jl.id AS line_id, jl.ledger_account_id, je.id::text AS entry_id, je.kind::text AS kind, la.kind::text AS ledger_kind,
            jl.amount_micros, je.created_at, COALESCE(je.tx_hash, w.tx_hash, p.tx_hash) AS tx_hash,
-           COALESCE(c.model_id, pr.model_id) AS model_id, COALESCE(c.offer_id, pr.offer_id)::text AS offer_id
+           COALESCE(c.model_id, pr.model_id) AS model_id, COALESCE(c.offer_id, pr.offer_id)::text AS offer_id, c.completion_id AS generation_id
     ${filteredLines(
       ownerId,
       filter,
@@ -97,7 +99,7 @@ export async function readLedgerRows(
       ),
       shown AS (
         SELECT k.line_id, k.ledger_account_id, k.entry_id, k.kind, k.ledger_kind, g.amount_micros, k.created_at,
-               k.tx_hash, k.model_id, k.offer_id, g.count
+               k.tx_hash, k.model_id, k.offer_id, k.generation_id, g.count
         FROM groups g JOIN keyed k ON k.line_id = g.line_id
       )`
     : Prisma.sql`
@@ -121,7 +123,7 @@ export async function readLedgerRows(
       JOIN journal_lines jl ON jl.ledger_account_id = s.ledger_account_id AND jl.id >= s.lo
     )
     SELECT s.line_id, s.entry_id, s.kind, s.ledger_kind, s.amount_micros, s.created_at, s.tx_hash, s.model_id, s.offer_id,
-           s.count, a.balance_after::bigint AS balance_after
+           s.generation_id, s.count, a.balance_after::bigint AS balance_after
     FROM shown s JOIN after a ON a.id = s.line_id
     ORDER BY s.line_id DESC`;
 }

@@ -12,6 +12,12 @@ const LedgerItemSchema = z.object({
   balance_after: Usdc.describe("The balance of `ledger` right after this line (after the newest line of a group), from the ledger"),
   model: z.string().nullable().describe("The model of a clear or probe; null for money in and out"),
   offer: z.string().nullable().describe("Your own offer that earned a clear or probe (earnings lines); null otherwise"),
+  generation_id: z
+    .string()
+    .nullable()
+    .describe(
+      "The generation you paid for (chatcmpl-…, as GET /v1/generations/{id} takes it) on a clear line of your balance; null otherwise",
+    ),
   count: z
     .number()
     .int()

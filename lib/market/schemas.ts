@@ -217,6 +217,7 @@ export const AnswerCheckFiguresSchema = z.object({
 export const ModelOfferSchema = z.object({
   id: z.string().describe("The offer's id (usable in provider.only and provider.ignore)"),
   supplier: z.string().describe("The supplier's public id, sup_… (usable in provider.only and provider.ignore)"),
+  supplier_name: z.string().nullable().describe("The name the supplier chose (PATCH /v1/account display_name); null = none"),
   price_cents: Cents,
   usd_per_mtok: z
     .object({ prompt: Usdc, completion: Usdc })

@@ -67,11 +67,50 @@ export const WithdrawalSchema = component(
     status: z.enum(["pending", "sent", "failed"]),
     transaction: z.string().nullable(),
     failure_reason: z.string().nullable(),
+    idempotency_key: z.string().nullable().describe("The Idempotency-Key it was requested with, if any"),
     created_at: Timestamp,
     completed_at: Timestamp.nullable(),
   }),
 );
 export type WithdrawalView = z.output<typeof WithdrawalSchema>;
 
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[A-Za-z0-9._:-]{1,100}$/, "must be 1-100 of A-Z a-z 0-9 . _ : -")
+  .describe("A client's Idempotency-Key");
+
+export const WithdrawalListQuery = z.strictObject({
+  idempotency_key: IdempotencyKey.optional().describe("Only the withdrawal requested with this Idempotency-Key (none: an empty list)"),
+});
+
 export const WithdrawalListSchema = component("WithdrawalList", listOf(WithdrawalSchema));
 export type WithdrawalList = z.output<typeof WithdrawalListSchema>;
+
+/** An EIP-3009 authorization nonce: 32 bytes as 0x and 64 hex digits. */
+export const AuthorizationNonce = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/)
+  .describe("The EIP-3009 authorization's nonce (0x and 64 hex digits)");
+
+/**
+ * What svc did with one signed top-up authorization, asked by its nonce: the dashboard's answer after the connection
+ * dropped with the signed payment in flight, instead of a guess from the network error.
+ */
+export const TopUpStatusSchema = component(
+  "TopUpStatus",
+  z.object({
+    nonce: AuthorizationNonce,
+    status: z
+      .enum(["credited", "pending", "failed", "not_received"])
+      .describe(
+        "credited: settled on Base and added to the balance. pending: received, the transfer's outcome not known yet (do not sign again; it is credited once confirmed). failed: nothing was charged or credited. not_received: svc has no record of this authorization; it can still arrive until its valid_before, after which it can never move money (compare with checked_at).",
+      ),
+    amount: Usdc.nullable().describe("The authorization's amount; null when not received"),
+    transaction: TxHash.nullable(),
+    failure_reason: z.string().nullable(),
+    received_at: Timestamp.nullable(),
+    credited_at: Timestamp.nullable(),
+    checked_at: Timestamp.describe("svc's clock when it answered"),
+  }),
+);
+export type TopUpStatusView = z.output<typeof TopUpStatusSchema>;

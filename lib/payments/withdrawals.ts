@@ -47,9 +47,25 @@ export function assertWithdrawalAmount(micros: bigint): bigint {
  * "already known" or an RPC that does not know the transaction included, leaves it pending (`withdrawal_pending`)
  * and reconciliation checks it again: behind a load-balanced RPC such a transfer can still be mined.
  */
-export async function requestWithdrawal(accountId: string, walletAddress: string, amountMicros: bigint): Promise<WithdrawalView> {
+export async function requestWithdrawal(
+  accountId: string,
+  walletAddress: string,
+  amountMicros: bigint,
+  idempotencyKey: string | null = null,
+): Promise<WithdrawalView> {
   const toAddress = getAddress(walletAddress);
-  const withdrawal = await debitEarnings(accountId, toAddress, amountMicros);
+  // The same key again (a client whose answer was lost): the withdrawal it made, as it stands now, never a second one.
+  const earlier = idempotencyKey ? await findByIdempotencyKey(accountId, idempotencyKey, amountMicros) : null;
+  if (earlier) return toView(earlier);
+  let withdrawal: Withdrawal;
+  try {
+    withdrawal = await debitEarnings(accountId, toAddress, amountMicros, idempotencyKey);
+  } catch (error) {
+    // A concurrent request with the same key inserted first (the unique (account_id, idempotency_key) decided).
+    const twin = idempotencyKey && isUniqueViolation(error) ? await findByIdempotencyKey(accountId, idempotencyKey, amountMicros) : null;
+    if (twin) return toView(twin);
+    throw error;
+  }
 
   let hash: Hash;
   try {
@@ -82,12 +98,33 @@ export async function requestWithdrawal(accountId: string, walletAddress: string
   return toView(await db.withdrawal.findUniqueOrThrow({ where: { id: withdrawal.id } }));
 }
 
-async function debitEarnings(accountId: string, toAddress: Address, amountMicros: bigint): Promise<Withdrawal> {
+async function findByIdempotencyKey(accountId: string, idempotencyKey: string, amountMicros: bigint): Promise<Withdrawal | null> {
+  const found = await db.withdrawal.findUnique({ where: { accountId_idempotencyKey: { accountId, idempotencyKey } } });
+  if (found && found.amountMicros !== amountMicros) {
+    throw new AppError(
+      "invalid_request",
+      `This Idempotency-Key was used for a withdrawal of ${formatMicros(found.amountMicros)}; use a new key for another amount.`,
+      { details: { param: "idempotency-key" } },
+    );
+  }
+  return found;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "P2002";
+}
+
+async function debitEarnings(
+  accountId: string,
+  toAddress: Address,
+  amountMicros: bigint,
+  idempotencyKey: string | null,
+): Promise<Withdrawal> {
   return db.$transaction(async (tx) => {
     const earnings = await findLedgerAccount(tx, "supplier", accountId);
     const available = earnings?.availableMicros ?? 0n;
     if (!earnings || available < amountMicros) throw insufficientEarnings(available, amountMicros);
-    const withdrawal = await tx.withdrawal.create({ data: { accountId, toAddress, amountMicros } });
+    const withdrawal = await tx.withdrawal.create({ data: { accountId, toAddress, amountMicros, idempotencyKey } });
     try {
       await postEntry(tx, {
         kind: "withdrawal",
@@ -263,8 +300,16 @@ async function resolveWithdrawal(withdrawal: Withdrawal): Promise<Resolution> {
   return closed(await reverseWithdrawal(withdrawal, reason), "reversed");
 }
 
-export async function listWithdrawals(accountId: string, limit = 100): Promise<WithdrawalList> {
-  const rows = await db.withdrawal.findMany({ where: { accountId }, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: limit });
+export async function listWithdrawals(
+  accountId: string,
+  options: { limit?: number; idempotencyKey?: string } = {},
+): Promise<WithdrawalList> {
+  const { limit = 100, idempotencyKey } = options;
+  const rows = await db.withdrawal.findMany({
+    where: { accountId, ...(idempotencyKey !== undefined && { idempotencyKey }) },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: limit,
+  });
   return { object: "list", data: rows.map(toView) };
 }
 
@@ -276,6 +321,7 @@ function toView(w: Withdrawal): WithdrawalView {
     status: w.status,
     transaction: w.txHash,
     failure_reason: w.failureReason,
+    idempotency_key: w.idempotencyKey,
     created_at: w.createdAt.toISOString(),
     completed_at: w.completedAt?.toISOString() ?? null,
   };

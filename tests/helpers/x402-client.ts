@@ -1,5 +1,5 @@
 /** Test-side x402 clients: a route-dispatching fetch, signed payments, and funded payer wallets on the local chain. */
-import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { ExactEvmSchemeV1 } from "@x402/evm/exact/v1/client";
@@ -7,11 +7,12 @@ import { createWalletClient, http, type Address, type Hash } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { base } from "viem/chains";
 import { POST as topUpRoute } from "@/app/v1/x402/top-up/route";
+import { GET as topUpStatusRoute } from "@/app/v1/x402/top-up/[nonce]/route";
 import { publicClient } from "@/lib/chain/client";
 import { BASE_USDC_ADDRESS, type DevAccount } from "@/lib/chain/constants";
 import { usdcAbi } from "@/lib/chain/usdc-abi";
 import { env } from "@/lib/env";
-import { jsonRequest } from "./http";
+import { jsonRequest, routeParams } from "./http";
 
 export const TOP_UP_URL = "http://localhost:3000/v1/x402/top-up";
 
@@ -26,6 +27,19 @@ export function routeFetch(cookie: string): typeof fetch {
 
 export function postTopUp(cookie: string, amount: string, headers: Record<string, string> = {}) {
   return topUpRoute(jsonRequest("POST", "/v1/x402/top-up", { amount }, { cookie, ...headers }));
+}
+
+/** The EIP-3009 nonce a PAYMENT-SIGNATURE value carries. */
+export function nonceOf(header: string): string {
+  return (decodePaymentSignatureHeader(header).payload as { authorization: { nonce: string } }).authorization.nonce;
+}
+
+/** GET /v1/x402/top-up/{nonce} as the signed-in browser asks it; the body, after checking the status. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whichever shape the status carries
+export async function readTopUpStatus(cookie: string, nonce: string, expectStatus = 200): Promise<any> {
+  const res = await topUpStatusRoute(jsonRequest("GET", `/v1/x402/top-up/${nonce}`, undefined, { cookie }), routeParams({ nonce }));
+  if (res.status !== expectStatus) throw new Error(`expected ${expectStatus}, got ${res.status}: ${await res.text()}`);
+  return res.json();
 }
 
 /** The 402 challenge for an amount, decoded. */

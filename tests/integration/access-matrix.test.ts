@@ -51,7 +51,12 @@ function expectedAccess(method: string, pattern: string): Access | undefined {
   // Issue 22: a key describes itself through its own credential (OpenRouter's GET /api/v1/key).
   if (pattern === "/v1/key") return method === "GET" ? "bearer" : undefined;
   if (PUBLIC_PATHS.has(pattern) || isUnder(pattern, "/v1/market")) return "public";
-  if (isUnder(pattern, "/v1/account") || pattern === "/v1/x402/top-up" || isUnder(pattern, "/v1/supply") || isUnder(pattern, "/auth")) {
+  if (
+    isUnder(pattern, "/v1/account") ||
+    isUnder(pattern, "/v1/x402/top-up") ||
+    isUnder(pattern, "/v1/supply") ||
+    isUnder(pattern, "/auth")
+  ) {
     return "session";
   }
   return undefined;

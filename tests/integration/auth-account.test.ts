@@ -1,11 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { GET as getAccount, PATCH as patchAccount } from "@/app/v1/account/route";
+import { GET as offersRoute } from "@/app/v1/market/models/[id]/offers/route";
+import { clearMarketCache } from "@/lib/market/cache";
+import type { ModelOfferList } from "@/lib/market/schemas";
+import { supplierPublicId } from "@/lib/supply/public-id";
 import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { EXTERNAL_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { encryptCredential } from "@/lib/upstream/key-encryption";
-import { jsonRequest, readError } from "../helpers/http";
+import { jsonRequest, readError, routeParams } from "../helpers/http";
 import { seedAccount, seedSignedInAccount } from "../helpers/factories";
+import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 
 function readAccount(cookie: string) {
   return getAccount(jsonRequest("GET", "/v1/account", undefined, { cookie }));
@@ -80,6 +85,8 @@ describe("GET /v1/account", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       address: buyer.walletAddress,
+      display_name: null,
+      supplier_id: supplierPublicId(buyer.id),
       balance: "0.000000",
       held: "0.000000",
       available: "0.000000",
@@ -113,6 +120,38 @@ describe("GET /v1/account", () => {
     const b = await seedSignedInAccount();
     expect((await (await readAccount(a.cookie)).json()).address).toBe(a.walletAddress);
     expect((await (await readAccount(b.cookie)).json()).address).toBe(b.walletAddress);
+  });
+});
+
+describe("PATCH /v1/account display_name: a supplier's name", () => {
+  it("is shown beside the public id in the offers API, unique case-insensitively, validated, and cleared by null", async () => {
+    const supplier = await seedSignedInAccount();
+    const model = await seedPrivateModel();
+    const offer = await seedOffer({ supplierId: supplier.id, models: [model.id], priceCents: 60, dailyCapacityMicroDiem: 5_000_000n });
+    const name = `Acme Inference ${Date.now().toString(36)}`;
+    const set = await patch(supplier.cookie, { display_name: `  ${name} ` });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toMatchObject({ display_name: name, supplier_id: supplierPublicId(supplier.id) });
+
+    clearMarketCache();
+    const listed = await offersRoute(jsonRequest("GET", `/v1/market/models/${model.id}/offers`), routeParams({ id: model.id }));
+    const shown = ((await listed.json()) as ModelOfferList).data.find((o) => o.id === offer.id)!;
+    expect(shown).toMatchObject({ supplier: supplierPublicId(supplier.id), supplier_name: name });
+
+    const other = await seedSignedInAccount();
+    const taken = await patch(other.cookie, { display_name: name.toUpperCase() });
+    expect(taken.status).toBe(409);
+    expect(await readError(taken)).toMatchObject({ code: "conflict" });
+    expect((await db.account.findUniqueOrThrow({ where: { id: other.id } })).displayName).toBeNull();
+    for (const bad of ["ab", "sup_0123456789abcdef01234567", "-dash first", "two  spaces", "x".repeat(41), "emoji 🙂"]) {
+      const res = await patch(other.cookie, { display_name: bad });
+      expect(res.status, bad).toBe(400);
+    }
+
+    const cleared = await patch(supplier.cookie, { display_name: null });
+    expect((await cleared.json()).display_name).toBeNull();
+    // Released: another supplier may take it now.
+    expect((await patch(other.cookie, { display_name: name })).status).toBe(200);
   });
 });
 

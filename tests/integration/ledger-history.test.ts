@@ -27,6 +27,7 @@ type Item = {
   balance_after: string;
   model: string | null;
   offer: string | null;
+  generation_id: string | null;
   count: number;
 };
 type Page = { object: "list"; data: Item[]; next_cursor: string | null };
@@ -221,11 +222,39 @@ describe("GET /v1/account/ledger/export", () => {
       .trimEnd()
       .split("\r\n")
       .map((r) => r.split(","));
-    expect(rows[0]).toEqual(["created_at", "entry_id", "kind", "ledger", "amount", "balance_after", "model", "offer", "transaction"]);
+    expect(rows[0]).toEqual([
+      "created_at",
+      "entry_id",
+      "kind",
+      "ledger",
+      "amount",
+      "balance_after",
+      "model",
+      "offer",
+      "transaction",
+      "generation_id",
+    ]);
     const flat = await readAll(me.cookie, "");
     expect(rows.slice(1)).toEqual(
-      flat.map((i) => [i.created_at, i.id, i.kind, i.ledger, i.amount, i.balance_after, i.model ?? "", i.offer ?? "", i.transaction ?? ""]),
+      flat.map((i) => [
+        i.created_at,
+        i.id,
+        i.kind,
+        i.ledger,
+        i.amount,
+        i.balance_after,
+        i.model ?? "",
+        i.offer ?? "",
+        i.transaction ?? "",
+        i.generation_id ?? "",
+      ]),
     );
+    // Each request paid for names its generation, the id the buyer was given: the one GET /v1/generations/{id} takes.
+    const paid = flat.filter((i) => i.kind === "clear" && i.ledger === "balance");
+    expect(paid.length).toBeGreaterThan(0);
+    const completions = await db.completion.findMany({ where: { accountId: me.id }, select: { id: true } });
+    expect(new Set(paid.map((i) => i.generation_id))).toEqual(new Set(completions.map((c) => c.id)));
+    expect(flat.filter((i) => i.ledger === "earnings" || i.kind !== "clear").every((i) => i.generation_id === null)).toBe(true);
 
     const day = yesterday.toISOString().slice(0, 10);
     const ranged = await exportCsv(me.cookie, `?type=earnings&from=${day}&to=${day}`);
@@ -242,7 +271,7 @@ describe("GET /v1/account/ledger/export", () => {
     expect(bad.status).toBe(400);
     expect((await readError(bad)).code).toBe("invalid_request");
     const empty = await exportCsv(me.cookie);
-    expect(await empty.text()).toBe("created_at,entry_id,kind,ledger,amount,balance_after,model,offer,transaction\r\n");
+    expect(await empty.text()).toBe("created_at,entry_id,kind,ledger,amount,balance_after,model,offer,transaction,generation_id\r\n");
   });
 });
 

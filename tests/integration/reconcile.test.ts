@@ -15,7 +15,16 @@ import { reconcilePayments } from "@/lib/payments/reconcile";
 import { seedSignedInAccount } from "../helpers/factories";
 import { readError } from "../helpers/http";
 import { treasuryAddress } from "../helpers/treasury";
-import { fundedPayer, postTopUp, readChallenge, readUsdcBalance, signPaymentV2, transferUsdc } from "../helpers/x402-client";
+import {
+  fundedPayer,
+  nonceOf,
+  postTopUp,
+  readChallenge,
+  readTopUpStatus,
+  readUsdcBalance,
+  signPaymentV2,
+  transferUsdc,
+} from "../helpers/x402-client";
 
 const USDC = 1_000_000n;
 // Dev account 6 is this file's: it funds fresh payer wallets and submits authorizations as a third party.
@@ -40,7 +49,7 @@ async function payWithFault(amount: string) {
 describe("a top-up interrupted after the transfer", () => {
   it("is credited exactly once by reconciliation after a crash between settlement and credit", async () => {
     faults.topUpBeforeCredit = vi.fn().mockRejectedValueOnce(new Error("process killed"));
-    const { me, payer, res } = await payWithFault("6.00");
+    const { me, payer, header, res } = await payWithFault("6.00");
 
     expect(res.status).toBe(502);
     expect((await readError(res)).code).toBe("payment_pending");
@@ -49,10 +58,17 @@ describe("a top-up interrupted after the transfer", () => {
     const pending = await db.payment.findFirstOrThrow({ where: { accountId: me.id } });
     expect(pending.status).toBe("pending");
     expect(pending.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    // The dashboard asking by nonce hears "pending" (do not sign again), then "credited" once reconciled.
+    expect(await readTopUpStatus(me.cookie, nonceOf(header))).toMatchObject({
+      status: "pending",
+      transaction: pending.txHash,
+      credited_at: null,
+    });
 
     const first = await reconcilePayments({ graceMs: 0 });
     expect(first.credited).toBeGreaterThanOrEqual(1);
     expect((await getBalance("buyer", me.id)).totalMicros).toBe(6n * USDC);
+    expect(await readTopUpStatus(me.cookie, nonceOf(header))).toMatchObject({ status: "credited", transaction: pending.txHash });
     const settled = await db.payment.findUniqueOrThrow({ where: { id: pending.id } });
     expect(settled).toMatchObject({ status: "settled", txHash: pending.txHash });
 

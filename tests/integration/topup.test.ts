@@ -23,8 +23,10 @@ import { readError } from "../helpers/http";
 import {
   TOP_UP_URL,
   fundedPayer,
+  nonceOf,
   postTopUp,
   readChallenge,
+  readTopUpStatus,
   readUsdcBalance,
   routeFetch,
   signPaymentV1,
@@ -358,6 +360,46 @@ describe("POST /v1/x402/top-up: paying", () => {
     expect(payment.status).toBe("failed");
     expect(payment.failureReason).toMatch(/insufficient_balance|exceeds balance/);
     expect(await db.journalEntry.count({ where: { paymentId: payment.id } })).toBe(0);
+    // A client that lost this answer hears the same from the lookup: nothing charged.
+    const status = await readTopUpStatus(me.cookie, nonceOf(header));
+    expect(status).toMatchObject({ status: "failed", amount: "5.000000", credited_at: null });
+    expect(status.failure_reason).toMatch(/insufficient_balance|exceeds balance/);
+  });
+});
+
+describe("GET /v1/x402/top-up/{nonce}: what happened to a signed authorization", () => {
+  it("says not_received before the signed payment arrives and credited after, with the amount and the transfer", async () => {
+    const payer = await fundedPayer(FUNDER, 6n * USDC);
+    const me = await seedSignedInAccount(payer);
+    const { v2 } = await readChallenge(me.cookie, "6.00");
+    const header = await signPaymentV2(payer, v2.accepts[0]);
+    const nonce = nonceOf(header);
+
+    const before = await readTopUpStatus(me.cookie, nonce);
+    expect(before).toMatchObject({ nonce, status: "not_received", amount: null, transaction: null, received_at: null });
+    expect(Date.parse(before.checked_at)).toBeGreaterThan(Date.now() - 60_000);
+
+    const paid = await postTopUp(me.cookie, "6.00", { "payment-signature": header });
+    expect(paid.status).toBe(200);
+    const { transaction } = (await paid.json()) as TopUpBody;
+
+    const after = await readTopUpStatus(me.cookie, nonce.toUpperCase().replace("0X", "0x"));
+    expect(after).toMatchObject({ status: "credited", amount: "6.000000", transaction, failure_reason: null });
+    expect(after.credited_at).not.toBeNull();
+    expect((await getBalance("buyer", me.id)).totalMicros).toBe(6n * USDC);
+  });
+
+  it("answers only the account that sent it, and refuses a malformed nonce", async () => {
+    const payer = await fundedPayer(FUNDER, 2n * USDC);
+    const me = await seedSignedInAccount(payer);
+    const { v2 } = await readChallenge(me.cookie, "2.00");
+    const header = await signPaymentV2(payer, v2.accepts[0]);
+    expect((await postTopUp(me.cookie, "2.00", { "payment-signature": header })).status).toBe(200);
+
+    const other = await seedSignedInAccount();
+    expect(await readTopUpStatus(other.cookie, nonceOf(header))).toMatchObject({ status: "not_received", amount: null });
+    const malformed = await readTopUpStatus(me.cookie, "0x1234", 400);
+    expect(malformed).toMatchObject({ error: { code: "invalid_request" } });
   });
 });
 

@@ -62,6 +62,55 @@ describe("POST /v1/supply/withdrawals", () => {
     expect(((await list.json()) as { data: unknown[] }).data).toEqual([body]);
   });
 
+  it("with an Idempotency-Key: sent again (a lost answer, or twice at once) it answers the one withdrawal it made", async () => {
+    const supplier = await seedSupplier(10n * USDC);
+    const walletBefore = await readUsdcBalance(supplier.walletAddress as `0x${string}`);
+    const key = `wd-${Date.now()}`;
+    const send = () =>
+      postWithdrawalRoute(
+        jsonRequest("POST", "/v1/supply/withdrawals", { amount: "3.00" }, { cookie: supplier.cookie, "idempotency-key": key }),
+      );
+    const lookup = async (k: string) => {
+      const res = await listWithdrawalsRoute(
+        jsonRequest("GET", `/v1/supply/withdrawals?idempotency_key=${k}`, undefined, { cookie: supplier.cookie }),
+      );
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: Record<string, unknown>[] }).data;
+    };
+    // Before it arrives, svc knows of none: the client may send it (again).
+    expect(await lookup(key)).toEqual([]);
+
+    const answers = await Promise.all([send(), send(), send()]);
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 201]);
+    const bodies = (await Promise.all(answers.map((r) => r.json()))) as { id: string }[];
+    expect(new Set(bodies.map((b) => b.id)).size).toBe(1);
+    expect(await db.withdrawal.count({ where: { accountId: supplier.id } })).toBe(1);
+    const again = await send();
+    expect(((await again.json()) as { id: string; status: string }).id).toBe(bodies[0].id);
+    expect(await readUsdcBalance(supplier.walletAddress as `0x${string}`)).toBe(walletBefore + 3n * USDC);
+    expect(await readEarnings(supplier.cookie)).toMatchObject({ available: "7.000000", withdrawn: "3.000000" });
+
+    const found = await lookup(key);
+    expect(found).toEqual([expect.objectContaining({ id: bodies[0].id, amount: "3.000000", status: "sent", idempotency_key: key })]);
+    const otherAccount = await seedSupplier(1n * USDC);
+    const theirs = await listWithdrawalsRoute(
+      jsonRequest("GET", `/v1/supply/withdrawals?idempotency_key=${key}`, undefined, { cookie: otherAccount.cookie }),
+    );
+    expect(((await theirs.json()) as { data: unknown[] }).data).toEqual([]);
+
+    // The same key for another amount is refused, and a malformed key too; nothing more moves.
+    const other = await postWithdrawalRoute(
+      jsonRequest("POST", "/v1/supply/withdrawals", { amount: "2.00" }, { cookie: supplier.cookie, "idempotency-key": key }),
+    );
+    expect(other.status).toBe(400);
+    expect((await readError(other)).code).toBe("invalid_request");
+    const malformed = await postWithdrawalRoute(
+      jsonRequest("POST", "/v1/supply/withdrawals", { amount: "2.00" }, { cookie: supplier.cookie, "idempotency-key": "no spaces" }),
+    );
+    expect(malformed.status).toBe(400);
+    expect(await db.withdrawal.count({ where: { accountId: supplier.id } })).toBe(1);
+  });
+
   it("never takes a destination from the body", async () => {
     const supplier = await seedSupplier(5n * USDC);
     const res = await withdraw(supplier.cookie, { amount: "1.00", to: getDevAccount("demoBuyer").address });

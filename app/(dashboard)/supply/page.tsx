@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { DelistedOffers } from "@/components/supply/delisted-offers";
 import { OfferForm } from "@/components/supply/offer-form";
 import { OffersList } from "@/components/supply/offers-list";
+import { SupplierNamePanel } from "@/components/supply/supplier-name";
 
 export const metadata: Metadata = { title: "Supply" };
 
@@ -11,6 +12,7 @@ export default function SupplyPage() {
       <OffersList />
       <DelistedOffers />
       <OfferForm />
+      <SupplierNamePanel />
     </div>
   );
 }

@@ -141,6 +141,12 @@ export const REQUEST_HEADERS = {
     schema: { type: "string" },
   },
   XPaymentHeader: { name: "X-PAYMENT", description: "x402 v1 form of the same payment payload.", schema: { type: "string" } },
+  IdempotencyKeyHeader: {
+    name: "Idempotency-Key",
+    description:
+      "Optional: your own key for this withdrawal (1-100 of A-Z a-z 0-9 . _ : -). Sent again with the same key, the request answers the withdrawal it made instead of making another; GET /v1/supply/withdrawals?idempotency_key= finds it after a lost answer.",
+    schema: { type: "string", pattern: "^[A-Za-z0-9._:-]{1,100}$" },
+  },
 } as const satisfies Record<string, HeaderSpec>;
 
 export type RequestHeaderName = keyof typeof REQUEST_HEADERS;

@@ -51,6 +51,7 @@ async function activeModelOrNotFound(modelId: string): Promise<CatalogEntry> {
 type OfferRow = {
   id: string;
   supplier_id: string;
+  supplier_name: string | null;
   price_cents: number;
   created_at: Date;
   remaining: bigint;
@@ -66,12 +67,13 @@ type OfferRow = {
 
 async function computeModelOffers(model: CatalogEntry, now: Date): Promise<ModelOfferList> {
   const rows = await db.$queryRaw<OfferRow[]>`
-    SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, o.price_cents, o.created_at,
+    SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, a.display_name AS supplier_name, o.price_cents, o.created_at,
            GREATEST(${REMAINING}, 0) AS remaining,
            ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
            o.context_tokens, o.max_output_tokens, o.streams, o.bills_cancelled_in_full, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
            o.probed_at AS "probedAt", o.probe_flagged_at AS "probeFlaggedAt", o.probe_flag_reason AS "probeFlagReason"
     FROM offers o
+    JOIN accounts a ON a.id = o.supplier_id
     JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${model.id}
     LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${utcDayKey(now)}::date
     WHERE o.status = 'active'
@@ -91,6 +93,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
       return {
         id: o.id,
         supplier: supplierPublicId(o.supplier_id),
+        supplier_name: o.supplier_name,
         price_cents: o.price_cents,
         usd_per_mtok: {
           prompt: formatMicros(chargeMicros(model.inputMicroDiemPerMTok, o.price_cents)),

@@ -15,7 +15,7 @@ export const GET = route(
       tag: "Account",
       summary: "The account's ledger lines as CSV",
       description:
-        "text/csv, newest first, one row per journal line with a header row: created_at, entry_id, kind, ledger, amount, balance_after, model, offer, transaction (amounts exact, 6 decimals). At most 100000 lines: a range holding more is a 400; narrow `from`/`to`.",
+        "text/csv, newest first, one row per journal line with a header row: created_at, entry_id, kind, ledger, amount, balance_after, model, offer, transaction, generation_id (amounts exact, 6 decimals). At most 100000 lines: a range holding more is a 400; narrow `from`/`to`.",
       responses: [response(200, null, "The CSV file (Content-Disposition: attachment).")],
     },
   },
