@@ -6,8 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as modelsRoute } from "@/app/v1/models/route";
 import { POST as responsesRoute } from "@/app/v1/responses/route";
+import { POST as chatV2Route } from "@/app/v2/chat/completions/route";
 import { db } from "@/lib/db/client";
 import { clearMarketCache } from "@/lib/market/cache";
+import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { completion, startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { jsonRequest, readError } from "../helpers/http";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
@@ -234,5 +236,38 @@ describe("GET /v1/models: OpenRouter's pricing, USD per token", () => {
     const entry = listed.data.find((m) => m.id === model.id)!;
     expect(entry.best_price_cents).toBeNull();
     expect(entry.pricing).toMatchObject({ prompt: "0.00000015", completion: "0" });
+  });
+});
+
+describe("/v2: the same fields, streamed or not", () => {
+  let reference: ReferenceUpstream;
+  beforeAll(async () => {
+    reference = await startReferenceUpstream();
+  });
+  afterAll(async () => {
+    await reference.stop();
+  });
+
+  it("names the ignored fields on a stream's headers too (sent before the first event)", async () => {
+    const model = await seedPrivateModel();
+    await seedOffer({
+      models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
+      priceCents: 100,
+      dailyCapacityMicroDiem: 100_000_000n,
+      upstreamBaseUrl: reference.url,
+      upstreamApiKey: reference.apiKey,
+    });
+    const buyer = await seedBuyer(ONE_USDC);
+    const res = await chatV2Route(
+      new Request("http://localhost:3000/v2/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${buyer.key}` },
+        body: JSON.stringify({ model: model.id, messages: [hello], max_tokens: 20, stream: true, transforms: ["middle-out"], top_k: 5 }),
+      }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(res.headers.get("x-svc-ignored-fields")).toBe("transforms");
+    expect(await res.text()).toContain("data: [DONE]");
   });
 });
