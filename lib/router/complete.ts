@@ -326,6 +326,7 @@ async function reserve(input: {
         outputTokens: sizing.maxOutputTokens,
         features,
         preferences: reservation.preferences,
+        keyMaxPriceCents: reservation.keyMaxPriceCents,
         now,
       });
     case "insufficient_balance":

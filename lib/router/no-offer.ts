@@ -51,6 +51,8 @@ export async function noOfferError(input: {
   features: Features;
   /** The merged provider preferences the reservation routed by (null: none). */
   preferences: ProviderPreferences | null;
+  /** The API key's own cap (X-Svc-Max-Cents above it is refused): a suggestion above it says so. */
+  keyMaxPriceCents?: number | null;
   now: Date;
 }) {
   const { tools, json_schema, vision } = input.features;
@@ -116,10 +118,13 @@ export async function noOfferError(input: {
     no_healthy_supplier: `Every offer for ${input.modelId} at or below ${input.maxPriceCents} cents per diem is cooling down after upstream failures.`,
     no_capacity: `Offers for ${input.modelId} at or below ${input.maxPriceCents} cents per diem have no capacity left today for this request.`,
   }[code];
+  const cap = input.keyMaxPriceCents ?? null;
   const advice =
-    d.suggested !== null
-      ? ` A max price of ${d.suggested} would route it now (send X-Svc-Max-Cents: ${d.suggested}); ${routableAbove} diem is available above your max.`
-      : " No offer above your max could take it either; try again later or lower max_tokens.";
+    d.suggested === null
+      ? " No offer above your max could take it either; try again later or lower max_tokens."
+      : cap !== null && d.suggested > cap
+        ? ` A max price of ${d.suggested} would route it now, above this API key's cap of ${cap} cents per diem: raise the key's max_price_cents or use another key; ${routableAbove} diem is available above your max.`
+        : ` A max price of ${d.suggested} would route it now (send X-Svc-Max-Cents: ${d.suggested}); ${routableAbove} diem is available above your max.`;
 
   return new AppError(code, reason + advice, explanation(code, input.maxPriceCents, d, routableAbove));
 }

@@ -120,6 +120,8 @@ describe("routing", () => {
     const capped = await seedBuyer(ONE_USDC, { max_price_cents: 120 });
     const refused = await callCompletions(capped.key, { model: model.id, messages: [hello], max_tokens: 10 });
     expect(refused.status).toBe(503);
+    // The max price that would route it is above the key's own cap: the 503 says so instead of a header it would refuse.
+    expect((await readError(refused)).message).toMatch(/A max price of 150 would route it now, above this API key's cap of 120/);
 
     const above = await callCompletions(capped.key, { model: model.id, messages: [hello] }, { "x-svc-max-cents": "200" });
     expect(above.status).toBe(400);
