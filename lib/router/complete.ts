@@ -123,7 +123,6 @@ export async function completeChat(input: {
       offerId,
       accountId: reservation.accountId,
       completionId,
-      model,
       upstream,
       maxOutputTokens: sizing.maxOutputTokens,
       rules,
@@ -173,7 +172,6 @@ async function billAndClear(input: {
   /** The buyer, for the offer's health: a failure is weighed across distinct buyers. */
   accountId: string;
   completionId: string;
-  model: CatalogEntry;
   upstream: Forwarded;
   maxOutputTokens: number;
   rules: BillingRules;
@@ -195,7 +193,8 @@ async function billAndClear(input: {
       latencyMs: input.upstream.latencyMs,
       totalLatencyMs: performance.now() - input.startedAt,
       finishReason: input.upstream.answer.finishReason,
-      burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, input.model),
+      endReason: "completed",
+      streamed: false,
     });
     billed = { usage, clear };
   } catch (error) {

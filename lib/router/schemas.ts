@@ -348,6 +348,14 @@ export const ChatCompletionSchema = component(
 export type ChatCompletionResponse = z.output<typeof ChatCompletionSchema>;
 
 /**
+ * How a completion's answer ended (completions.end_reason): read whole, or a stream cut short by the buyer hanging up,
+ * by the upstream's error or by a deadline (then billed for what was delivered). An answer that is not streamed is
+ * read whole or not billed at all: always "completed".
+ */
+export const COMPLETION_ENDS = ["completed", "client_cancelled", "upstream_error", "timeout"] as const;
+export type CompletionEnd = (typeof COMPLETION_ENDS)[number];
+
+/**
  * GET /v1/generations/{id}: one completion of the caller's account as it was cleared, for any of its keys and its
  * session: who served it, what was billed against what was claimed, what it cost and where it is in the ledger.
  */
@@ -384,6 +392,12 @@ export const GenerationSchema = component(
       .describe(
         "The request's own: from its arrival at svc to its clear (the answer is written right after); null for completions from before it was kept",
       ),
+    end: z
+      .enum(COMPLETION_ENDS)
+      .describe(
+        "How the answer ended: completed (read whole), or a stream cut short by the client (client_cancelled), by the upstream's error (upstream_error) or by a deadline (timeout), billed for what was delivered",
+      ),
+    streamed: z.boolean().describe("Whether the answer was streamed to the client"),
     key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }).describe("The API key that made it"),
     journal_entry_id: z.string().describe("Its clear's journal entry (buyer −charge, supplier +share, platform +fee)"),
   }),
