@@ -104,29 +104,31 @@ BEGIN
   --    id: a status index scan would read every active hold. It is checked on the locked (latest) row.
   SELECT array_agg(m.n), array_agg(m.id), array_agg(m.account_id), array_agg(m.api_key_id), array_agg(m.offer_id),
          array_agg(m.day), array_agg(m.model_id), array_agg(m.price), array_agg(m.amount), array_agg(m.reserved_burn),
-         array_agg(c.burn_micro_diem), array_agg(c.charge_micros), array_agg(s.share), array_agg(s.fee), array_agg(sa."id"),
+         array_agg(m.burn), array_agg(m.charge), array_agg(s.share), array_agg(s.fee), array_agg(sa."id"),
          array_agg(m.usage_disputed), array_agg(m.latency_ms), array_agg(m.completion_tokens)
   INTO c_n, c_hold, c_account, c_key, c_offer, c_day, c_model, c_price, c_amount, c_reserved_burn,
        c_burn, c_charge, c_share, c_fee, c_supplier, c_disputed, c_latency, c_tokens
+  -- The split is computed outside the locked subquery, from its charge column: svc_fee_micros names its charge twice
+  -- and is inlined only for an argument that cheap (as the whole capped charge, it was called and planned per batch).
   FROM (
-    SELECT u.n, u.prompt_tokens, u.completion_tokens, u.usage_disputed, u.latency_ms,
+    SELECT u.n, u.usage_disputed, u.latency_ms, u.completion_tokens,
            h."id", h."account_id", h."api_key_id", h."offer_id", h."day", h."model_id",
            h."price_cents" AS price, h."amount_micros" AS amount, h."burn_micro_diem" AS reserved_burn,
-           h."input_micro_diem_per_mtok" AS input_price, h."output_micro_diem_per_mtok" AS output_price
+           mc.burn_micro_diem AS burn, mc.charge_micros AS charge
     FROM "holds" h
     JOIN (SELECT DISTINCT ON (i.hold_id) i.hold_id, i.ordinality::integer AS n, i.prompt_tokens, i.completion_tokens,
                  i.usage_disputed, i.latency_ms
           FROM unnest(p_items) WITH ORDINALITY AS i WHERE v_ok[i.ordinality] ORDER BY i.hold_id, i.ordinality) u
       ON u.hold_id = h."id"
+    CROSS JOIN LATERAL svc_metered_charge(u.prompt_tokens, u.completion_tokens, h."input_micro_diem_per_mtok",
+                                          h."output_micro_diem_per_mtok", h."price_cents", h."burn_micro_diem",
+                                          h."amount_micros") mc
     WHERE h."status"::text = 'active'
       AND h."input_micro_diem_per_mtok" IS NOT NULL AND h."output_micro_diem_per_mtok" IS NOT NULL
     ORDER BY h."id"
     FOR UPDATE OF h
   ) m
-  CROSS JOIN LATERAL svc_metered_charge(m.prompt_tokens, m.completion_tokens, m.input_price, m.output_price, m.price,
-                                        m.reserved_burn, m.amount) c
-  CROSS JOIN LATERAL (SELECT svc_supplier_micros(c.charge_micros, p_fee_bps) AS share,
-                             svc_fee_micros(c.charge_micros, p_fee_bps) AS fee) s
+  CROSS JOIN LATERAL (SELECT svc_supplier_micros(m.charge, p_fee_bps) AS share, svc_fee_micros(m.charge, p_fee_bps) AS fee) s
   JOIN "offers" o ON o."id" = m.offer_id
   LEFT JOIN "ledger_accounts" sa ON sa."kind" = 'supplier' AND sa."owner_id" = o."supplier_id";
 

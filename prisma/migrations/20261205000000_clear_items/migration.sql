@@ -52,3 +52,6 @@ DROP FUNCTION IF EXISTS "svc_clear_batch"(uuid[], text[], bigint[], bigint[], bo
   boolean[], bigint[], text[], bigint[], bigint[], integer, timestamptz, integer);
 DROP FUNCTION IF EXISTS "svc_reserve_batch"(text[], text[], integer[], integer[], integer[], boolean[], boolean[], boolean[],
   jsonb[], integer, timestamptz, timestamptz);
+-- svc_metered_charge returns its one row as a table now, so that the clear's statement inlines it (see its file): a new
+-- result type. Its callers read it in FROM, which is unchanged.
+DROP FUNCTION IF EXISTS "svc_metered_charge"(bigint, bigint, bigint, bigint, integer, bigint, bigint);
