@@ -234,19 +234,15 @@ export type KeyedReservation =
  */
 type ReserveOutcome =
   | { status: "rejected" | "invalid_api_key" | "model_not_found" }
-  | { status: "max_price_above_key_cap"; key: KeyRecord }
-  | { status: "invalid_provider_id"; key: KeyRecord; param: string; id: string }
+  | (KeyRecord & { status: "max_price_above_key_cap" })
+  | (KeyRecord & { status: "invalid_provider_id"; param: string; id: string })
   | (PricedRecord & { status: "no_offer"; preferences: ProviderPreferences | null })
-  | (PricedRecord & { status: "insufficient_balance" | "spend_limit_exceeded"; offer: OfferRecord })
-  | (PricedRecord & {
-      status: "ok";
-      hold_id: string;
-      offer: OfferRecord;
-      upstream: { base_url: string; key_ciphertext: string; model: string };
-    });
+  | (PricedRecord & OfferRecord & { status: "insufficient_balance" | "spend_limit_exceeded" })
+  | (PricedRecord &
+      OfferRecord & { status: "ok"; hold_id: string; upstream_base_url: string; upstream_key_ciphertext: string; upstream_model: string });
 type KeyRecord = { api_key_id: string; account_id: string; key_max_price_cents: number | null; spend_limit_micros: string | null };
-type PricedRecord = { key: KeyRecord; max_price_cents: number; burn_micro_diem: string };
-type OfferRecord = { id: string; price_cents: number; amount_micros: string };
+type PricedRecord = KeyRecord & { max_price_cents: number; burn_micro_diem: string };
+type OfferRecord = { offer_id: string; price_cents: number; amount_micros: string };
 type ReserveBatchRow = { ord: number; outcome: ReserveOutcome };
 
 export async function reserveWithKey(input: KeyedReservationInput): Promise<KeyedReservation> {
@@ -256,7 +252,7 @@ export async function reserveWithKey(input: KeyedReservationInput): Promise<Keye
   onReserved({
     status: outcome.status,
     holdId: outcome.status === "ok" ? outcome.hold_id : null,
-    offerId: "offer" in outcome ? outcome.offer.id : null,
+    offerId: "offer_id" in outcome ? outcome.offer_id : null,
   });
   return keyedReservation(outcome);
 }
@@ -269,17 +265,17 @@ function keyedReservation(o: ReserveOutcome): KeyedReservation {
     case "model_not_found":
       return { status: o.status };
     case "max_price_above_key_cap":
-      return { status: o.status, ...keyFacts(o.key) };
+      return { status: o.status, ...keyFacts(o) };
     case "invalid_provider_id":
-      return { status: o.status, ...keyFacts(o.key), param: o.param, id: o.id };
+      return { status: o.status, ...keyFacts(o), param: o.param, id: o.id };
     case "no_offer":
       return { status: o.status, ...priced(o), preferences: o.preferences };
     case "insufficient_balance":
     case "spend_limit_exceeded":
-      return { status: o.status, ...priced(o), ...offerFacts(o.offer) };
+      return { status: o.status, ...priced(o), ...offerFacts(o) };
     case "ok": {
-      const upstream = { baseUrl: o.upstream.base_url, keyCiphertext: o.upstream.key_ciphertext, model: o.upstream.model };
-      return { status: o.status, ...priced(o), ...offerFacts(o.offer), holdId: o.hold_id, upstream };
+      const upstream = { baseUrl: o.upstream_base_url, keyCiphertext: o.upstream_key_ciphertext, model: o.upstream_model };
+      return { status: o.status, ...priced(o), ...offerFacts(o), holdId: o.hold_id, upstream };
     }
   }
 }
@@ -294,11 +290,11 @@ function keyFacts(k: KeyRecord): KeyFacts {
 }
 
 function priced(p: PricedRecord) {
-  return { ...keyFacts(p.key), maxPriceCents: p.max_price_cents, burnMicroDiem: BigInt(p.burn_micro_diem) };
+  return { ...keyFacts(p), maxPriceCents: p.max_price_cents, burnMicroDiem: BigInt(p.burn_micro_diem) };
 }
 
 function offerFacts(o: OfferRecord) {
-  return { offerId: o.id, priceCents: o.price_cents, amountMicros: BigInt(o.amount_micros) };
+  return { offerId: o.offer_id, priceCents: o.price_cents, amountMicros: BigInt(o.amount_micros) };
 }
 
 function reservations(): GroupCommit<KeyedReservationInput, ReserveBatchRow> {

@@ -46,6 +46,7 @@ AS $$
 DECLARE
   v_platform uuid := svc_platform_shard(p_platform_shard);
   v_ok boolean[];             -- per item: it can be cleared at all (else 'rejected')
+  v_ends text[] := enum_range(NULL::completion_end)::text[];  -- the endings a completion may record (read once a batch)
   -- One element per hold cleared.
   c_n integer[];              -- the item's position in p_items (its ord)
   c_hold uuid[];
@@ -87,7 +88,7 @@ BEGIN
              AND COALESCE(i.claimed_reasoning_tokens, 0) >= 0
              AND COALESCE(i.reasoning_tokens BETWEEN 0 AND i.completion_tokens, true)
              AND i.usage_estimated IS NOT NULL AND i.usage_disputed IS NOT NULL
-             AND i.end_reason = ANY(enum_range(NULL::completion_end)::text[])
+             AND i.end_reason = ANY(v_ends)
              AND i.streamed IS NOT NULL
              AND row_number() OVER (PARTITION BY i.completion_id ORDER BY i.ordinality) = 1
              AND used."id" IS NULL,

@@ -6,7 +6,7 @@
 -- and no longer takes a burn from its caller: every hold carries the list prices it was reserved at
 -- (20261124000000_hot_path_batched), and a hold lives UPSTREAM_TIMEOUT_MS + 60 s before the sweeper releases it, so
 -- none reserved before that migration is still active. svc_reserve_batch answers each item with one named record
--- (ord, outcome jsonb) instead of 18 positional columns padded with NULLs. Both are new signatures (a new argument
+-- (ord, outcome json) instead of 18 positional columns padded with NULLs. Both are new signatures (a new argument
 -- type, a new result type): the old functions are dropped here (IF EXISTS: on a fresh database the functions are
 -- installed only after the migrations) and the install step after the migrations (server/sql-functions.ts) creates
 -- the new ones from prisma/functions/. An instance of the previous release still running during a rolling deploy can
