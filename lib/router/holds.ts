@@ -1,6 +1,7 @@
 import "server-only";
 import { randomInt } from "node:crypto";
 import { db } from "@/lib/db/client";
+import { compositeArrayLiteral, type CompositeField } from "@/lib/db/composite-literal";
 import { preparedQuery } from "@/lib/db/pool";
 import { env } from "@/lib/env";
 import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
@@ -129,18 +130,40 @@ async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
 
 /**
  * svc_clear_batch's statement for a batch: each item one svc_clear_item (prisma/migrations/20261205000000_clear_items),
- * its fields by name, built here and nowhere else. The items travel as one JSON array that the statement turns into
- * svc_clear_item[] (json_populate_recordset: a field the object lacks is NULL, which the clear refuses where it needs
- * one); counts are ours and safe integers, so JSON numbers carry them exactly.
+ * its fields named here and nowhere else (clearItem), sent as one array literal of the type in its field order
+ * (CLEAR_ITEM_FIELDS, checked against the database's type by tests/integration/clear-batch.test.ts).
  */
 export function clearBatchQuery(
   items: ClearInput[],
   batch: { feeBps: number; now: Date; platformShard: number },
 ): { text: string; values: unknown[] } {
-  return { text: CLEAR_SQL, values: [JSON.stringify(items.map(clearItem)), batch.feeBps, batch.now.toISOString(), batch.platformShard] };
+  const rows = items.map((item) => {
+    const named = clearItem(item);
+    return CLEAR_ITEM_FIELDS.map((field) => named[field]);
+  });
+  return { text: CLEAR_SQL, values: [compositeArrayLiteral(rows), batch.feeBps, batch.now.toISOString(), batch.platformShard] };
 }
 
-function clearItem(i: ClearInput) {
+/** svc_clear_item's fields, in the type's order. */
+export const CLEAR_ITEM_FIELDS = [
+  "hold_id",
+  "completion_id",
+  "prompt_tokens",
+  "completion_tokens",
+  "reasoning_tokens",
+  "usage_estimated",
+  "usage_disputed",
+  "claimed_prompt_tokens",
+  "claimed_completion_tokens",
+  "claimed_reasoning_tokens",
+  "latency_ms",
+  "total_latency_ms",
+  "finish_reason",
+  "end_reason",
+  "streamed",
+] as const;
+
+function clearItem(i: ClearInput): Record<(typeof CLEAR_ITEM_FIELDS)[number], CompositeField> {
   return {
     hold_id: i.holdId,
     completion_id: i.completionId,
@@ -160,8 +183,7 @@ function clearItem(i: ClearInput) {
   };
 }
 
-const CLEAR_SQL = `SELECT * FROM svc_clear_batch(ARRAY(SELECT json_populate_recordset(NULL::svc_clear_item, $1::json)), $2::int,
-  $3::timestamptz, $4::int)`;
+const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::svc_clear_item[], $2::int, $3::timestamptz, $4::int)`;
 
 /** The largest value of the integer columns that hold counts (billed tokens, latency; claims are clamped to it). */
 const INT_MAX = 2_147_483_647;

@@ -8,7 +8,7 @@ import { requireDatabaseUrl } from "@/lib/env";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { NO_FEATURES } from "@/lib/supply/features";
-import { clearBatchQuery, reserveWithKey, type ClearInput } from "@/lib/router/holds";
+import { CLEAR_ITEM_FIELDS, clearBatchQuery, reserveWithKey, type ClearInput } from "@/lib/router/holds";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { buyerBalance, seedBuyer } from "../helpers/router-factories";
 
@@ -379,6 +379,31 @@ describe("svc_clear_batch with many items in one statement", () => {
     // The column itself holds an ending to the four.
     await expect(pgPool().query("UPDATE completions SET end_reason = 'abandoned' WHERE hold_id = $1", [h1.holdId])).rejects.toMatchObject({
       code: "22P02",
+    });
+  });
+
+  it("takes each item as the route builds it: the type's fields in its order, any text exactly as sent", async () => {
+    const { rows: fields } = await pgPool().query<{ name: string }>(
+      "SELECT attname::text AS name FROM pg_attribute WHERE attrelid = 'svc_clear_item'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+    );
+    expect(fields.map((f) => f.name)).toEqual([...CLEAR_ITEM_FIELDS]);
+
+    const { modelA, x } = await seedMarket();
+    const h = await reserve(x.key, modelA.id);
+    // Every character the array and record literals give a meaning to.
+    const completionId = `chatcmpl-test-"q" \\b\\ ,(p){c}'NULL' ${randomUUID()}`;
+    expect(
+      await clearBatch([{ holdId: h.holdId, completionId, promptTokens: 7, completionTokens: 9, claimed: [8, 2 ** 53 - 1] }]),
+    ).toMatchObject([{ status: "ok" }]);
+    expect(await db.completion.findUniqueOrThrow({ where: { holdId: h.holdId } })).toMatchObject({
+      id: completionId,
+      promptTokens: 7,
+      completionTokens: 9,
+      claimedPromptTokens: 8,
+      claimedCompletionTokens: 2_147_483_647,
+      claimedReasoningTokens: null,
+      reasoningTokens: null,
+      finishReason: "stop",
     });
   });
 
