@@ -123,3 +123,12 @@ export function usdAmountProblem(
 export const MODEL_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
 
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * How a completion's answer ended (completions.end_reason, the generation record's `end`): read whole, or a stream cut
+ * short by the buyer hanging up, by the upstream's error or by a deadline (then billed for what was delivered:
+ * lib/upstream/metering.ts streamedAnswerToBill). An answer that is not streamed is read whole or not billed at all:
+ * always "completed".
+ */
+export const COMPLETION_ENDS = ["completed", "client_cancelled", "upstream_error", "timeout"] as const;
+export type CompletionEnd = (typeof COMPLETION_ENDS)[number];

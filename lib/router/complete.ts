@@ -13,7 +13,14 @@ import { requiredFeatures, type Features } from "@/lib/supply/features";
 import { serializeForwardedFields } from "@/lib/router/forwarded-fields";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
 import { costFields } from "@/lib/router/cost-details";
-import { clearCompletion, reserveWithKey, type ClearResult, type KeyedReservation, type Upstream } from "@/lib/router/holds";
+import {
+  clearCompletion,
+  reserveWithKey,
+  type CompletionEnd,
+  type ClearResult,
+  type KeyedReservation,
+  type Upstream,
+} from "@/lib/router/holds";
 import {
   allowedClaim,
   billingRules,
@@ -199,6 +206,9 @@ export async function billAndClear(input: {
   latencyMs: number;
   /** The answer is whole (a stream cut short is not): its tool calls and schema are checked once it is served. */
   whole?: boolean;
+  /** How it ended (a JSON answer always completes) and whether it was streamed: the generation record's end, streamed. */
+  endReason?: CompletionEnd;
+  streamed?: boolean;
 }) {
   const { reserved, answer } = input;
   const { holdId, offerId, accountId } = reserved.reservation;
@@ -218,7 +228,8 @@ export async function billAndClear(input: {
       latencyMs: input.latencyMs,
       totalLatencyMs: performance.now() - reserved.startedAt,
       finishReason: answer.finishReason,
-      burnMicroDiem: burnMicroDiem(usage.promptTokens, usage.completionTokens, reserved.model),
+      endReason: input.endReason ?? "completed",
+      streamed: input.streamed ?? false,
     });
     billed = { usage, clear };
   } catch (error) {

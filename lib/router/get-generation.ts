@@ -9,7 +9,7 @@ import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { costFields } from "@/lib/router/cost-details";
 import { completionIdOf } from "@/lib/router/responses-translation";
-import { COMPLETION_ID_PATTERN, type Generation } from "@/lib/router/schemas";
+import { COMPLETION_ID_PATTERN, type CompletionEnd, type Generation } from "@/lib/router/schemas";
 import { supplierPublicId } from "@/lib/supply/public-id";
 
 type Row = {
@@ -19,6 +19,8 @@ type Row = {
   offer_id: string;
   supplier_id: string;
   finish_reason: string | null;
+  end_reason: CompletionEnd;
+  streamed: boolean;
   prompt_tokens: number;
   completion_tokens: number;
   claimed_prompt_tokens: number | null;
@@ -49,7 +51,7 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
     });
   }
   const [row] = await db.$queryRaw<Row[]>`
-    SELECT c.id, c.created_at, c.model_id, c.offer_id::text, o.supplier_id::text, c.finish_reason,
+    SELECT c.id, c.created_at, c.model_id, c.offer_id::text, o.supplier_id::text, c.finish_reason, c.end_reason, c.streamed,
            c.prompt_tokens, c.completion_tokens, c.claimed_prompt_tokens, c.claimed_completion_tokens,
            c.reasoning_tokens, c.claimed_reasoning_tokens, c.usage_estimated, c.usage_disputed, c.latency_ms, c.total_latency_ms,
            cl.price_cents, cl.burn_micro_diem, cl.charge_micros, cl.supplier_micros, cl.fee_micros,
@@ -96,6 +98,8 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
     },
     upstream_latency_ms: row.latency_ms,
     total_latency_ms: row.total_latency_ms,
+    end: row.end_reason,
+    streamed: row.streamed,
     key: { id: row.key_id, name: row.key_name, prefix: row.key_prefix },
     journal_entry_id: row.journal_entry_id,
   };

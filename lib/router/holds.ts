@@ -1,6 +1,7 @@
 import "server-only";
 import { randomInt } from "node:crypto";
 import { db } from "@/lib/db/client";
+import { compositeArrayLiteral, type CompositeField } from "@/lib/db/composite-literal";
 import { preparedQuery } from "@/lib/db/pool";
 import { env } from "@/lib/env";
 import { onCleared, onReleased, onReserved } from "@/lib/ops/hot-path-hooks";
@@ -8,7 +9,10 @@ import { processState } from "@/lib/process-state";
 import type { Features } from "@/lib/supply/features";
 import { GroupCommit } from "@/lib/router/group-commit";
 import type { ProviderPreferences } from "@/lib/market/provider-schemas";
+import type { CompletionEnd } from "@/lib/router/schemas";
 import type { FinishReason } from "@/lib/upstream/answer";
+
+export type { CompletionEnd } from "@/lib/router/schemas";
 
 /**
  * Thin wrappers over the hot-path SQL functions (prisma/functions/: svc_reserve_batch, svc_clear_batch,
@@ -56,14 +60,19 @@ export type ClearInput = {
   totalLatencyMs: number;
   /** The finish_reason the buyer gets (completions.finish_reason). */
   finishReason: FinishReason;
-  /** Used only for holds reserved before holds carried their prices; otherwise the hold's prices meter the tokens. */
-  burnMicroDiem: bigint;
+  /**
+   * How the answer ended (completions.end_reason): read whole ("completed", the default), or a stream cut short by the
+   * buyer hanging up, by the upstream's error or by a deadline, billed for what was delivered.
+   */
+  endReason?: CompletionEnd;
+  /** The answer was streamed to the buyer (completions.streamed); default false. */
+  streamed?: boolean;
   now?: Date;
 };
 
 /**
  * Clears one completion and records the offer's success, in one statement shared with the clears that arrive
- * while the previous batch is in flight (svc_clear_batch). The burn is metered at the prices the hold snapshotted.
+ * while the previous batch is in flight (svc_clear_batch). The tokens are metered at the prices the hold snapshotted.
  * balanceMicros is the buyer's balance after the whole batch (its other clears in the same batch included).
  */
 export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
@@ -114,38 +123,67 @@ function clears(): GroupCommit<ClearInput, ClearRow> {
 }
 
 async function runClearBatch(items: ClearInput[]): Promise<ClearRow[]> {
-  const col = <T>(f: (i: ClearInput) => T) => items.map(f);
-  const rows = await withRetry(() =>
-    preparedQuery<ClearRow>({
-      name: "svc_clear_batch",
-      text: CLEAR_SQL,
-      values: [
-        col((i) => i.holdId),
-        col((i) => i.completionId),
-        col((i) => i.promptTokens),
-        col((i) => i.completionTokens),
-        col((i) => i.usageEstimated),
-        col((i) => i.latencyMs),
-        col((i) => i.burnMicroDiem.toString()),
-        col((i) => i.claimed?.promptTokens ?? null),
-        col((i) => i.claimed?.completionTokens ?? null),
-        col((i) => i.usageDisputed),
-        col((i) => i.totalLatencyMs),
-        col((i) => i.finishReason),
-        col((i) => i.claimed?.reasoningTokens ?? null),
-        col((i) => i.reasoningTokens),
-        env.PLATFORM_FEE_BPS,
-        (items[0].now ?? new Date()).toISOString(),
-        randomInt(PLATFORM_SHARDS),
-      ],
-    }),
-  );
+  const batch = { feeBps: env.PLATFORM_FEE_BPS, now: items[0].now ?? new Date(), platformShard: randomInt(PLATFORM_SHARDS) };
+  const rows = await withRetry(() => preparedQuery<ClearRow>({ name: "svc_clear_batch", ...clearBatchQuery(items, batch) }));
   return byOrd(rows.rows, items.length);
 }
 
-const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
-  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::bigint[], $14::bigint[], $15::int,
-  $16::timestamptz, $17::int)`;
+/**
+ * svc_clear_batch's statement for a batch: each item one svc_clear_item (prisma/migrations/20261205000000_clear_items),
+ * its fields named here and nowhere else (clearItem), sent as one array literal of the type in its field order
+ * (CLEAR_ITEM_FIELDS, checked against the database's type by tests/integration/clear-batch.test.ts).
+ */
+export function clearBatchQuery(
+  items: ClearInput[],
+  batch: { feeBps: number; now: Date; platformShard: number },
+): { text: string; values: unknown[] } {
+  const rows = items.map((item) => {
+    const named = clearItem(item);
+    return CLEAR_ITEM_FIELDS.map((field) => named[field]);
+  });
+  return { text: CLEAR_SQL, values: [compositeArrayLiteral(rows), batch.feeBps, batch.now.toISOString(), batch.platformShard] };
+}
+
+/** svc_clear_item's fields, in the type's order. */
+export const CLEAR_ITEM_FIELDS = [
+  "hold_id",
+  "completion_id",
+  "prompt_tokens",
+  "completion_tokens",
+  "reasoning_tokens",
+  "usage_estimated",
+  "usage_disputed",
+  "claimed_prompt_tokens",
+  "claimed_completion_tokens",
+  "claimed_reasoning_tokens",
+  "latency_ms",
+  "total_latency_ms",
+  "finish_reason",
+  "end_reason",
+  "streamed",
+] as const;
+
+function clearItem(i: ClearInput): Record<(typeof CLEAR_ITEM_FIELDS)[number], CompositeField> {
+  return {
+    hold_id: i.holdId,
+    completion_id: i.completionId,
+    prompt_tokens: i.promptTokens,
+    completion_tokens: i.completionTokens,
+    reasoning_tokens: i.reasoningTokens,
+    usage_estimated: i.usageEstimated,
+    usage_disputed: i.usageDisputed,
+    claimed_prompt_tokens: i.claimed?.promptTokens ?? null,
+    claimed_completion_tokens: i.claimed?.completionTokens ?? null,
+    claimed_reasoning_tokens: i.claimed?.reasoningTokens ?? null,
+    latency_ms: i.latencyMs,
+    total_latency_ms: i.totalLatencyMs,
+    finish_reason: i.finishReason,
+    end_reason: i.endReason ?? "completed",
+    streamed: i.streamed ?? false,
+  };
+}
+
+const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::svc_clear_item[], $2::int, $3::timestamptz, $4::int)`;
 
 /** The largest value of the integer columns that hold counts (billed tokens, latency; claims are clamped to it). */
 const INT_MAX = 2_147_483_647;
@@ -212,50 +250,73 @@ export type KeyedReservation =
       upstream: Upstream;
     } & KeyFacts);
 
-type ReserveBatchRow = {
-  ord: number;
-  status: string;
-  api_key_id: string | null;
-  account_id: string | null;
-  key_max_price_cents: number | null;
-  spend_limit_micros: string | null;
-  max_price_cents: number | null;
-  burn_micro_diem: string | null;
-  hold_id: string | null;
-  offer_id: string | null;
-  price_cents: number | null;
-  amount_micros: string | null;
-  upstream_base_url: string | null;
-  upstream_key_ciphertext: string | null;
-  upstream_model: string | null;
-  preferences: ProviderPreferences | null;
-  refused_param: string | null;
-  refused_value: string | null;
-};
+/**
+ * One item's outcome as svc_reserve_batch answers it: one named record per outcome, with the fields that outcome has
+ * (prisma/functions/svc_reserve_batch.sql). Bigints come as decimal strings.
+ */
+type ReserveOutcome =
+  | { status: "rejected" | "invalid_api_key" | "model_not_found" }
+  | (KeyRecord & { status: "max_price_above_key_cap" })
+  | (KeyRecord & { status: "invalid_provider_id"; param: string; id: string })
+  | (PricedRecord & { status: "no_offer"; preferences: ProviderPreferences | null })
+  | (PricedRecord & OfferRecord & { status: "insufficient_balance" | "spend_limit_exceeded" })
+  | (PricedRecord &
+      OfferRecord & { status: "ok"; hold_id: string; upstream_base_url: string; upstream_key_ciphertext: string; upstream_model: string });
+type KeyRecord = { api_key_id: string; account_id: string; key_max_price_cents: number | null; spend_limit_micros: string | null };
+type PricedRecord = KeyRecord & { max_price_cents: number; burn_micro_diem: string };
+type OfferRecord = { offer_id: string; price_cents: number; amount_micros: string };
+type ReserveBatchRow = { ord: number; outcome: ReserveOutcome };
 
 export async function reserveWithKey(input: KeyedReservationInput): Promise<KeyedReservation> {
   assertCount(input.promptTokens, "promptTokens");
   assertCount(input.outputTokens, "outputTokens");
-  const row = await reservations().submit(input);
-  onReserved({ status: row.status, holdId: row.hold_id, offerId: row.offer_id });
-  if (row.status === "rejected") throw new Error("the reservation was refused by the database (its counts or price)");
-  if (row.status === "invalid_api_key" || row.status === "model_not_found") return { status: row.status };
-  const key: KeyFacts = {
-    apiKeyId: row.api_key_id!,
-    accountId: row.account_id!,
-    keyMaxPriceCents: row.key_max_price_cents,
-    spendLimitMicros: row.spend_limit_micros === null ? null : BigInt(row.spend_limit_micros),
-  };
-  if (row.status === "max_price_above_key_cap") return { status: row.status, ...key };
-  if (row.status === "invalid_provider_id") return { status: row.status, ...key, param: row.refused_param!, id: row.refused_value! };
-  const priced = { ...key, maxPriceCents: row.max_price_cents!, burnMicroDiem: BigInt(row.burn_micro_diem!) };
-  if (row.status === "no_offer") return { status: "no_offer", ...priced, preferences: row.preferences };
-  const offer = { offerId: row.offer_id!, priceCents: row.price_cents!, amountMicros: BigInt(row.amount_micros!) };
-  if (row.status === "ok") {
-    const upstream = { baseUrl: row.upstream_base_url!, keyCiphertext: row.upstream_key_ciphertext!, model: row.upstream_model! };
-    return { status: "ok", ...priced, ...offer, holdId: row.hold_id!, upstream };
+  const { outcome } = await reservations().submit(input);
+  onReserved({
+    status: outcome.status,
+    holdId: outcome.status === "ok" ? outcome.hold_id : null,
+    offerId: "offer_id" in outcome ? outcome.offer_id : null,
+  });
+  return keyedReservation(outcome);
+}
+
+function keyedReservation(o: ReserveOutcome): KeyedReservation {
+  switch (o.status) {
+    case "rejected":
+      throw new Error("the reservation was refused by the database (its counts or price)");
+    case "invalid_api_key":
+    case "model_not_found":
+      return { status: o.status };
+    case "max_price_above_key_cap":
+      return { status: o.status, ...keyFacts(o) };
+    case "invalid_provider_id":
+      return { status: o.status, ...keyFacts(o), param: o.param, id: o.id };
+    case "no_offer":
+      return { status: o.status, ...priced(o), preferences: o.preferences };
+    case "insufficient_balance":
+    case "spend_limit_exceeded":
+      return { status: o.status, ...priced(o), ...offerFacts(o) };
+    case "ok": {
+      const upstream = { baseUrl: o.upstream_base_url, keyCiphertext: o.upstream_key_ciphertext, model: o.upstream_model };
+      return { status: o.status, ...priced(o), ...offerFacts(o), holdId: o.hold_id, upstream };
+    }
   }
-  return { status: row.status as "insufficient_balance" | "spend_limit_exceeded", ...priced, ...offer };
+}
+
+function keyFacts(k: KeyRecord): KeyFacts {
+  return {
+    apiKeyId: k.api_key_id,
+    accountId: k.account_id,
+    keyMaxPriceCents: k.key_max_price_cents,
+    spendLimitMicros: k.spend_limit_micros === null ? null : BigInt(k.spend_limit_micros),
+  };
+}
+
+function priced(p: PricedRecord) {
+  return { ...keyFacts(p), maxPriceCents: p.max_price_cents, burnMicroDiem: BigInt(p.burn_micro_diem) };
+}
+
+function offerFacts(o: OfferRecord) {
+  return { offerId: o.offer_id, priceCents: o.price_cents, amountMicros: BigInt(o.amount_micros) };
 }
 
 function reservations(): GroupCommit<KeyedReservationInput, ReserveBatchRow> {
@@ -290,7 +351,7 @@ async function runReserveBatch(items: KeyedReservationInput[]): Promise<ReserveB
 
 // Both statements are named, so each pooled connection parses and plans them once (PostgreSQL caches the
 // functions' inner plans per connection too). Times go as ISO text: pg's own Date formatting cost more.
-const RESERVE_SQL = `SELECT * FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
+const RESERVE_SQL = `SELECT ord, outcome FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
   $7::boolean[], $8::boolean[], $9::jsonb[], $10::int, $11::timestamptz, $12::timestamptz)`;
 
 /** A hold outlives the upstream deadline by this much before the sweeper may release it. */

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { ProviderPreferencesSchema } from "@/lib/market/provider-schemas";
-import { Cents, component, Diem, Timestamp, Usdc } from "@/lib/wire";
+import { Cents, COMPLETION_ENDS, component, Diem, Timestamp, Usdc } from "@/lib/wire";
 
 // ─── request ─────────────────────────────────────────────────────────────────
 
@@ -464,6 +464,8 @@ export const ChatCompletionSchema = component(
 
 export type ChatCompletionResponse = z.output<typeof ChatCompletionSchema>;
 
+export { COMPLETION_ENDS, type CompletionEnd } from "@/lib/wire";
+
 /**
  * GET /v1/generations/{id}: one completion of the caller's account as it was cleared, for any of its keys and its
  * session: who served it, what was billed against what was claimed, what it cost and where it is in the ledger.
@@ -501,6 +503,12 @@ export const GenerationSchema = component(
       .describe(
         "The request's own: from its arrival at svc to its clear (the answer is written right after); null for completions from before it was kept",
       ),
+    end: z
+      .enum(COMPLETION_ENDS)
+      .describe(
+        "How the answer ended: completed (read whole), or a stream cut short by the client (client_cancelled), by the upstream's error (upstream_error) or by a deadline (timeout), billed for what was delivered",
+      ),
+    streamed: z.boolean().describe("Whether the answer was streamed to the client"),
     key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }).describe("The API key that made it"),
     journal_entry_id: z.string().describe("Its clear's journal entry (buyer −charge, supplier +share, platform +fee)"),
   }),

@@ -33,7 +33,8 @@ import {
   type UpstreamStream,
 } from "@/lib/upstream/client";
 import { upstreamKey } from "@/lib/upstream/key-cache";
-import { streamedAnswerToBill, type CompletionEnd } from "@/lib/upstream/metering";
+import { streamedAnswerToBill } from "@/lib/upstream/metering";
+import type { CompletionEnd } from "@/lib/wire";
 import { ChatStream, type ChatDelta, type StreamFailure } from "@/lib/upstream/stream-answer";
 
 /**
@@ -345,7 +346,15 @@ class Relay {
     } else {
       const latencyMs = performance.now() - this.started;
       const whole = ending.end === "completed" || ending.whole === true;
-      const { usage, clear } = await billAndClear({ reserved, completionId: this.completionId, answer: toBill, latencyMs, whole });
+      const { usage, clear } = await billAndClear({
+        reserved,
+        completionId: this.completionId,
+        answer: toBill,
+        latencyMs,
+        whole,
+        endReason: ending.end,
+        streamed: true,
+      });
       balance = clear.balanceMicros;
       billed = responseBody({
         completionId: this.completionId,

@@ -35,8 +35,6 @@ export const LONE_STREAK_MS = 60_000;
 /** A streak ends when it has seen no failure for this long (after its cooldown, if any). */
 export const STREAK_WINDOW_MS = 10 * 60_000;
 const MAX_REASON_CHARS = 200;
-/** Successes of an already healthy offer refresh last_success_at at most this often (one write per minute, not per request). */
-const SUCCESS_REFRESH_MS = 60_000;
 
 /** The n-th cooldown of a streak (n ≥ 1). */
 export function cooldownMs(cooldowns: number): number {
@@ -164,14 +162,12 @@ export async function reportUpstreamFailure(
   };
 }
 
-/** Records a successful forward: clears the failure streak and any cooldown. Cheap when already healthy. */
+/**
+ * Records a successful forward: clears the failure streak and any cooldown, by the rule the clear applies to the offers
+ * it served (svc_record_offer_success: an offer already healthy refreshes last_success_at at most once a minute).
+ */
 export async function reportUpstreamSuccess(offerId: string, now: Date = new Date()): Promise<void> {
-  const staleBefore = new Date(now.getTime() - SUCCESS_REFRESH_MS);
-  await db.$executeRaw`
-    UPDATE offers SET consecutive_failures = 0, unhealthy_until = NULL, last_success_at = ${now}::timestamptz
-    WHERE id = ${offerId}::uuid
-      AND (consecutive_failures > 0 OR unhealthy_until IS NOT NULL OR last_success_at IS NULL
-           OR last_success_at < ${staleBefore}::timestamptz)`;
+  await db.$executeRaw`SELECT svc_record_offer_success(ARRAY[${offerId}::uuid], ${now}::timestamptz)`;
 }
 
 /** Disputes are counted over the last 30 UTC days (today included). */

@@ -1,5 +1,6 @@
 import "server-only";
 import { AppError } from "@/lib/errors";
+import type { CompletionEnd } from "@/lib/wire";
 import { log } from "@/lib/log";
 import type { AssistantMessageOut, ClaimedUsage, UpstreamAnswer } from "@/lib/upstream/answer";
 import {
@@ -383,10 +384,6 @@ export async function billUsage(
     outOfBounds,
   };
 }
-
-/** How a completion ended (its generation record's `end`): a JSON answer always completes; a stream may not. */
-export const COMPLETION_ENDS = ["completed", "client_cancelled", "upstream_error", "timeout"] as const;
-export type CompletionEnd = (typeof COMPLETION_ENDS)[number];
 
 /**
  * What a stream's ending bills, the rule the docs publish (/docs/streaming), before billUsage checks it as any answer:

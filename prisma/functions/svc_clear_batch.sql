@@ -1,37 +1,29 @@
 -- The clear, after forwarding (lib/router/holds.ts clearCompletion, through group commit), set-based: a fixed number
--- of statements per batch whatever its size (20261125000000_clear_set_based). Each active hold is metered at the
--- prices it snapshotted (svc_burn_micro_diem, capped at the reserved burn; svc_charge_micros, capped at the reserved
--- amount), split between supplier and platform (svc_supplier_micros, svc_fee_micros), and cleared: the offer day's
--- burn, the buyer's balance, the key's spend and the earnings are each written once with the sums of the batch, the
--- records (completion, clear, journal entry and its lines, balanced per clear) inserted by one statement each, and a
--- served offer's failure streak ended, and the answers measured (offer_stats, per offer and 5-minute bucket: the
--- forward, the latency, the completion tokens, a dispute). Tables are locked once each, in one order: holds, offer
--- days, balances, keys, earnings, offers, offer stats (the failure report locks an offer, then its stats, too). An item that cannot be cleared (a count out of range, a completion id missing, used or repeated)
--- is 'rejected' alone and never fails the batch.
--- status: 'ok' | 'not_active' (the hold is not active, or not found: nothing done) | 'rejected' (the item itself
--- cannot be cleared: nothing done; its hold stays active for the caller to release).
+-- of statements per batch whatever its size (20261125000000_clear_set_based). p_items: one svc_clear_item per
+-- completion (20261205000000_clear_items; its fields, by name, are what a completion's record keeps). Each active hold
+-- is metered at the prices it snapshotted (svc_metered_charge: the burn capped at the reserved burn, its charge at the
+-- reserved amount, the rule a probe's settle applies too), split between supplier and platform (svc_supplier_micros,
+-- svc_fee_micros), and cleared: the offer day's burn, the buyer's balance, the key's spend and the earnings are each
+-- written once with the sums of the batch, the records (completion, clear, journal entry and its lines, balanced per
+-- clear) inserted by one statement each. Then, outside the money statements, each in a function of its own: the served
+-- offers' failure streak ends (svc_record_offer_success) and the answers are measured (svc_record_offer_answers:
+-- offer_stats, per offer and 5-minute bucket). Tables are locked once each, in one order: holds, offer days, balances,
+-- keys, earnings, offers, offer stats (the failure report locks an offer, then its stats, too). An item that cannot be
+-- cleared (a count out of range, a completion id missing, used or repeated, an end_reason not a completion_end) is
+-- 'rejected' alone and never fails the batch.
+-- status: 'ok' | 'not_active' (no active hold with its prices: not found, already cleared or released, or reserved
+-- before holds carried prices; nothing done) | 'rejected' (the item itself cannot be cleared: nothing done; its hold
+-- stays active for the caller to release).
 -- An 'ok' row carries the clear's own numbers, the ones its journal entry holds (charge = the buyer's line, supplier
 -- share and fee = the other two), so the answer can state them to the micro-unit (usage.cost_details,
--- 20261128010000_generations). p_latency_ms is the upstream's latency (forward sent to answer read), stored as
--- completions.latency_ms; p_total_latency_ms is the request's own, from its arrival to this clear's submission.
--- p_claimed_reasoning_tokens is the upstream's reasoning claim (any size, stored clamped; NULL: none reported),
--- p_reasoning_tokens the reasoning tokens billed, within p_completion_tokens (20261202000000_reasoning_claims).
+-- 20261128010000_generations). latency_ms is the upstream's latency (forward sent to answer read), stored as
+-- completions.latency_ms; total_latency_ms is the request's own, from its arrival to this clear's submission.
+-- claimed_reasoning_tokens is the upstream's reasoning claim (any size, stored clamped; NULL: none reported),
+-- reasoning_tokens the reasoning tokens billed, within completion_tokens (20261202000000_reasoning_claims). end_reason
+-- and streamed say how the answer ended and whether it was streamed (completions.end_reason, .streamed).
 -- SET enable_seqscan = off, SET jit = off: see svc_reserve_batch.
 CREATE OR REPLACE FUNCTION "svc_clear_batch"(
-  p_hold_ids uuid[],
-  p_completion_ids text[],
-  p_prompt_tokens bigint[],
-  p_completion_tokens bigint[],
-  p_usage_estimated boolean[],
-  p_latency_ms bigint[],
-  p_burn_micro_diem bigint[],
-  p_claimed_prompt_tokens bigint[],
-  p_claimed_completion_tokens bigint[],
-  p_usage_disputed boolean[],
-  p_total_latency_ms bigint[],
-  p_finish_reasons text[],
-  p_claimed_reasoning_tokens bigint[],
-  p_reasoning_tokens bigint[],
+  p_items svc_clear_item[],
   p_fee_bps integer,
   p_now timestamptz,
   p_platform_shard integer
@@ -53,9 +45,10 @@ AS $$
 #variable_conflict use_column
 DECLARE
   v_platform uuid := svc_platform_shard(p_platform_shard);
-  v_ok boolean[];             -- per input position: the item can be cleared at all (else 'rejected')
+  v_ok boolean[];             -- per item: it can be cleared at all (else 'rejected')
+  v_ends text[] := enum_range(NULL::completion_end)::text[];  -- the endings a completion may record (read once a batch)
   -- One element per hold cleared.
-  c_n integer[];              -- the item's position in the input arrays (its ord)
+  c_n integer[];              -- the item's position in p_items (its ord)
   c_hold uuid[];
   c_account uuid[];           -- the buyer (accounts.id)
   c_key uuid[];
@@ -70,63 +63,73 @@ DECLARE
   c_share bigint[];
   c_fee bigint[];
   c_supplier uuid[];          -- the offer's supplier's ledger account (NULL until created)
+  c_disputed boolean[];       -- the item's usage_disputed, latency_ms and completion_tokens (for the offer's figures)
+  c_latency bigint[];
+  c_tokens bigint[];
   -- One element per buyer: its ledger account and its balance after this batch.
   b_owner uuid[];
   b_account uuid[];
   b_balance bigint[];
 BEGIN
   -- 0. Items that cannot be cleared whatever their hold (a count out of range or missing, a completion id missing,
-  --    already used or given earlier in this batch) are refused one by one, so that they never fail the statement
-  --    and with it the rest of the batch. Claims are the supplier's numbers: any size is taken, and stored clamped.
+  --    already used or given earlier in this batch, an ending not one of the four) are refused one by one, so that
+  --    they never fail the statement and with it the rest of the batch. Claims are the supplier's numbers: any size
+  --    is taken, and stored clamped.
   SELECT array_agg(v.ok ORDER BY v.n) INTO v_ok
   FROM (
-    SELECT i.n, COALESCE(
-             p_completion_ids[i.n] IS NOT NULL
-             AND p_prompt_tokens[i.n] BETWEEN 0 AND 2147483647
-             AND p_completion_tokens[i.n] BETWEEN 0 AND 2147483647
-             AND p_latency_ms[i.n] BETWEEN 0 AND 2147483647
-             AND p_total_latency_ms[i.n] BETWEEN 0 AND 2147483647
-             AND COALESCE(p_claimed_prompt_tokens[i.n], 0) >= 0
-             AND COALESCE(p_claimed_completion_tokens[i.n], 0) >= 0
-             AND COALESCE(p_claimed_reasoning_tokens[i.n], 0) >= 0
-             AND COALESCE(p_reasoning_tokens[i.n] BETWEEN 0 AND p_completion_tokens[i.n], true)
-             AND COALESCE(p_burn_micro_diem[i.n], 0) >= 0
-             AND p_usage_estimated[i.n] IS NOT NULL AND p_usage_disputed[i.n] IS NOT NULL
-             AND row_number() OVER (PARTITION BY p_completion_ids[i.n] ORDER BY i.n) = 1
+    SELECT i.ordinality AS n, COALESCE(
+             i.completion_id IS NOT NULL
+             AND i.prompt_tokens BETWEEN 0 AND 2147483647
+             AND i.completion_tokens BETWEEN 0 AND 2147483647
+             AND i.latency_ms BETWEEN 0 AND 2147483647
+             AND i.total_latency_ms BETWEEN 0 AND 2147483647
+             AND COALESCE(i.claimed_prompt_tokens, 0) >= 0
+             AND COALESCE(i.claimed_completion_tokens, 0) >= 0
+             AND COALESCE(i.claimed_reasoning_tokens, 0) >= 0
+             AND COALESCE(i.reasoning_tokens BETWEEN 0 AND i.completion_tokens, true)
+             AND i.usage_estimated IS NOT NULL AND i.usage_disputed IS NOT NULL
+             AND i.end_reason = ANY(v_ends)
+             AND i.streamed IS NOT NULL
+             AND row_number() OVER (PARTITION BY i.completion_id ORDER BY i.ordinality) = 1
              AND used."id" IS NULL,
            false) AS ok
-    FROM unnest(p_hold_ids) WITH ORDINALITY AS i(id, n)
+    FROM unnest(p_items) WITH ORDINALITY AS i
     -- Each id looked up by key (a LATERAL with a LIMIT stays a nested loop). As a NOT EXISTS in the select list the
     -- planner may hash the whole table instead, and it did while completions was small (a few thousand rows, a
     -- fresh market's): every clear read every completion.
-    LEFT JOIN LATERAL (SELECT c."id" FROM "completions" c WHERE c."id" = p_completion_ids[i.n] LIMIT 1) used ON true
+    LEFT JOIN LATERAL (SELECT c."id" FROM "completions" c WHERE c."id" = i.completion_id LIMIT 1) used ON true
   ) v;
 
   -- 1. Lock the batch's holds in id order (a hold id given twice counts at its first position), keep the active
-  --    ones and meter them. The status is compared as text so that the holds are looked up by id: a status index
-  --    scan would read every active hold. It is checked on the locked (latest) row.
+  --    ones and meter them at their own prices. The status is compared as text so that the holds are looked up by
+  --    id: a status index scan would read every active hold. It is checked on the locked (latest) row.
   SELECT array_agg(m.n), array_agg(m.id), array_agg(m.account_id), array_agg(m.api_key_id), array_agg(m.offer_id),
          array_agg(m.day), array_agg(m.model_id), array_agg(m.price), array_agg(m.amount), array_agg(m.reserved_burn),
-         array_agg(m.burn), array_agg(c.charge), array_agg(s.share), array_agg(s.fee), array_agg(sa."id")
+         array_agg(m.burn), array_agg(m.charge), array_agg(s.share), array_agg(s.fee), array_agg(sa."id"),
+         array_agg(m.usage_disputed), array_agg(m.latency_ms), array_agg(m.completion_tokens)
   INTO c_n, c_hold, c_account, c_key, c_offer, c_day, c_model, c_price, c_amount, c_reserved_burn,
-       c_burn, c_charge, c_share, c_fee, c_supplier
+       c_burn, c_charge, c_share, c_fee, c_supplier, c_disputed, c_latency, c_tokens
+  -- The split is computed outside the locked subquery, from its charge column: svc_fee_micros names its charge twice
+  -- and is inlined only for an argument that cheap (as the whole capped charge, it was called and planned per batch).
   FROM (
-    SELECT u.n, h."id", h."account_id", h."api_key_id", h."offer_id", h."day", h."model_id",
+    SELECT u.n, u.usage_disputed, u.latency_ms, u.completion_tokens,
+           h."id", h."account_id", h."api_key_id", h."offer_id", h."day", h."model_id",
            h."price_cents" AS price, h."amount_micros" AS amount, h."burn_micro_diem" AS reserved_burn,
-           LEAST(CASE WHEN h."input_micro_diem_per_mtok" IS NOT NULL
-                      THEN svc_burn_micro_diem(p_prompt_tokens[u.n], p_completion_tokens[u.n],
-                                               h."input_micro_diem_per_mtok", h."output_micro_diem_per_mtok")
-                      ELSE p_burn_micro_diem[u.n] END,
-                 h."burn_micro_diem")::bigint AS burn
+           mc.burn_micro_diem AS burn, mc.charge_micros AS charge
     FROM "holds" h
-    JOIN (SELECT DISTINCT ON (i.id) i.id, i.n::integer AS n
-          FROM unnest(p_hold_ids) WITH ORDINALITY AS i(id, n) WHERE v_ok[i.n] ORDER BY i.id, i.n) u ON u.id = h."id"
+    JOIN (SELECT DISTINCT ON (i.hold_id) i.hold_id, i.ordinality::integer AS n, i.prompt_tokens, i.completion_tokens,
+                 i.usage_disputed, i.latency_ms
+          FROM unnest(p_items) WITH ORDINALITY AS i WHERE v_ok[i.ordinality] ORDER BY i.hold_id, i.ordinality) u
+      ON u.hold_id = h."id"
+    CROSS JOIN LATERAL svc_metered_charge(u.prompt_tokens, u.completion_tokens, h."input_micro_diem_per_mtok",
+                                          h."output_micro_diem_per_mtok", h."price_cents", h."burn_micro_diem",
+                                          h."amount_micros") mc
     WHERE h."status"::text = 'active'
+      AND h."input_micro_diem_per_mtok" IS NOT NULL AND h."output_micro_diem_per_mtok" IS NOT NULL
     ORDER BY h."id"
     FOR UPDATE OF h
   ) m
-  CROSS JOIN LATERAL (SELECT LEAST(svc_charge_micros(m.burn, m.price), m.amount) AS charge) c
-  CROSS JOIN LATERAL (SELECT svc_supplier_micros(c.charge, p_fee_bps) AS share, svc_fee_micros(c.charge, p_fee_bps) AS fee) s
+  CROSS JOIN LATERAL (SELECT svc_supplier_micros(m.charge, p_fee_bps) AS share, svc_fee_micros(m.charge, p_fee_bps) AS fee) s
   JOIN "offers" o ON o."id" = m.offer_id
   LEFT JOIN "ledger_accounts" sa ON sa."kind" = 'supplier' AND sa."owner_id" = o."supplier_id";
 
@@ -135,9 +138,9 @@ BEGIN
     --    (offer, day).
     WITH a AS (
       SELECT i.offer_id, i.day, SUM(i.reserved_burn)::bigint AS reserved_burn, SUM(i.burn)::bigint AS burn,
-             COUNT(*)::integer AS n, (COUNT(*) FILTER (WHERE p_usage_disputed[i.n]))::integer AS disputed,
+             COUNT(*)::integer AS n, (COUNT(*) FILTER (WHERE i.disputed))::integer AS disputed,
              SUM(i.share)::bigint AS earned
-      FROM unnest(c_offer, c_day, c_reserved_burn, c_burn, c_n, c_share) AS i(offer_id, day, reserved_burn, burn, n, share)
+      FROM unnest(c_offer, c_day, c_reserved_burn, c_burn, c_disputed, c_share) AS i(offer_id, day, reserved_burn, burn, disputed, share)
       GROUP BY i.offer_id, i.day
     ), locked AS MATERIALIZED (
       SELECT d."offer_id", d."day" FROM "offer_days" d JOIN a ON a.offer_id = d."offer_id" AND a.day = d."day"
@@ -152,7 +155,6 @@ BEGIN
         "earned_micros" = d."earned_micros" + a.earned
     FROM locked l JOIN a ON a.offer_id = l."offer_id" AND a.day = l."day"
     WHERE d."offer_id" = l."offer_id" AND d."day" = l."day";
-
     -- 3. Buyers pay, once per account. Each item reports its buyer's balance after the whole batch (this update's
     --    RETURNING), not after its own clear as when clears ran one by one.
     WITH a AS (
@@ -228,25 +230,29 @@ BEGIN
     --    which the balance trigger checks per entry). The ids are drawn up front, so the rows refer to each other
     --    without joining on RETURNING, and time-ordered (svc_uuid_v7: each lands at its index's right edge).
     WITH item AS MATERIALIZED (
-      SELECT i.*, p_completion_ids[i.n] AS completion_id, b.account AS buyer,
-             svc_uuid_v7() AS clear_id, svc_uuid_v7() AS entry_id
+      SELECT c.*, i.completion_id, i.prompt_tokens, i.completion_tokens, i.usage_estimated, i.latency_ms,
+             i.claimed_prompt_tokens, i.claimed_completion_tokens, i.usage_disputed, i.total_latency_ms,
+             i.finish_reason, i.claimed_reasoning_tokens, i.reasoning_tokens, i.end_reason, i.streamed,
+             b.account AS buyer, svc_uuid_v7() AS clear_id, svc_uuid_v7() AS entry_id
       FROM unnest(c_n, c_hold, c_account, c_key, c_offer, c_model, c_price, c_burn, c_charge, c_share, c_fee, c_supplier)
-        AS i(n, hold_id, account_id, api_key_id, offer_id, model_id, price, burn, charge, share, fee, supplier)
-      LEFT JOIN unnest(b_owner, b_account) AS b(owner_id, account) ON b.owner_id = i.account_id
+        AS c(n, hold_id, account_id, api_key_id, offer_id, model_id, price, burn, charge, share, fee, supplier)
+      JOIN unnest(p_items) WITH ORDINALITY AS i ON i.ordinality = c.n
+      LEFT JOIN unnest(b_owner, b_account) AS b(owner_id, account) ON b.owner_id = c.account_id
     ),
     new_completions AS (
       INSERT INTO "completions" ("id", "hold_id", "account_id", "api_key_id", "offer_id", "model_id",
                                  "prompt_tokens", "completion_tokens", "usage_estimated", "latency_ms", "created_at",
                                  "claimed_prompt_tokens", "claimed_completion_tokens", "usage_disputed",
-                                 "total_latency_ms", "finish_reason", "claimed_reasoning_tokens", "reasoning_tokens")
+                                 "total_latency_ms", "finish_reason", "claimed_reasoning_tokens", "reasoning_tokens",
+                                 "end_reason", "streamed")
       SELECT t.completion_id, t.hold_id, t.account_id, t.api_key_id, t.offer_id, t.model_id,
-             p_prompt_tokens[t.n], p_completion_tokens[t.n], p_usage_estimated[t.n], p_latency_ms[t.n], p_now,
+             t.prompt_tokens, t.completion_tokens, t.usage_estimated, t.latency_ms, p_now,
              -- LEAST ignores NULL: a missing claim must stay NULL, not become the column's largest value.
-             CASE WHEN p_claimed_prompt_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_prompt_tokens[t.n], 2147483647) END,
-             CASE WHEN p_claimed_completion_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_completion_tokens[t.n], 2147483647) END,
-             p_usage_disputed[t.n], p_total_latency_ms[t.n], left(p_finish_reasons[t.n], 32),
-             CASE WHEN p_claimed_reasoning_tokens[t.n] IS NOT NULL THEN LEAST(p_claimed_reasoning_tokens[t.n], 2147483647) END,
-             p_reasoning_tokens[t.n]
+             CASE WHEN t.claimed_prompt_tokens IS NOT NULL THEN LEAST(t.claimed_prompt_tokens, 2147483647) END,
+             CASE WHEN t.claimed_completion_tokens IS NOT NULL THEN LEAST(t.claimed_completion_tokens, 2147483647) END,
+             t.usage_disputed, t.total_latency_ms, left(t.finish_reason, 32),
+             CASE WHEN t.claimed_reasoning_tokens IS NOT NULL THEN LEAST(t.claimed_reasoning_tokens, 2147483647) END,
+             t.reasoning_tokens, t.end_reason::completion_end, t.streamed
       FROM item t
     ),
     new_clears AS (
@@ -267,52 +273,19 @@ BEGIN
 
     UPDATE "holds" h SET "status" = 'cleared', "settled_at" = p_now WHERE h."id" = ANY(c_hold);
 
-    -- 7. Health: a served completion clears the offer's failure streak (refreshing last_success_at at most once a
-    --    minute).
-    WITH locked AS MATERIALIZED (
-      SELECT o."id" FROM "offers" o
-      WHERE o."id" = ANY(c_offer)
-        AND (o."consecutive_failures" > 0 OR o."unhealthy_until" IS NOT NULL OR o."last_success_at" IS NULL
-             OR o."last_success_at" < p_now - interval '60 seconds')
-      ORDER BY o."id"
-      FOR NO KEY UPDATE OF o
-    )
-    UPDATE "offers" o SET "consecutive_failures" = 0, "unhealthy_until" = NULL, "last_success_at" = p_now
-    FROM locked l
-    WHERE o."id" = l."id"
-      AND (o."consecutive_failures" > 0 OR o."unhealthy_until" IS NOT NULL OR o."last_success_at" IS NULL
-           OR o."last_success_at" < p_now - interval '60 seconds');
+    -- 7. Health, after every money row: a served completion ends its offer's failure streak.
+    PERFORM svc_record_offer_success(c_offer, p_now);
 
-    -- 8. Measurements (lib/market/quality): each answer is a forward answered, once per (offer, bucket), in that
-    --    order, with its latency binned (svc_latency_bin) into the bucket's histogram (svc_latency_histogram,
-    --    svc_histogram_add: PL/pgSQL, measured at a fifth of the cost of the subquery per bin they replace). Last,
-    --    after the offers: the failure report (lib/supply/offer-health.ts) locks an offer's row before its stats row.
-    INSERT INTO "offer_stats" AS s ("offer_id", "bucket", "forwards", "answers", "disputed", "latency_ms_sum",
-                                    "completion_tokens", "latency_histogram")
-    SELECT a.offer_id, svc_offer_stats_bucket(p_now), a.n, a.n, a.disputed, a.latency, a.tokens,
-           svc_latency_histogram(a.bins)
-    FROM (
-      SELECT i.offer_id, COUNT(*)::integer AS n, (COUNT(*) FILTER (WHERE p_usage_disputed[i.n]))::integer AS disputed,
-             SUM(p_latency_ms[i.n])::bigint AS latency, SUM(p_completion_tokens[i.n])::bigint AS tokens,
-             array_agg(svc_latency_bin(p_latency_ms[i.n])) AS bins
-      FROM unnest(c_offer, c_n) AS i(offer_id, n)
-      GROUP BY i.offer_id
-    ) a
-    ORDER BY a.offer_id
-    ON CONFLICT ("offer_id", "bucket") DO UPDATE
-    SET "forwards" = s."forwards" + EXCLUDED."forwards",
-        "answers" = s."answers" + EXCLUDED."answers",
-        "disputed" = s."disputed" + EXCLUDED."disputed",
-        "latency_ms_sum" = s."latency_ms_sum" + EXCLUDED."latency_ms_sum",
-        "completion_tokens" = s."completion_tokens" + EXCLUDED."completion_tokens",
-        "latency_histogram" = svc_histogram_add(s."latency_histogram", EXCLUDED."latency_histogram");
+    -- 8. Quality, last (after the offers: the failure report locks an offer's row before its stats row): each answer
+    --    measured into its offer's 5-minute bucket.
+    PERFORM svc_record_offer_answers(c_offer, c_latency, c_tokens, c_disputed, p_now);
   END IF;
 
-  -- One row per input position.
+  -- One row per item.
   RETURN QUERY
   SELECT u.n::integer, CASE WHEN c.n IS NOT NULL THEN 'ok' WHEN v_ok[u.n] THEN 'not_active' ELSE 'rejected' END,
          c.charge, c.burn, c.price, b.balance, c.share, c.fee
-  FROM unnest(p_hold_ids) WITH ORDINALITY AS u(id, n)
+  FROM generate_series(1, COALESCE(cardinality(p_items), 0)) AS u(n)
   LEFT JOIN unnest(c_n, c_charge, c_burn, c_price, c_account, c_share, c_fee) AS c(n, charge, burn, price, account_id, share, fee)
     ON c.n = u.n
   LEFT JOIN unnest(b_owner, b_balance) AS b(owner_id, balance) ON b.owner_id = c.account_id

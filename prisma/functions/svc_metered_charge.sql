@@ -3,6 +3,10 @@
 -- snapshotted (svc_burn_micro_diem), capped at the burn reserved, and its charge at the price reserved
 -- (svc_charge_micros), capped at the amount reserved. A charge is never more than its hold, and capacity is never
 -- burned beyond what was reserved. Mirror: lib/money.ts meteredCharge.
+-- One row, as a table (20261205000000_clear_items): called in FROM (`CROSS JOIN LATERAL svc_metered_charge(...)`), a
+-- SQL function returning a set is inlined into the calling statement, as the one-expression rules are; one returning
+-- a record (OUT parameters) is not, and PostgreSQL 15 then plans its body again on every execution of the statement
+-- that calls it: 0.13 ms a clear, measured against 0.01 ms inlined.
 CREATE OR REPLACE FUNCTION "svc_metered_charge"(
   p_prompt_tokens bigint,
   p_completion_tokens bigint,
@@ -10,10 +14,8 @@ CREATE OR REPLACE FUNCTION "svc_metered_charge"(
   p_output_micro_diem_per_mtok bigint,
   p_price_cents integer,
   p_reserved_burn_micro_diem bigint,
-  p_reserved_micros bigint,
-  OUT burn_micro_diem bigint,
-  OUT charge_micros bigint
-)
+  p_reserved_micros bigint
+) RETURNS TABLE (burn_micro_diem bigint, charge_micros bigint)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
   SELECT b.burn, LEAST(svc_charge_micros(b.burn, p_price_cents), p_reserved_micros)

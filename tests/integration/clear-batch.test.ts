@@ -8,14 +8,14 @@ import { requireDatabaseUrl } from "@/lib/env";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
 import { NO_FEATURES } from "@/lib/supply/features";
-import { reserveWithKey } from "@/lib/router/holds";
+import { CLEAR_ITEM_FIELDS, clearBatchQuery, reserveWithKey, type ClearInput } from "@/lib/router/holds";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { buyerBalance, seedBuyer } from "../helpers/router-factories";
 
 /**
- * svc_clear_batch called directly with many items in ONE statement (prisma/migrations/20261125000000_clear_set_based):
- * the items that share an offer day, a balance or a key are summed onto it once, and each item still gets its own
- * outcome, completion, clear and balanced journal entry.
+ * svc_clear_batch called directly with many items in ONE statement (prisma/migrations/20261125000000_clear_set_based),
+ * its items built as the route builds them (clearBatchQuery): the items that share an offer day, a balance or a key
+ * are summed onto it once, and each item still gets its own outcome, completion, clear and balanced journal entry.
  */
 
 const FEE_BPS = 1000;
@@ -28,10 +28,11 @@ type Item = {
   completionId?: string;
   promptTokens: number;
   completionTokens: number;
-  burnMicroDiem?: bigint;
   usageDisputed?: boolean;
   /** What the upstream claimed (default: the billed counts). */
-  claimed?: [prompt: number | bigint, completion: number | bigint];
+  claimed?: [prompt: number, completion: number];
+  endReason?: ClearInput["endReason"];
+  streamed?: boolean;
 };
 type Row = {
   ord: number;
@@ -44,34 +45,31 @@ type Row = {
   fee_micros: string | null;
 };
 
-const CLEAR_SQL = `SELECT * FROM svc_clear_batch($1::uuid[], $2::text[], $3::bigint[], $4::bigint[], $5::boolean[], $6::bigint[],
-  $7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], $11::bigint[], $12::text[], $13::bigint[], $14::bigint[], $15::int,
-  $16::timestamptz, $17::int)`;
-
-function clearValues(items: Item[], now: Date) {
-  return [
-    items.map((i) => i.holdId),
-    items.map((i) => i.completionId ?? `chatcmpl-test-${randomUUID()}`),
-    items.map((i) => i.promptTokens),
-    items.map((i) => i.completionTokens),
-    items.map(() => false),
-    items.map(() => 42),
-    items.map((i) => (i.burnMicroDiem ?? 0n).toString()),
-    items.map((i) => String(i.claimed?.[0] ?? i.promptTokens)),
-    items.map((i) => String(i.claimed?.[1] ?? i.completionTokens)),
-    items.map((i) => i.usageDisputed ?? false),
-    items.map(() => 57),
-    items.map(() => "stop"),
-    items.map(() => null),
-    items.map(() => null),
-    FEE_BPS,
-    now,
-    SHARD,
-  ];
+function clearInput(i: Item): ClearInput {
+  return {
+    holdId: i.holdId,
+    completionId: i.completionId ?? `chatcmpl-test-${randomUUID()}`,
+    promptTokens: i.promptTokens,
+    completionTokens: i.completionTokens,
+    usageEstimated: false,
+    claimed: {
+      promptTokens: i.claimed?.[0] ?? i.promptTokens,
+      completionTokens: i.claimed?.[1] ?? i.completionTokens,
+      reasoningTokens: null,
+    },
+    reasoningTokens: null,
+    usageDisputed: i.usageDisputed ?? false,
+    latencyMs: 42,
+    totalLatencyMs: 57,
+    finishReason: "stop",
+    endReason: i.endReason,
+    streamed: i.streamed,
+  };
 }
 
 async function clearBatch(items: Item[], now = new Date(), client: pg.Pool | pg.Client = pgPool()): Promise<Row[]> {
-  const { rows } = await client.query<Row>(CLEAR_SQL, clearValues(items, now));
+  const { text, values } = clearBatchQuery(items.map(clearInput), { feeBps: FEE_BPS, now, platformShard: SHARD });
+  const { rows } = await client.query<Row>(text, values);
   return rows.sort((a, b) => a.ord - b.ord);
 }
 
@@ -115,8 +113,6 @@ describe("svc_clear_batch with many items in one statement", () => {
     const h4 = await reserve(y.key, modelA.id); // Y, key Y, offer A
     const h5 = await reserve(y.key, modelA.id); // Y, key Y, offer A: cleared before the batch
     const h6 = await reserve(y.key, modelB.id); // Y, key Y, offer B
-    // A hold reserved before holds carried prices is metered by the caller's burn.
-    await db.hold.update({ where: { id: h3.holdId }, data: { inputMicroDiemPerMTok: null, outputMicroDiemPerMTok: null } });
     // Every hold reserved 100 prompt + 200 output tokens: 630 micro-diem, i.e. 756 micro-USDC at 120 cents, 630 at 100.
     expect([h1, h2, h3, h4, h5, h6].map((h) => [h.burnMicroDiem, h.amountMicros])).toEqual([
       [630n, 756n],
@@ -142,15 +138,15 @@ describe("svc_clear_batch with many items in one statement", () => {
       { holdId: h2.holdId, promptTokens: 10, completionTokens: 20 }, // burn 63
       { holdId: h5.holdId, promptTokens: 10, completionTokens: 20 }, // already cleared
       { holdId: h1.holdId, promptTokens: 10, completionTokens: 20 }, // h1 again in the same batch
-      { holdId: h3.holdId, promptTokens: 0, completionTokens: 0, burnMicroDiem: 400n }, // no snapshotted prices: burn 400
+      { holdId: h3.holdId, promptTokens: 100, completionTokens: 100 }, // burn 350
       { holdId: h6.holdId, promptTokens: 1, completionTokens: 0 }, // burn 1: a 1 micro-USDC charge, all fee
       { holdId: randomUUID(), promptTokens: 10, completionTokens: 20 }, // no such hold
     ];
     const rows = await clearBatch(items, now);
 
     // Expected figures, by lib/money (the TypeScript twin of the SQL arithmetic).
-    const metered = (item: Item, hold: { burnMicroDiem: bigint; amountMicros: bigint; priceCents: number }, snapshot = true) => {
-      const raw = snapshot ? burnMicroDiem(item.promptTokens, item.completionTokens, PRICES) : item.burnMicroDiem!;
+    const metered = (item: Item, hold: { burnMicroDiem: bigint; amountMicros: bigint; priceCents: number }) => {
+      const raw = burnMicroDiem(item.promptTokens, item.completionTokens, PRICES);
       const burn = raw < hold.burnMicroDiem ? raw : hold.burnMicroDiem;
       const c = chargeMicros(burn, hold.priceCents);
       const charge = c < hold.amountMicros ? c : hold.amountMicros;
@@ -159,13 +155,13 @@ describe("svc_clear_batch with many items in one statement", () => {
     const e1 = metered(items[0], h1);
     const e4 = metered(items[1], h4);
     const e2 = metered(items[2], h2);
-    const e3 = metered(items[5], h3, false);
+    const e3 = metered(items[5], h3);
     const e6 = metered(items[6], h6);
     expect([e1, e4, e2, e3, e6].map((e) => [e.burn, e.charge, e.supplierMicros, e.feeMicros])).toEqual([
       [315n, 378n, 340n, 38n],
       [630n, 756n, 680n, 76n],
       [63n, 76n, 68n, 8n],
-      [400n, 400n, 360n, 40n],
+      [350n, 350n, 315n, 35n],
       [1n, 1n, 0n, 1n],
     ]);
 
@@ -319,7 +315,7 @@ describe("svc_clear_batch with many items in one statement", () => {
       { holdId: h3.holdId, completionId: repeated, promptTokens: 10, completionTokens: 10 }, // first use of an id: fine
       { holdId: h4.holdId, completionId: repeated, promptTokens: 10, completionTokens: 10 }, // the same id again
       { holdId: h5.holdId, promptTokens: 10, completionTokens: -5 }, // a negative count
-      { holdId: h6.holdId, promptTokens: 10, completionTokens: 20, claimed: [2_147_483_648, 9_007_199_254_740_991n], usageDisputed: true }, // claims beyond int
+      { holdId: h6.holdId, promptTokens: 10, completionTokens: 20, claimed: [2_147_483_648, 9_007_199_254_740_991], usageDisputed: true }, // claims beyond int
       { holdId: h1.holdId, promptTokens: 10, completionTokens: 10 }, // already cleared
     ]);
 
@@ -353,6 +349,78 @@ describe("svc_clear_batch with many items in one statement", () => {
     expect(await clearBatch([{ holdId: h2.holdId, promptTokens: 10, completionTokens: 10 }])).toMatchObject([{ status: "ok" }]);
   });
 
+  it("records how each answer ended and whether it was streamed, and refuses an ending it does not know", async () => {
+    const { modelA, x } = await seedMarket();
+    const [h1, h2, h3, h4] = [
+      await reserve(x.key, modelA.id),
+      await reserve(x.key, modelA.id),
+      await reserve(x.key, modelA.id),
+      await reserve(x.key, modelA.id),
+    ];
+    const rows = await clearBatch([
+      { holdId: h1.holdId, promptTokens: 10, completionTokens: 10 }, // a caller that says nothing: completed, not streamed
+      { holdId: h2.holdId, promptTokens: 10, completionTokens: 3, endReason: "client_cancelled", streamed: true },
+      { holdId: h3.holdId, promptTokens: 10, completionTokens: 0, endReason: "timeout", streamed: true },
+      { holdId: h4.holdId, promptTokens: 10, completionTokens: 10, endReason: "abandoned" as ClearInput["endReason"] },
+    ]);
+    expect(rows.map((r) => r.status)).toEqual(["ok", "ok", "ok", "rejected"]);
+    const ended = async (holdId: string) => {
+      const c = await db.completion.findUniqueOrThrow({ where: { holdId } });
+      return [c.endReason, c.streamed, c.completionTokens];
+    };
+    expect([await ended(h1.holdId), await ended(h2.holdId), await ended(h3.holdId)]).toEqual([
+      ["completed", false, 10],
+      ["client_cancelled", true, 3],
+      ["timeout", true, 0],
+    ]);
+    // The refused item changed nothing: its hold is still active, for the caller to release.
+    expect((await db.hold.findUniqueOrThrow({ where: { id: h4.holdId } })).status).toBe("active");
+    expect((await buyerBalance(x.id)).held).toBe(h4.amountMicros);
+    // The column itself holds an ending to the four.
+    await expect(pgPool().query("UPDATE completions SET end_reason = 'abandoned' WHERE hold_id = $1", [h1.holdId])).rejects.toMatchObject({
+      code: "22P02",
+    });
+  });
+
+  it("takes each item as the route builds it: the type's fields in its order, any text exactly as sent", async () => {
+    const { rows: fields } = await pgPool().query<{ name: string }>(
+      "SELECT attname::text AS name FROM pg_attribute WHERE attrelid = 'svc_clear_item'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+    );
+    expect(fields.map((f) => f.name)).toEqual([...CLEAR_ITEM_FIELDS]);
+
+    const { modelA, x } = await seedMarket();
+    const h = await reserve(x.key, modelA.id);
+    // Every character the array and record literals give a meaning to.
+    const completionId = `chatcmpl-test-"q" \\b\\ ,(p){c}'NULL' ${randomUUID()}`;
+    expect(
+      await clearBatch([{ holdId: h.holdId, completionId, promptTokens: 7, completionTokens: 9, claimed: [8, 2 ** 53 - 1] }]),
+    ).toMatchObject([{ status: "ok" }]);
+    expect(await db.completion.findUniqueOrThrow({ where: { holdId: h.holdId } })).toMatchObject({
+      id: completionId,
+      promptTokens: 7,
+      completionTokens: 9,
+      claimedPromptTokens: 8,
+      claimedCompletionTokens: 2_147_483_647,
+      claimedReasoningTokens: null,
+      reasoningTokens: null,
+      finishReason: "stop",
+    });
+  });
+
+  it("meters a hold only at the prices it was reserved at: a hold without them is not cleared, and nothing is charged", async () => {
+    const { modelA, x } = await seedMarket();
+    const h = await reserve(x.key, modelA.id);
+    // As a hold reserved before holds carried their prices (20261124000000_hot_path_batched) would be.
+    await db.hold.update({ where: { id: h.holdId }, data: { inputMicroDiemPerMTok: null, outputMicroDiemPerMTok: null } });
+    const before = await buyerBalance(x.id);
+    expect(await clearBatch([{ holdId: h.holdId, promptTokens: 10, completionTokens: 10 }])).toMatchObject([
+      { status: "not_active", charge_micros: null },
+    ]);
+    expect(await buyerBalance(x.id)).toEqual(before);
+    expect((await db.hold.findUniqueOrThrow({ where: { id: h.holdId } })).status).toBe("active");
+    expect(await db.completion.count({ where: { holdId: h.holdId } })).toBe(0);
+  });
+
   it("reserves every item it can and refuses the one it cannot, in one statement", async () => {
     const { modelA, x } = await seedMarket();
     // A model priced so high that a large request's burn, charged at any price, would overflow a bigint.
@@ -366,7 +434,7 @@ describe("svc_clear_batch with many items in one statement", () => {
       [hash, modelA.id, 100, 200],
     ] as const;
     const { rows } = await pgPool().query<{ ord: number; status: string; hold_id: string | null }>(
-      `SELECT ord, status, hold_id FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
+      `SELECT ord, outcome->>'status' AS status, outcome->>'hold_id' AS hold_id FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
         $7::boolean[], $8::boolean[], $9::jsonb[], $10::int, $11::timestamptz, $12::timestamptz)`,
       [
         items.map((i) => i[0]),

@@ -265,6 +265,8 @@ describe("GET /v1/generations/{id}", () => {
       usage: w.answer.usage,
       upstream_latency_ms: completion.latencyMs,
       total_latency_ms: completion.totalLatencyMs,
+      end: "completed",
+      streamed: false,
       key: { id: key.id, name: "first", prefix: key.prefix },
       journal_entry_id: entry.id,
     });
@@ -333,6 +335,15 @@ describe("GET /v1/generations/{id}", () => {
     expect(res.status).toBe(200);
     const g = (await res.json()) as Generation;
     expect(g.usage).toEqual(answer.usage);
+  });
+
+  it("shows how the answer ended and whether it was streamed, as its completion records them", async () => {
+    const w = await world();
+    // A stream cut short, as the clear records one (tests/integration/clear-batch.test.ts clears such items itself).
+    await db.completion.update({ where: { id: w.answer.id }, data: { endReason: "client_cancelled", streamed: true } });
+    const res = await lookup(w.answer.id, { key: w.buyer.key });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: w.answer.id, end: "client_cancelled", streamed: true, finish_reason: "length" });
   });
 
   it("is a 404 to another account, exactly as an unknown id is; 400 for a malformed id; 401 without a live credential", async () => {

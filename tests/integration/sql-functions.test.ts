@@ -74,10 +74,14 @@ describe("the database's functions", () => {
                -- As svc_clear_batch splits a charge (svc_fee_micros names its charge twice: it is inlined only for
                -- an argument this cheap).
                svc_supplier_micros(LEAST(svc_charge_micros(h.burn_micro_diem, h.price_cents), h.amount_micros), 1000),
-               svc_fee_micros(LEAST(svc_charge_micros(h.burn_micro_diem, h.price_cents), h.amount_micros), 1000)
+               svc_fee_micros(LEAST(svc_charge_micros(h.burn_micro_diem, h.price_cents), h.amount_micros), 1000),
+               mc.charge_micros
         FROM offers o JOIN offer_models om ON om.offer_id = o.id
         LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = current_date
-        LEFT JOIN holds h ON h.offer_id = o.id`);
+        LEFT JOIN holds h ON h.offer_id = o.id
+        -- As svc_clear_batch meters a hold: the capped charge, a SQL function returning its row as a set, inlined in FROM.
+        LEFT JOIN LATERAL svc_metered_charge(1, 2, h.input_micro_diem_per_mtok, h.output_micro_diem_per_mtok, h.price_cents,
+                                             h.burn_micro_diem, h.amount_micros) mc ON true`);
       const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
       expect(plan).toContain("daily_capacity_micro_diem");
       expect(plan).not.toMatch(/svc_\w+\(/);

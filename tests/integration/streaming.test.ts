@@ -91,6 +91,7 @@ describe("the openai SDK's chat stream", () => {
     expect(before.balance - after.balance).toBe(clear.chargeMicros);
     expect(usage!.balance_remaining).toBe(formatMicros(after.balance));
     expect(after.held).toBe(0n);
+    expect(await db.completion.findUniqueOrThrow({ where: { id } })).toMatchObject({ endReason: "completed", streamed: true });
   });
 });
 
@@ -286,7 +287,8 @@ describe("what each ending costs, cleared once", () => {
     expect(after.held).toBe(0n);
     expect(before.balance - after.balance).toBe(clear!.chargeMicros);
     const record = await (await fetch(`${app.url}/v2/generations/${id}`, { headers: { authorization: `Bearer ${buyer.key}` } })).json();
-    expect(record.usage?.cost_details?.charge ?? record.cost_details?.charge ?? record.charge).toBe(formatMicros(clear!.chargeMicros));
+    expect(record.usage.cost_details.charge).toBe(formatMicros(clear!.chargeMicros));
+    expect(record).toMatchObject({ end: "client_cancelled", streamed: true });
     await expect.poll(() => ways.paced.cancelledCount()).toBeGreaterThan(cancelled);
   });
 
@@ -326,6 +328,7 @@ describe("what each ending costs, cleared once", () => {
     expect(before.balance - after.balance).toBe(clear!.chargeMicros);
     const row = await db.offer.findUniqueOrThrow({ where: { id: offer.id } });
     expect(row.lastFailureReason).toMatch(/stream|network|connection/i);
+    expect(await db.completion.findUniqueOrThrow({ where: { id } })).toMatchObject({ endReason: "upstream_error", streamed: true });
   });
 
   it("an upstream that fails before any content: an error event, nothing billed, the hold released", async () => {
