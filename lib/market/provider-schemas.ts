@@ -71,6 +71,12 @@ const providerFields = (id: z.ZodType<string>) => ({
     .enum(DATA_COLLECTION, { error: 'must be "allow" or "deny"' })
     .nullish()
     .describe("deny: route only to offers declaring that they neither retain prompts nor train on them (allow, the default: any offer)"),
+  cancelled_billing: z
+    .enum(DATA_COLLECTION, { error: 'must be "allow" or "deny"' })
+    .nullish()
+    .describe(
+      "deny: route only to offers whose upstream stops billing when a stream's client hangs up (not those declaring streaming.bills_cancelled_in_full, which svc reads to the end and bills in full); allow, the default: any offer",
+    ),
   max_price: z
     .strictObject({
       prompt: UsdPerMTok.nullish().describe("USD per 1M prompt tokens at most"),
@@ -109,6 +115,7 @@ export type ProviderPreferences = {
   ignore?: string[];
   quantizations?: (typeof QUANTIZATIONS)[number][];
   data_collection?: (typeof DATA_COLLECTION)[number];
+  cancelled_billing?: (typeof DATA_COLLECTION)[number];
   max_price?: { prompt?: number; completion?: number };
   preferred_max_latency?: number;
   preferred_min_throughput?: number;
@@ -147,5 +154,5 @@ export function preferencesOrNull(p: ProviderPreferences | null | undefined): Pr
 }
 
 /** The fields whose filter can leave no offer, in the order the reservation checks them (svc_offer_preference_miss). */
-export const PREFERENCE_FILTERS = ["only", "ignore", "quantizations", "data_collection", "max_price"] as const;
+export const PREFERENCE_FILTERS = ["only", "ignore", "quantizations", "data_collection", "cancelled_billing", "max_price"] as const;
 export type PreferenceFilter = (typeof PREFERENCE_FILTERS)[number];

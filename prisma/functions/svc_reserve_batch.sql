@@ -186,7 +186,8 @@ BEGIN
                                  d."burned_micro_diem", d."held_micro_diem", v_max, v_burn, p_now)
           AND svc_offer_fits_request(o."context_tokens", o."max_output_tokens", p_prompt_tokens[i], p_output_tokens[i])
           AND svc_offer_preference_miss(v_prefs, o."id", o."supplier_id", o."quantization"::text, o."retains_prompts",
-                                        o."trains_on_prompts", o."price_cents", v_model.input, v_model.output) IS NULL
+                                        o."trains_on_prompts", o."bills_cancelled_in_full", o."price_cents", v_model.input,
+                                        v_model.output) IS NULL
         ORDER BY
           (CASE WHEN v_max_latency_ms IS NOT NULL AND NOT COALESCE(q."latency_p50_ms" <= v_max_latency_ms, false) THEN 1 ELSE 0 END
            + CASE WHEN v_min_tps IS NOT NULL AND NOT COALESCE(q."throughput_tps" >= v_min_tps, false) THEN 1 ELSE 0 END),

@@ -437,6 +437,11 @@ describe("what an offer declares about streaming", () => {
     const clear = await clearOf(id, 15_000);
     expect(clear!.chargeMicros).toBe(wholeCharge);
     expect(ways.paced.cancelledCount()).toBe(cancelled);
+
+    // A buyer routes away from it with provider.cancelled_billing: deny (here it is the model's only offer: a 503 naming it).
+    const away = await rawStream(buyer.key, { model: model.id, messages: hello, max_tokens: 30, provider: { cancelled_billing: "deny" } });
+    expect(away.status).toBe(503);
+    expect((await away.json()).error.code).toBe("no_offer_matches_provider_cancelled_billing");
   }, 30_000);
 });
 

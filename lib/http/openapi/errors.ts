@@ -81,6 +81,8 @@ export const ERROR_DESCRIPTIONS = {
     "Your provider preferences leave no offer: none left declares a quantization provider.quantizations allows.",
   no_offer_matches_provider_data_collection:
     "Your provider preferences leave no offer: every offer left retains prompts or trains on them (provider.data_collection: deny).",
+  no_offer_matches_provider_cancelled_billing:
+    "Your provider preferences leave no offer: every offer left bills a cancelled stream in full (provider.cancelled_billing: deny).",
   no_offer_matches_provider_max_price:
     "Your provider preferences leave no offer: every offer left charges more per 1M tokens than provider.max_price.",
   no_offer_fits_request:
