@@ -2,7 +2,7 @@
 import { C } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import { env } from "@/lib/env";
-import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBE_SEED, PROBES } from "@/lib/probes/catalog";
+import { LIMIT_MAX_TOKENS, PROBE_REASONING_EFFORT } from "@/lib/probes/catalog";
 import { EVIDENCE_MAX_CHARS } from "@/lib/probes/judge";
 import { PROBE_KEEP_ROUNDS } from "@/lib/probes/round";
 import { formatMicros } from "@/lib/money";
@@ -19,7 +19,6 @@ function duration(ms: number): string {
 }
 
 export function ProbesGuide() {
-  const text = PROBES.filter((p) => p.kind === "text").map((p) => p.name);
   return (
     <>
       <p>
@@ -32,14 +31,41 @@ export function ProbesGuide() {
 
       <SubHeading id="probes-what">What is sent</SubHeading>
       <p>
-        A small fixed set of deterministic requests, the same for every offer of a model: <C>temperature</C> 0, <C>seed</C> {PROBE_SEED},{" "}
-        <C>max_tokens</C> {PROBE_MAX_TOKENS}. Three short questions with one-word answers ({text.join(", ")}); to offers that serve
-        structured outputs for the model, one <C>json_schema</C> request; to those that serve tools, one request naming a tool. To a model
-        that bills hidden reasoning (<C>bills_reasoning</C>) every probe also sends <C>reasoning_effort</C> {PROBE_REASONING_EFFORT}, so its{" "}
-        <C>max_tokens</C> is {PROBE_MAX_TOKENS} plus that effort&apos;s reasoning budget ({defaultReasoningBudget(PROBE_REASONING_EFFORT)}{" "}
-        tokens) and the reasoning the offer claims is checked. They go from the platform straight to the offer&apos;s upstream, under the
-        offer&apos;s upstream model name, with the router&apos;s timeout, response-size limit and address rules, never through any
-        buyer&apos;s account.
+        Requests a supplier cannot tell from buyers&apos;. Each round draws, for each model, a fresh set from templates and vocabulary keyed
+        by a secret only the platform holds: no prompt is a fixed string in this repository, and no field has a fixed value. A probe has the
+        router&apos;s shape exactly (<C>model</C>, <C>max_tokens</C>, <C>stream</C>, <C>messages</C>, then the sampling fields buyers send,
+        in the order the router forwards them), an <C>X-Request-Id</C> of the router&apos;s form (<C>req_</C> and 24 hex digits, a new one
+        per request, as every forward carries), no <C>seed</C>, and <C>temperature</C>, <C>top_p</C>, <C>stop</C> and <C>max_tokens</C>{" "}
+        drawn from the ranges buyers use (sometimes absent, as buyers leave them). Prompts vary in wording, system prompt and conversation
+        history. Each probe waits a random time before it is sent
+        {env.PROBE_SPREAD_MS > 0 ? ` (up to ${Math.round(env.PROBE_SPREAD_MS / 1000)} s here)` : ""}, so a round is not a burst.
+      </p>
+      <p>A set is five probes, the same for every offer of the model in the round:</p>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <C>echo</C>: a request to repeat a generated code (an order number, a ticket id), sent at <C>temperature</C> 0 as many buyers
+          send: svc knows the right answer, and the whole answer is compared across offers and with the reference.
+        </li>
+        <li>
+          <C>chat</C>: another echo with buyer sampling (not compared: a sampled answer may differ between honest offers).
+        </li>
+        <li>
+          <C>limit</C>: a request for a long text under a small <C>max_tokens</C> ({LIMIT_MAX_TOKENS.min} to {LIMIT_MAX_TOKENS.max}); not
+          sent to models that bill hidden reasoning.
+        </li>
+        <li>
+          <C>json</C> (to offers serving structured outputs): an extraction whose strict <C>json_schema</C> has generated field names.
+        </li>
+        <li>
+          <C>tool</C> (to offers serving tools): a request that must call a generated tool, sometimes beside a second tool it must not call.
+        </li>
+      </ul>
+      <p>
+        To a model that bills hidden reasoning (<C>bills_reasoning</C>) every probe also sends <C>reasoning_effort</C>{" "}
+        {PROBE_REASONING_EFFORT}, so its <C>max_tokens</C> includes that effort&apos;s reasoning budget (
+        {defaultReasoningBudget(PROBE_REASONING_EFFORT)} tokens) and the reasoning the offer claims is checked. They go from the platform
+        straight to the offer&apos;s upstream, under the offer&apos;s upstream model name and key, with the router&apos;s client, timeout,
+        response-size limit and address rules: the same wire a buyer&apos;s forward takes.
       </p>
 
       <SubHeading id="probes-pay">Who pays, and the budget</SubHeading>
