@@ -5,6 +5,11 @@ import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getBook } from "@/lib/market/book";
 import { runProbeRound } from "@/lib/probes";
+import { startProbation } from "@/lib/probes/probation";
+import { POST as postOffer } from "@/app/v1/supply/offers/route";
+import { PATCH as patchOffer } from "@/app/v1/supply/offers/[id]/route";
+import { seedSignedInAccount } from "../helpers/factories";
+import { jsonRequest, routeParams } from "../helpers/http";
 import { probeEvidence } from "@/lib/supply/probe-evidence";
 import { PROBE_REASONING_EFFORT } from "@/lib/probes/catalog";
 import { burnMicroDiem, chargeMicros, splitCharge } from "@/lib/money";
@@ -563,6 +568,124 @@ describe("fidelity probes", () => {
     } finally {
       env.PROBE_FLAGGED_BACKOFF_MS = saved.base;
       env.PROBE_FLAGGED_BACKOFF_MAX_MS = saved.max;
+    }
+  });
+});
+
+describe("probation: every new or changed offer is checked before it serves", () => {
+  const saved = { probation: env.PROBE_PROBATION };
+  beforeAll(() => {
+    env.PROBE_PROBATION = true;
+  });
+  afterAll(() => {
+    env.PROBE_PROBATION = saved.probation;
+  });
+
+  async function postOfferAs(cookie: string, u: { url: string; apiKey: string }, modelId: string, priceCents: number) {
+    const res = await postOffer(
+      jsonRequest(
+        "POST",
+        "/v1/supply/offers",
+        {
+          upstream_base_url: u.url,
+          upstream_api_key: u.apiKey,
+          models: [{ id: modelId, upstream_model: UPSTREAM_MODEL }],
+          price_cents: priceCents,
+          daily_capacity: "5",
+        },
+        { cookie },
+      ),
+    );
+    expect(res.status).toBe(201);
+    return (await res.json()) as { id: string; on_book: boolean; probe: { status: string } };
+  }
+
+  const ask = (key: string, modelId: string) => callCompletions(key, { model: modelId, messages: [{ role: "user", content: "hello" }] });
+
+  it("a new substituting offer never serves a buyer: off the book while verifying, then flagged and kept off", async () => {
+    const model = await probeModel();
+    await offerOn(model.id, await upstream(), 90);
+    const substituting = await upstream("substitute:qwen3-235b");
+    const supplier = await seedSignedInAccount();
+    const buyer = await seedBuyer(10_000_000n);
+    const delist = env.PROBE_DELIST_FLAGGED;
+    env.PROBE_DELIST_FLAGGED = false;
+    try {
+      // The cheapest offer, posted: without probation every request below would go to it.
+      const posted = await postOfferAs(supplier.cookie, substituting, model.id, 50);
+      expect(posted.probe.status).toBe("verifying");
+      expect(posted.on_book).toBe(false);
+      for (let i = 0; i < 3; i++) {
+        const res = await ask(buyer.key, model.id);
+        expect(res.status).toBe(200);
+        expect(res.headers.get("x-svc-price-cents")).toBe("90");
+      }
+      // Its probe set was started by the post (this waits for that run; it does not start another).
+      await startProbation(posted.id);
+      // Flagged by its first set, and off the book although the operator keeps flagged offers listed: it never served.
+      expect(await db.offer.findUniqueOrThrow({ where: { id: posted.id } })).toMatchObject({ probeStatus: "flagged", probeDelisted: true });
+      const res = await ask(buyer.key, model.id);
+      expect(res.headers.get("x-svc-price-cents")).toBe("90");
+      // Every request it ever got was a probe.
+      expect(substituting.requestCount()).toBe(await db.probeRun.count({ where: { offerId: posted.id } }));
+      expect(substituting.requestCount()).toBeGreaterThan(0);
+    } finally {
+      env.PROBE_DELIST_FLAGGED = delist;
+    }
+  });
+
+  it("a fresh offer becomes routable once its probe set passes, within seconds; a new upstream puts it back in probation", async () => {
+    const model = await probeModel();
+    const supplier = await seedSignedInAccount();
+    const buyer = await seedBuyer(10_000_000n);
+    const started = Date.now();
+    const posted = await postOfferAs(supplier.cookie, await upstream(), model.id, 50);
+    expect(posted.probe.status).toBe("verifying");
+    expect((await getBook(model.id, new Date())).offers).toBe(0);
+    expect((await ask(buyer.key, model.id)).status).toBe(503);
+
+    const state = () => db.offer.findUniqueOrThrow({ where: { id: posted.id } });
+    while ((await state()).probeStatus === "verifying" && Date.now() - started < 10_000) await new Promise((r) => setTimeout(r, 50));
+    expect(await state()).toMatchObject({ probeStatus: "passing", probeDelisted: false });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    const served = await ask(buyer.key, model.id);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("x-svc-price-cents")).toBe("50");
+
+    // The supplier points it at another server: probation again, off the book until that one passes.
+    const substituting = await upstream("substitute:qwen3-235b");
+    const patchedAt = new Date();
+    const patched = await patchOffer(
+      jsonRequest(
+        "PATCH",
+        `/v1/supply/offers/${posted.id}`,
+        { upstream_base_url: substituting.url, upstream_api_key: substituting.apiKey },
+        { cookie: supplier.cookie },
+      ),
+      routeParams({ id: posted.id }),
+    );
+    expect(patched.status).toBe(200);
+    expect(((await patched.json()) as { probe: { status: string } }).probe.status).toBe("verifying");
+    expect((await ask(buyer.key, model.id)).status).toBe(503);
+    await startProbation(posted.id);
+    expect(await state()).toMatchObject({ probeStatus: "flagged", probeDelisted: true });
+    // Every request the new server got was one of its probes.
+    expect(substituting.requestCount()).toBe(await db.probeRun.count({ where: { offerId: posted.id, createdAt: { gte: patchedAt } } }));
+  });
+
+  it("serves as unverified when probes cannot run for it (no budget today), and says so", async () => {
+    const model = await probeModel();
+    const supplier = await seedSignedInAccount();
+    const budget = env.PROBE_DAILY_BUDGET_MICROS;
+    env.PROBE_DAILY_BUDGET_MICROS = 0;
+    try {
+      const posted = await postOfferAs(supplier.cookie, await upstream(), model.id, 50);
+      expect(posted.probe.status).toBe("unverified");
+      expect(posted.on_book).toBe(true);
+      const buyer = await seedBuyer(10_000_000n);
+      expect((await ask(buyer.key, model.id)).status).toBe(200);
+    } finally {
+      env.PROBE_DAILY_BUDGET_MICROS = budget;
     }
   });
 });
