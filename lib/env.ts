@@ -188,6 +188,8 @@ const EnvSchema = z.object({
    * a new or changed offer's first probe set (probation) waits up to PROBE_PROBATION_SPREAD_MS.
    */
   PROBE_PROMPT_SECRET: z.string().min(16).optional(),
+  /** Development only (SVC_ENV=development): the app tops the platform's probe funds up to this at start (0: never). */
+  PROBE_DEV_FUNDS_MICROS: z.coerce.number().int().min(0).max(1e12).default(5_000_000),
   PROBE_SPREAD_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
   PROBE_PROBATION_SPREAD_MS: z.coerce.number().int().min(0).max(600_000).default(1500),
   /**

@@ -6,6 +6,8 @@ import { env } from "@/lib/env";
 import { getBook } from "@/lib/market/book";
 import { runProbeRound } from "@/lib/probes";
 import { startProbation } from "@/lib/probes/probation";
+import { fundPlatformProbes } from "@/lib/probes/funding";
+import { platformFundsAvailable } from "@/lib/ledger/probe-payments";
 import { POST as postOffer } from "@/app/v1/supply/offers/route";
 import { PATCH as patchOffer } from "@/app/v1/supply/offers/[id]/route";
 import { seedSignedInAccount } from "../helpers/factories";
@@ -370,6 +372,18 @@ describe("fidelity probes", () => {
       check: "error",
       got: expect.stringMatching(/^HTTP 404/),
     });
+  });
+
+  it("are paid from what the operator funds: one probe_funding entry from external USDC to the platform", async () => {
+    const before = await platformFundsAvailable(db);
+    const after = await fundPlatformProbes(2_500_000n);
+    expect(after).toBe(before + 2_500_000n);
+    const entry = await db.journalEntry.findFirstOrThrow({
+      where: { kind: "probe_funding" },
+      orderBy: { createdAt: "desc" },
+      include: { lines: true },
+    });
+    expect(entry.lines.map((l) => l.amountMicros).sort()).toEqual([-2_500_000n, 2_500_000n]);
   });
 
   it("send nothing beyond the day's budget, and nothing unpaid", async () => {
