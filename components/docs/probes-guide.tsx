@@ -91,11 +91,22 @@ export function ProbesGuide() {
           ignored). An answer without a <C>model</C> fails.
         </li>
         <li>
-          <C>json_schema</C> and <C>tool_schema</C>: the answer parses and satisfies the requested schema; the named tool is called with
-          arguments that satisfy its parameters.
+          <C>answer</C>: the echo&apos;s generated code is in the answer (letters and digits compared, case and punctuation ignored).
         </li>
         <li>
-          <C>truncated</C>: <C>finish_reason</C> <C>length</C>, or an empty answer, to a question whose answer fits easily.
+          <C>stop</C>: no <C>stop</C> sequence the probe sent appears in the answer.
+        </li>
+        <li>
+          <C>max_tokens</C>: the limit probe&apos;s answer, counted by svc, stays within its <C>max_tokens</C> (with the same tolerance for
+          tokenizer differences as usage claims).
+        </li>
+        <li>
+          <C>json_schema</C> and <C>tool_schema</C>: the answer parses and satisfies the requested schema; the named tool is called with
+          arguments that satisfy its parameters (and not another tool sent beside it).
+        </li>
+        <li>
+          <C>truncated</C>: <C>finish_reason</C> <C>length</C>, or an empty answer, to a request whose answer fits easily (not the limit
+          probe, which asks to be cut short).
         </li>
         <li>
           <C>usage</C>: the usage the upstream claims is one a buyer&apos;s request would hold against the offer&apos;s health: more prompt
@@ -104,9 +115,10 @@ export function ProbesGuide() {
           the bound.
         </li>
         <li>
-          <C>consensus</C>: the normalized answer (case, spacing and surrounding punctuation ignored; JSON compared by value) differs from
-          the one a strict majority of the <em>other</em> offers of the model gave in the same round, at least two of them. Offers that gave
-          no comparable answer do not count; with fewer than two agreeing, the consensus says nothing.
+          <C>consensus</C> (probes sent at temperature 0 only): the normalized answer (case, spacing and surrounding punctuation ignored;
+          JSON compared by value) differs from the one a strict majority of the <em>other</em> offers of the model gave in the same round,
+          at least two of them. Offers that gave no comparable answer do not count; with fewer than two agreeing, the consensus says
+          nothing.
         </li>
         <li>
           <C>reference</C>: when the operator configures a reference endpoint (<C>PROBE_REFERENCE_BASE_URL</C>, asked under the
@@ -133,13 +145,47 @@ export function ProbesGuide() {
         The evidence of each offer&apos;s last {PROBE_KEEP_ROUNDS} rounds is kept.
       </p>
 
+      <SubHeading id="probes-probation">New and changed offers: probation</SubHeading>
+      <p>
+        {env.PROBE_PROBATION ? (
+          <>
+            Posting an offer, or changing its upstream URL, key or models, puts it in probation: its <C>probe.status</C> is <C>verifying</C>{" "}
+            and it takes no buyer traffic until its first probe set passes. That set is sent at once, to that offer alone, right after the
+            post or change is answered (each probe within {Math.max(1, Math.round(env.PROBE_PROBATION_SPREAD_MS / 1000))} s here), so an
+            honest offer is routable seconds later. An offer that fails is flagged and stays off the book whatever the flag policy below (it
+            never served). When the platform cannot pay for probes (its probe funds are empty, or the day&apos;s budget is spent) the offer
+            is listed as <C>unverified</C> and serves: buyers see the difference and can keep to checked offers by listing them in{" "}
+            <C>provider.only</C>. A flagged offer whose supplier changes its key while probes cannot run stays flagged. An upstream that
+            answers nothing leaves the offer verifying until a round gets an answer.
+          </>
+        ) : (
+          "On this deployment probation is off: a new or changed offer serves at once and is probed by the next round."
+        )}
+      </p>
+      <p>
+        The probes are paid from the platform&apos;s fee account, which the operator funds (<C>npm run probes -- --fund 10.00</C>, a{" "}
+        <C>probe_funding</C> entry in the ledger); <C>svc_probe_funds_available_usdc_micros</C> and the <C>SvcProbeFundsLow</C> alert show
+        what is left. The development stack funds it when it starts, so its demo offers are probed too.
+      </p>
+
       <SubHeading id="probes-limits">What probes cannot detect</SubHeading>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          A supplier that recognises the probes (a fixed set, sent by the platform) and serves them honestly while serving buyers something
-          else. Probes raise the cost of cheating; they do not prove every answer.
+          A supplier that tells probes apart by what no request shape can hide: they come from the platform&apos;s own connection (not the
+          router&apos;s buyers&apos; mix of models and traffic), they are short tasks rather than a buyer&apos;s real workload, they arrive
+          at a rate unrelated to the market&apos;s, and the probation set comes right after a post or change. A supplier that serves every
+          request from the real model while it could be probed (a new offer, say) and substitutes later is caught only by later rounds.
+          Probes raise the cost of cheating; they do not prove every answer.
         </li>
-        <li>Quality differences too small to change a short deterministic answer (a mild quantization, a slightly different snapshot).</li>
+        <li>
+          Quality differences too small to change a short answer (a mild quantization, a slightly different snapshot): an echo or a schema
+          shows that a model follows instructions, not which model it is; the model name, the consensus at temperature 0 and the reference
+          are what tell models apart.
+        </li>
+        <li>
+          A first probe set has no consensus (one offer alone): probation judges the model name, the answers svc can decide itself, the
+          schemas, the limits and usage, and the reference when one is configured.
+        </li>
         <li>A model most of whose offers cheat the same way: the consensus is then theirs.</li>
         <li>
           Anything, by disagreement, where there is neither a consensus (fewer than three offers, or no two agreeing) nor a reference: then
