@@ -140,7 +140,7 @@ export function ProbesGuide() {
         A flagged offer is not bought from every round:{" "}
         {env.PROBE_FLAGGED_BACKOFF_MS === 0
           ? "on this deployment it is probed again by every round."
-          : `it is probed again ${duration(env.PROBE_FLAGGED_BACKOFF_MS)} after the round that flagged it, twice as long after each further round that flags it (at most ${duration(Math.max(env.PROBE_FLAGGED_BACKOFF_MAX_MS, env.PROBE_FLAGGED_BACKOFF_MS))}); a supplier who changes the offer's upstream or models is probed by the next round.`}{" "}
+          : `it is probed again ${duration(env.PROBE_FLAGGED_BACKOFF_MS)} after the round that flagged it, twice as long after each further round that flags it (at most ${duration(Math.max(env.PROBE_FLAGGED_BACKOFF_MAX_MS, env.PROBE_FLAGGED_BACKOFF_MS))}); a supplier who changes the offer's upstream or models is probed ${env.PROBE_PROBATION ? "at once (probation, below)" : "by the next round"}.`}{" "}
         An offer whose answers all pass is <C>passing</C> and back on the book. A round in which an offer answered nothing changes nothing.
         The evidence of each offer&apos;s last {PROBE_KEEP_ROUNDS} rounds is kept.
       </p>
