@@ -519,71 +519,76 @@ describe("fidelity probes", () => {
     }
   });
 
-  it("re-probe a flagged offer on a doubling backoff, not every round, and relist it when a due round passes it", async () => {
-    const saved = { base: env.PROBE_FLAGGED_BACKOFF_MS, max: env.PROBE_FLAGGED_BACKOFF_MAX_MS };
-    env.PROBE_FLAGGED_BACKOFF_MS = 60_000;
-    env.PROBE_FLAGGED_BACKOFF_MAX_MS = 150_000;
-    try {
-      const model = await probeModel();
-      const honest = await offerOn(model.id, await upstream(), 100);
-      const substituting = await upstream("substitute:qwen3-235b");
-      const sub = await offerOn(model.id, substituting, 100);
-      const t0 = Date.now();
-      const round = async (atMs: number) =>
-        runProbeRound({
-          modelIds: [model.id],
-          budgetMicros: await budgetLeaving(100_000_000n),
-          reference: null,
-          now: () => new Date(t0 + atMs),
-        });
-      const earned = async () =>
-        (await db.ledgerAccount.findUnique({ where: { kind_ownerId: { kind: "supplier", ownerId: sub.supplierId } } }))?.balanceMicros ??
-        0n;
-      const state = async () => db.offer.findUniqueOrThrow({ where: { id: sub.id } });
+  // Nine rounds: on a loaded two-core machine more than the default 30 s.
+  it(
+    "re-probe a flagged offer on a doubling backoff, not every round, and relist it when a due round passes it",
+    { timeout: 90_000 },
+    async () => {
+      const saved = { base: env.PROBE_FLAGGED_BACKOFF_MS, max: env.PROBE_FLAGGED_BACKOFF_MAX_MS };
+      env.PROBE_FLAGGED_BACKOFF_MS = 60_000;
+      env.PROBE_FLAGGED_BACKOFF_MAX_MS = 150_000;
+      try {
+        const model = await probeModel();
+        const honest = await offerOn(model.id, await upstream(), 100);
+        const substituting = await upstream("substitute:qwen3-235b");
+        const sub = await offerOn(model.id, substituting, 100);
+        const t0 = Date.now();
+        const round = async (atMs: number) =>
+          runProbeRound({
+            modelIds: [model.id],
+            budgetMicros: await budgetLeaving(100_000_000n),
+            reference: null,
+            now: () => new Date(t0 + atMs),
+          });
+        const earned = async () =>
+          (await db.ledgerAccount.findUnique({ where: { kind_ownerId: { kind: "supplier", ownerId: sub.supplierId } } }))?.balanceMicros ??
+          0n;
+        const state = async () => db.offer.findUniqueOrThrow({ where: { id: sub.id } });
 
-      const first = await round(0);
-      expect(first.flagged).toEqual([sub.id]);
-      expect(substituting.requestCount()).toBe(5);
-      const paidOnce = await earned();
-      expect(paidOnce).toBeGreaterThan(0n);
-      expect(await state()).toMatchObject({ probeFlagStreak: 1, probeDueAt: new Date(t0 + 60_000), probeDelisted: true });
+        const first = await round(0);
+        expect(first.flagged).toEqual([sub.id]);
+        expect(substituting.requestCount()).toBe(5);
+        const paidOnce = await earned();
+        expect(paidOnce).toBeGreaterThan(0n);
+        expect(await state()).toMatchObject({ probeFlagStreak: 1, probeDueAt: new Date(t0 + 60_000), probeDelisted: true });
 
-      // The rounds before its backoff has passed buy nothing from it; the honest offer is probed as usual.
-      for (const at of [1_000, 59_000]) {
-        const r = await round(at);
-        expect(r.backingOff).toBe(1);
-        expect(r.passing).toEqual([honest.id]);
-        expect(r.flagged).toEqual([]);
+        // The rounds before its backoff has passed buy nothing from it; the honest offer is probed as usual.
+        for (const at of [1_000, 59_000]) {
+          const r = await round(at);
+          expect(r.backingOff).toBe(1);
+          expect(r.passing).toEqual([honest.id]);
+          expect(r.flagged).toEqual([]);
+        }
+        expect(substituting.requestCount()).toBe(5);
+        expect(await earned()).toBe(paidOnce);
+        expect(await db.probeRun.count({ where: { offerId: sub.id } })).toBe(5);
+
+        // Due: probed (and paid) again, still substituting: the wait doubles, then stops at the max.
+        expect((await round(60_000)).flagged).toEqual([sub.id]);
+        expect(substituting.requestCount()).toBe(10);
+        expect(await state()).toMatchObject({ probeFlagStreak: 2, probeDueAt: new Date(t0 + 60_000 + 120_000) });
+        expect((await round(179_000)).backingOff).toBe(1);
+        expect(substituting.requestCount()).toBe(10);
+        expect((await round(180_000)).flagged).toEqual([sub.id]);
+        expect(await state()).toMatchObject({ probeFlagStreak: 3, probeDueAt: new Date(t0 + 180_000 + 150_000) });
+        expect(substituting.requestCount()).toBe(15);
+
+        // The supplier fixes its server behind the same offer (no edit): the first due round passes it and relists it.
+        const fixed = await upstream();
+        await db.offer.update({ where: { id: sub.id }, data: { upstreamBaseUrl: fixed.url } });
+        expect((await round(329_000)).backingOff).toBe(1);
+        expect(fixed.requestCount()).toBe(0);
+        const due = await round(330_000);
+        expect(due.passing.sort()).toEqual([honest.id, sub.id].sort());
+        expect(fixed.requestCount()).toBe(5);
+        expect(await state()).toMatchObject({ probeStatus: "passing", probeDelisted: false, probeFlagStreak: 0, probeDueAt: null });
+        expect((await round(331_000)).passing.sort()).toEqual([honest.id, sub.id].sort());
+      } finally {
+        env.PROBE_FLAGGED_BACKOFF_MS = saved.base;
+        env.PROBE_FLAGGED_BACKOFF_MAX_MS = saved.max;
       }
-      expect(substituting.requestCount()).toBe(5);
-      expect(await earned()).toBe(paidOnce);
-      expect(await db.probeRun.count({ where: { offerId: sub.id } })).toBe(5);
-
-      // Due: probed (and paid) again, still substituting: the wait doubles, then stops at the max.
-      expect((await round(60_000)).flagged).toEqual([sub.id]);
-      expect(substituting.requestCount()).toBe(10);
-      expect(await state()).toMatchObject({ probeFlagStreak: 2, probeDueAt: new Date(t0 + 60_000 + 120_000) });
-      expect((await round(179_000)).backingOff).toBe(1);
-      expect(substituting.requestCount()).toBe(10);
-      expect((await round(180_000)).flagged).toEqual([sub.id]);
-      expect(await state()).toMatchObject({ probeFlagStreak: 3, probeDueAt: new Date(t0 + 180_000 + 150_000) });
-      expect(substituting.requestCount()).toBe(15);
-
-      // The supplier fixes its server behind the same offer (no edit): the first due round passes it and relists it.
-      const fixed = await upstream();
-      await db.offer.update({ where: { id: sub.id }, data: { upstreamBaseUrl: fixed.url } });
-      expect((await round(329_000)).backingOff).toBe(1);
-      expect(fixed.requestCount()).toBe(0);
-      const due = await round(330_000);
-      expect(due.passing.sort()).toEqual([honest.id, sub.id].sort());
-      expect(fixed.requestCount()).toBe(5);
-      expect(await state()).toMatchObject({ probeStatus: "passing", probeDelisted: false, probeFlagStreak: 0, probeDueAt: null });
-      expect((await round(331_000)).passing.sort()).toEqual([honest.id, sub.id].sort());
-    } finally {
-      env.PROBE_FLAGGED_BACKOFF_MS = saved.base;
-      env.PROBE_FLAGGED_BACKOFF_MAX_MS = saved.max;
-    }
-  });
+    },
+  );
 });
 
 describe("probation: every new or changed offer is checked before it serves", () => {
