@@ -209,6 +209,25 @@ const EnvSchema = z.object({
     .min(0)
     .max(365 * 86_400_000)
     .default(4 * 86_400_000),
+  /**
+   * The secret the probes' prompts and parameters are drawn from (lib/probes/catalog.ts); unset: random per process.
+   * Each probe waits a random time up to PROBE_SPREAD_MS before it is sent, so a round is not a burst (0: no wait);
+   * a new or changed offer's first probe set (probation) waits up to PROBE_PROBATION_SPREAD_MS.
+   */
+  PROBE_PROMPT_SECRET: z.string().min(16).optional(),
+  /** Development only (SVC_ENV=development): the app tops the platform's probe funds up to this at start (0: never). */
+  PROBE_DEV_FUNDS_MICROS: z.coerce.number().int().min(0).max(1e12).default(5_000_000),
+  PROBE_SPREAD_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
+  PROBE_PROBATION_SPREAD_MS: z.coerce.number().int().min(0).max(600_000).default(1500),
+  /**
+   * Probation (#37): a new offer, or one whose upstream, key or models change, takes no buyer traffic until its first
+   * probe set passes ("verifying"); when probes cannot pay (no platform funds, no budget left today) it serves as
+   * "unverified". false: offers serve at once, as before.
+   */
+  PROBE_PROBATION: z
+    .enum(["true", "false", "1", "0", ""])
+    .optional()
+    .transform((v) => v !== "false" && v !== "0"),
   /** An endpoint the operator trusts to serve each model under its marketplace id; probes compare offers with it. */
   PROBE_REFERENCE_BASE_URL: z.string().url().optional(),
   PROBE_REFERENCE_API_KEY: z.string().min(1).optional(),

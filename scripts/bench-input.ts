@@ -61,7 +61,7 @@ async function main() {
     { decodePayment },
     { parseUpstreamAnswer },
     { judgeAnswer },
-    { PROBES },
+    { generateProbeSet },
     { exceededJsonLimit },
     { ChatStream },
   ] = await Promise.all([
@@ -308,7 +308,7 @@ async function main() {
       make: (b) => `{"answer":${nested(fit(b, 2))}}`,
       run: (content: string) =>
         judgeAnswer(
-          PROBES.find((p) => p.name === "json")!,
+          generateProbeSet("bench", { billsReasoning: false }).find((p) => p.name === "json")!,
           "m",
           "m",
           {

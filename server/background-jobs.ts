@@ -2,6 +2,7 @@ import "server-only";
 import { env } from "@/lib/env";
 import { refreshOfferQuality } from "@/lib/market/quality/refresh";
 import { runProbeRound } from "@/lib/probes";
+import { ensureDevProbeFunds } from "@/lib/probes/funding";
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";
@@ -18,6 +19,13 @@ export function startServerJobs(): void {
   registerJob("hold-sweeper", every(15_000), () => sweepExpiredHolds(), { leased: true });
   registerJob("offer-quality", every(env.QUALITY_REFRESH_MS), () => refreshOfferQuality(), { leased: true });
   // Probes cost money: their own interval only (JOBS_INTERVAL_MS would make a test fleet buy a round every tick).
-  if (env.PROBE_INTERVAL_MS > 0) registerJob("probe-round", env.PROBE_INTERVAL_MS, () => runProbeRound(), { leased: true });
+  // The dev stack funds the probes before its first round (a no-op elsewhere: the operator funds them).
+  if (env.PROBE_INTERVAL_MS > 0) {
+    const round = async () => {
+      await ensureDevProbeFunds();
+      return runProbeRound();
+    };
+    registerJob("probe-round", env.PROBE_INTERVAL_MS, round, { leased: true });
+  }
   startBackgroundJobs();
 }

@@ -2,7 +2,7 @@
 import { C } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import { env } from "@/lib/env";
-import { PROBE_MAX_TOKENS, PROBE_REASONING_EFFORT, PROBE_SEED, PROBES } from "@/lib/probes/catalog";
+import { LIMIT_MAX_TOKENS, PROBE_REASONING_EFFORT } from "@/lib/probes/catalog";
 import { EVIDENCE_MAX_CHARS } from "@/lib/probes/judge";
 import { PROBE_KEEP_ROUNDS } from "@/lib/probes/round";
 import { formatMicros } from "@/lib/money";
@@ -19,7 +19,6 @@ function duration(ms: number): string {
 }
 
 export function ProbesGuide() {
-  const text = PROBES.filter((p) => p.kind === "text").map((p) => p.name);
   return (
     <>
       <p>
@@ -32,14 +31,41 @@ export function ProbesGuide() {
 
       <SubHeading id="probes-what">What is sent</SubHeading>
       <p>
-        A small fixed set of deterministic requests, the same for every offer of a model: <C>temperature</C> 0, <C>seed</C> {PROBE_SEED},{" "}
-        <C>max_tokens</C> {PROBE_MAX_TOKENS}. Three short questions with one-word answers ({text.join(", ")}); to offers that serve
-        structured outputs for the model, one <C>json_schema</C> request; to those that serve tools, one request naming a tool. To a model
-        that bills hidden reasoning (<C>bills_reasoning</C>) every probe also sends <C>reasoning_effort</C> {PROBE_REASONING_EFFORT}, so its{" "}
-        <C>max_tokens</C> is {PROBE_MAX_TOKENS} plus that effort&apos;s reasoning budget ({defaultReasoningBudget(PROBE_REASONING_EFFORT)}{" "}
-        tokens) and the reasoning the offer claims is checked. They go from the platform straight to the offer&apos;s upstream, under the
-        offer&apos;s upstream model name, with the router&apos;s timeout, response-size limit and address rules, never through any
-        buyer&apos;s account.
+        Requests a supplier cannot tell from buyers&apos;. Each round draws, for each model, a fresh set from templates and vocabulary keyed
+        by a secret only the platform holds: no prompt is a fixed string in this repository, and no field has a fixed value. A probe has the
+        router&apos;s shape exactly (<C>model</C>, <C>max_tokens</C>, <C>stream</C>, <C>messages</C>, then the sampling fields buyers send,
+        in the order the router forwards them), an <C>X-Request-Id</C> of the router&apos;s form (<C>req_</C> and 24 hex digits, a new one
+        per request, as every forward carries), no <C>seed</C>, and <C>temperature</C>, <C>top_p</C>, <C>stop</C> and <C>max_tokens</C>{" "}
+        drawn from the ranges buyers use (sometimes absent, as buyers leave them). Prompts vary in wording, system prompt and conversation
+        history. Each probe waits a random time before it is sent
+        {env.PROBE_SPREAD_MS > 0 ? ` (up to ${Math.round(env.PROBE_SPREAD_MS / 1000)} s here)` : ""}, so a round is not a burst.
+      </p>
+      <p>A set is five probes, the same for every offer of the model in the round:</p>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <C>echo</C>: a request to repeat a generated code (an order number, a ticket id), sent at <C>temperature</C> 0 as many buyers
+          send: svc knows the right answer, and the whole answer is compared across offers and with the reference.
+        </li>
+        <li>
+          <C>chat</C>: another echo with buyer sampling (not compared: a sampled answer may differ between honest offers).
+        </li>
+        <li>
+          <C>limit</C>: a request for a long text under a small <C>max_tokens</C> ({LIMIT_MAX_TOKENS.min} to {LIMIT_MAX_TOKENS.max}); not
+          sent to models that bill hidden reasoning.
+        </li>
+        <li>
+          <C>json</C> (to offers serving structured outputs): an extraction whose strict <C>json_schema</C> has generated field names.
+        </li>
+        <li>
+          <C>tool</C> (to offers serving tools): a request that must call a generated tool, sometimes beside a second tool it must not call.
+        </li>
+      </ul>
+      <p>
+        To a model that bills hidden reasoning (<C>bills_reasoning</C>) every probe also sends <C>reasoning_effort</C>{" "}
+        {PROBE_REASONING_EFFORT}, so its <C>max_tokens</C> includes that effort&apos;s reasoning budget (
+        {defaultReasoningBudget(PROBE_REASONING_EFFORT)} tokens) and the reasoning the offer claims is checked. They go from the platform
+        straight to the offer&apos;s upstream, under the offer&apos;s upstream model name and key, with the router&apos;s client, timeout,
+        response-size limit and address rules: the same wire a buyer&apos;s forward takes.
       </p>
 
       <SubHeading id="probes-pay">Who pays, and the budget</SubHeading>
@@ -65,11 +91,22 @@ export function ProbesGuide() {
           ignored). An answer without a <C>model</C> fails.
         </li>
         <li>
-          <C>json_schema</C> and <C>tool_schema</C>: the answer parses and satisfies the requested schema; the named tool is called with
-          arguments that satisfy its parameters.
+          <C>answer</C>: the echo&apos;s generated code is in the answer (letters and digits compared, case and punctuation ignored).
         </li>
         <li>
-          <C>truncated</C>: <C>finish_reason</C> <C>length</C>, or an empty answer, to a question whose answer fits easily.
+          <C>stop</C>: no <C>stop</C> sequence the probe sent appears in the answer.
+        </li>
+        <li>
+          <C>max_tokens</C>: the limit probe&apos;s answer, counted by svc, stays within its <C>max_tokens</C> (with the same tolerance for
+          tokenizer differences as usage claims).
+        </li>
+        <li>
+          <C>json_schema</C> and <C>tool_schema</C>: the answer parses and satisfies the requested schema; the named tool is called with
+          arguments that satisfy its parameters (and not another tool sent beside it).
+        </li>
+        <li>
+          <C>truncated</C>: <C>finish_reason</C> <C>length</C>, or an empty answer, to a request whose answer fits easily (not the limit
+          probe, which asks to be cut short).
         </li>
         <li>
           <C>usage</C>: the usage the upstream claims is one a buyer&apos;s request would hold against the offer&apos;s health: more prompt
@@ -78,9 +115,10 @@ export function ProbesGuide() {
           the bound.
         </li>
         <li>
-          <C>consensus</C>: the normalized answer (case, spacing and surrounding punctuation ignored; JSON compared by value) differs from
-          the one a strict majority of the <em>other</em> offers of the model gave in the same round, at least two of them. Offers that gave
-          no comparable answer do not count; with fewer than two agreeing, the consensus says nothing.
+          <C>consensus</C> (probes sent at temperature 0 only): the normalized answer (case, spacing and surrounding punctuation ignored;
+          JSON compared by value) differs from the one a strict majority of the <em>other</em> offers of the model gave in the same round,
+          at least two of them. Offers that gave no comparable answer do not count; with fewer than two agreeing, the consensus says
+          nothing.
         </li>
         <li>
           <C>reference</C>: when the operator configures a reference endpoint (<C>PROBE_REFERENCE_BASE_URL</C>, asked under the
@@ -102,18 +140,52 @@ export function ProbesGuide() {
         A flagged offer is not bought from every round:{" "}
         {env.PROBE_FLAGGED_BACKOFF_MS === 0
           ? "on this deployment it is probed again by every round."
-          : `it is probed again ${duration(env.PROBE_FLAGGED_BACKOFF_MS)} after the round that flagged it, twice as long after each further round that flags it (at most ${duration(Math.max(env.PROBE_FLAGGED_BACKOFF_MAX_MS, env.PROBE_FLAGGED_BACKOFF_MS))}); a supplier who changes the offer's upstream or models is probed by the next round.`}{" "}
+          : `it is probed again ${duration(env.PROBE_FLAGGED_BACKOFF_MS)} after the round that flagged it, twice as long after each further round that flags it (at most ${duration(Math.max(env.PROBE_FLAGGED_BACKOFF_MAX_MS, env.PROBE_FLAGGED_BACKOFF_MS))}); a supplier who changes the offer's upstream or models is probed ${env.PROBE_PROBATION ? "at once (probation, below)" : "by the next round"}.`}{" "}
         An offer whose answers all pass is <C>passing</C> and back on the book. A round in which an offer answered nothing changes nothing.
         The evidence of each offer&apos;s last {PROBE_KEEP_ROUNDS} rounds is kept.
+      </p>
+
+      <SubHeading id="probes-probation">New and changed offers: probation</SubHeading>
+      <p>
+        {env.PROBE_PROBATION ? (
+          <>
+            Posting an offer, or changing its upstream URL, key or models, puts it in probation: its <C>probe.status</C> is <C>verifying</C>{" "}
+            and it takes no buyer traffic until its first probe set passes. That set is sent at once, to that offer alone, right after the
+            post or change is answered (each probe within {Math.max(1, Math.round(env.PROBE_PROBATION_SPREAD_MS / 1000))} s here), so an
+            honest offer is routable seconds later. An offer that fails is flagged and stays off the book whatever the flag policy below (it
+            never served). When the platform cannot pay for probes (its probe funds are empty, or the day&apos;s budget is spent) the offer
+            is listed as <C>unverified</C> and serves: buyers see the difference and can keep to checked offers by listing them in{" "}
+            <C>provider.only</C>. A flagged offer whose supplier changes its key while probes cannot run stays flagged. An upstream that
+            answers nothing leaves the offer verifying until a round gets an answer.
+          </>
+        ) : (
+          "On this deployment probation is off: a new or changed offer serves at once and is probed by the next round."
+        )}
+      </p>
+      <p>
+        The probes are paid from the platform&apos;s fee account, which the operator funds (<C>npm run probes -- --fund 10.00</C>, a{" "}
+        <C>probe_funding</C> entry in the ledger); <C>svc_probe_funds_available_usdc_micros</C> and the <C>SvcProbeFundsLow</C> alert show
+        what is left. The development stack funds it when it starts, so its demo offers are probed too.
       </p>
 
       <SubHeading id="probes-limits">What probes cannot detect</SubHeading>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          A supplier that recognises the probes (a fixed set, sent by the platform) and serves them honestly while serving buyers something
-          else. Probes raise the cost of cheating; they do not prove every answer.
+          A supplier that tells probes apart by what no request shape can hide: they come from the platform&apos;s own connection (not the
+          router&apos;s buyers&apos; mix of models and traffic), they are short tasks rather than a buyer&apos;s real workload, they arrive
+          at a rate unrelated to the market&apos;s, and the probation set comes right after a post or change. A supplier that serves every
+          request from the real model while it could be probed (a new offer, say) and substitutes later is caught only by later rounds.
+          Probes raise the cost of cheating; they do not prove every answer.
         </li>
-        <li>Quality differences too small to change a short deterministic answer (a mild quantization, a slightly different snapshot).</li>
+        <li>
+          Quality differences too small to change a short answer (a mild quantization, a slightly different snapshot): an echo or a schema
+          shows that a model follows instructions, not which model it is; the model name, the consensus at temperature 0 and the reference
+          are what tell models apart.
+        </li>
+        <li>
+          A first probe set has no consensus (one offer alone): probation judges the model name, the answers svc can decide itself, the
+          schemas, the limits and usage, and the reference when one is configured.
+        </li>
         <li>A model most of whose offers cheat the same way: the consensus is then theirs.</li>
         <li>
           Anything, by disagreement, where there is neither a consensus (fewer than three offers, or no two agreeing) nor a reference: then

@@ -2,7 +2,7 @@ import "server-only";
 import { Prisma, type Tx } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 
-export type JournalEntryKind = "topup" | "clear" | "withdrawal" | "withdrawal_reversal" | "probe";
+export type JournalEntryKind = "topup" | "clear" | "withdrawal" | "withdrawal_reversal" | "probe" | "probe_funding";
 
 /** A signed amount on one ledger account: positive raises its balance. */
 export type LedgerLine = { ledgerAccountId: string; amountMicros: bigint };

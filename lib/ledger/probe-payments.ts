@@ -3,6 +3,7 @@ import { type Tx } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { getOrCreateLedgerAccount } from "@/lib/ledger/accounts";
 import { postEntry } from "@/lib/ledger/post-entry";
+import { EXTERNAL_LEDGER_ACCOUNT_ID, PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 
 /**
  * The platform buying from its own market (fidelity probes, lib/probes): the money side, as a completion's is the
@@ -30,6 +31,22 @@ export type ProbeTerms = {
 };
 
 export type ProbeCharge = { burnMicroDiem: bigint; chargeMicros: bigint; supplierMicros: bigint; feeMicros: bigint };
+
+/**
+ * The operator funds the probes: one `probe_funding` entry from external USDC to the platform's fee account (the one
+ * of the first migration), which holdPlatformFunds then draws on. The USDC itself is the operator's to send to the
+ * treasury (npm run probes -- --fund says so); on the dev stack the app funds it at start (lib/probes/funding.ts).
+ */
+export async function fundProbes(tx: Tx, amountMicros: bigint): Promise<{ entryId: string }> {
+  if (amountMicros <= 0n) throw new Error("probe funding must be positive");
+  return postEntry(tx, {
+    kind: "probe_funding",
+    lines: [
+      { ledgerAccountId: EXTERNAL_LEDGER_ACCOUNT_ID, amountMicros: -amountMicros },
+      { ledgerAccountId: PLATFORM_LEDGER_ACCOUNT_ID, amountMicros },
+    ],
+  });
+}
 
 /** Holds `amountMicros` on the platform fee account with the most available; its id, or null when none can hold it. */
 export async function holdPlatformFunds(tx: Tx, amountMicros: bigint): Promise<string | null> {

@@ -2,12 +2,16 @@ import "server-only";
 import type { ProbeCheck, ProbeFailure } from "@/lib/supply/probe-evidence";
 import { env } from "@/lib/env";
 import { exceededJsonLimit } from "@/lib/json-limits";
-import type { ProbeDefinition } from "@/lib/probes/catalog";
+import { LIMIT_MAX_TOKENS, type ProbeDefinition } from "@/lib/probes/catalog";
+import { USAGE_TOLERANCE_FLOOR_TOKENS, USAGE_TOLERANCE_PERCENT } from "@/lib/upstream/metering";
+import { countTextTokens } from "@/lib/upstream/tokens";
 import type { BilledUsage } from "@/lib/upstream/metering";
 import type { UpstreamAnswer } from "@/lib/upstream/answer";
 
 /**
- * Judging one probe's answer on its own (model, json_schema, tool_schema, truncated, error, and usage: a claim outside
+ * Judging one probe's answer on its own (model; answer: an echo probe's code is in it; stop: no stop sequence the
+ * request sent is in it; max_tokens: the limit probe's answer, by svc's count, within its cap and the usage
+ * tolerance; json_schema, tool_schema, truncated, error, and usage: a claim outside
  * what the probe allows or its answer makes plausible, hidden reasoning included, by the buyer's own billing rule,
  * lib/upstream/metering.ts); the checks that compare offers (consensus, reference) are the round's
  * (lib/probes/round.ts). Every expected/got is bounded
@@ -164,6 +168,20 @@ export function judgeAnswer(
     return { answer: bounded(canonicalJson({ name: call.function.name, arguments: args.ok ? args.value : null }), 500), failures };
   }
 
+  const stop = probe.stop?.find((s) => content.includes(s));
+  if (stop !== undefined) failures.push(failure("stop", `no ${JSON.stringify(stop)} (a stop sequence sent)`, content));
+
+  if (probe.kind === "limit") {
+    // Cut short is what the request asks for; more than its cap (by our count, with the usage tolerance) is not.
+    const cap = probe.maxTokens ?? LIMIT_MAX_TOKENS.max;
+    const ours = countTextTokens(content);
+    if (ours > cap + Math.max(USAGE_TOLERANCE_FLOOR_TOKENS, Math.ceil((cap * USAGE_TOLERANCE_PERCENT) / 100))) {
+      failures.push(failure("max_tokens", `at most ${cap} tokens (max_tokens)`, `${ours} tokens: ${content}`));
+    }
+    if (content.trim() === "") failures.push(failure("truncated", "an answer", "an empty answer"));
+    return { answer: null, failures };
+  }
+
   if (answer.finishReason === "length" || content.trim() === "") {
     failures.push(
       failure("truncated", "a complete answer", answer.finishReason === "length" ? `finish_reason length: ${content}` : "an empty answer"),
@@ -180,7 +198,18 @@ export function judgeAnswer(
     }
     return { answer: bounded(canonicalJson(parsed.ok ? parsed.value : null), 500), failures };
   }
+  if (probe.expect !== undefined && !alphanumeric(content).includes(alphanumeric(probe.expect))) {
+    failures.push(failure("answer", `an answer containing ${probe.expect}`, content));
+  }
   return { answer: bounded(normalizeText(content), 500), failures };
+}
+
+/** Letters and digits only, lower case: a code compares equal however an answer punctuates or spaces it. */
+function alphanumeric(text: string): string {
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, "");
 }
 
 /** The answer's usage claim as billed: one the buyer's rule would count against the offer's health fails `usage`. */

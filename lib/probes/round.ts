@@ -1,16 +1,19 @@
 import "server-only";
-import { randomUUID } from "node:crypto";
+import { randomInt, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { randomHexId } from "@/lib/auth/tokens";
 import { db, Prisma } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { log } from "@/lib/log";
 import { burnMicroDiem, chargeMicros } from "@/lib/money";
 import { getGoingPrices } from "@/lib/market/going-price";
 import { nextProbeDueAt } from "@/lib/probes/backoff";
-import { probeRequest, probesFor, type ProbeDefinition, type ProbeRequest } from "@/lib/probes/catalog";
+import { generateProbeSet, probeRequest, probesFor, type ProbeDefinition, type ProbeRequest } from "@/lib/probes/catalog";
 import { failure, judgeAnswer, judgeHttpFailure, judgeUsage, bounded } from "@/lib/probes/judge";
 import type { ProbeFailure } from "@/lib/supply/probe-evidence";
 import { releaseProbe, reserveProbe, settleProbe, sweepStaleProbes, type ProbeRecord } from "@/lib/probes/payment";
 import { metrics } from "@/lib/ops/metrics";
+import { newRequestContext, runInRequestContext } from "@/lib/ops/request-context";
 import { allowedClaim, billingRules, billUsage, outputCap, PromptMeter } from "@/lib/upstream/metering";
 import { parseUpstreamAnswer } from "@/lib/upstream/answer";
 import { upstreamKey } from "@/lib/upstream/key-cache";
@@ -19,7 +22,9 @@ import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@
 
 /**
  * A probe round: every live offer (active, healthy, with capacity left today, on the book or delisted by a probe) of
- * the models it covers gets the probes of lib/probes/catalog.ts, sent by the platform straight to the offer's
+ * the models it covers gets the round's probe set of its model (lib/probes/catalog.ts: generated afresh for each round
+ * and model, shaped like buyers' requests), each sent after a random wait (up to PROBE_SPREAD_MS: not a burst), under a
+ * request id of the router's form (X-Request-Id, as every forward sends), by the platform straight to the offer's
  * upstream (its key decrypted as the router does, the router's timeout, response-size limit and SSRF rules), bought
  * at the offer's price but never above the model's going price (lib/market/going-price.ts: an offer priced above it
  * is probed at the going price, and its supplier earns that price's share), paid through the ledger
@@ -32,7 +37,10 @@ import { DEFAULT_MAX_RESPONSE_BYTES, postChatCompletion, UpstreamError } from "@
  * Bounded: at most PROBE_MAX_OFFERS_PER_ROUND offers (whole models, least recently probed first, so consecutive
  * rounds cover the market), five probes per offer and model, PROBE_CONCURRENCY offers at a time, one outage per offer
  * (then it is skipped for the round), and the day's budget. A stranger can make it send nothing: only suppliers post
- * offers, and the probes are fixed in code.
+ * offers, and the probes are generated from svc's own secret and vocabulary.
+ *
+ * An offer in probation ("verifying", lib/probes/probation.ts) is off the book until a round passes it: one that fails
+ * stays off it (flagged) whatever PROBE_DELIST_FLAGGED says.
  */
 
 const PROBE_CONCURRENCY = 4;
@@ -43,6 +51,10 @@ export type ProbeRoundOptions = {
   now?: () => Date;
   /** Only these models (default: all). */
   modelIds?: string[];
+  /** Only these offers (a probation run: due whatever their backoff says). */
+  offerIds?: string[];
+  /** The most a probe waits, at random, before it is sent (default PROBE_SPREAD_MS). */
+  spreadMs?: number;
   budgetMicros?: bigint;
   delistFlagged?: boolean;
   maxOffers?: number;
@@ -64,6 +76,7 @@ export type ProbeRoundReport = {
 
 type Target = {
   offerId: string;
+  probeStatus: string;
   supplierId: string;
   baseUrl: string;
   keyCiphertext: string;
@@ -117,8 +130,8 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   const swept = await sweepStaleProbes(started);
   if (swept > 0) log.warn("probe reservations released unpaid after a crash", { swept });
 
-  const live = await liveTargets(started, options.modelIds);
-  const isDue = (t: LiveTarget) => t.probeDueAt === null || t.probeDueAt <= started;
+  const live = await liveTargets(started, options.modelIds, options.offerIds);
+  const isDue = (t: LiveTarget) => options.offerIds !== undefined || t.probeDueAt === null || t.probeDueAt <= started;
   report.backingOff = new Set(live.filter((t) => !isDue(t)).map((t) => t.offerId)).size;
   const chosen = selectRound(live.filter(isDue), options.maxOffers ?? env.PROBE_MAX_OFFERS_PER_ROUND);
   report.offers = new Set(chosen.map((t) => t.offerId)).size;
@@ -133,6 +146,9 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   });
 
   const day = utcDay(started);
+  const spreadMs = options.spreadMs ?? env.PROBE_SPREAD_MS;
+  const sets = new Map<string, ProbeDefinition[]>();
+  for (const t of targets) if (!sets.has(t.modelId)) sets.set(t.modelId, generateProbeSet(`${roundId}\n${t.modelId}`, t));
   const results: Result[] = [];
   // One offer's models one after another (one request at a time per upstream); offers PROBE_CONCURRENCY at a time.
   const byOffer = new Map<string, Target[]>();
@@ -140,7 +156,8 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
   await eachLimited([...byOffer.values()], PROBE_CONCURRENCY, async (offerTargets) => {
     // An upstream that does not answer (an outage) is not asked again this round: a dead one costs one timeout, not five.
     offer: for (const target of offerTargets) {
-      for (const probe of probesFor(target)) {
+      for (const probe of probesFor(sets.get(target.modelId)!, target)) {
+        if (spreadMs > 0) await sleep(randomInt(0, spreadMs + 1));
         const result = await sendProbe(roundId, target, probe, day, budgetMicros, report);
         if (result) results.push(result);
         if (result?.record.outcome === "unanswered") break offer;
@@ -148,7 +165,7 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
     }
   });
 
-  const referenceAnswers = reference ? await askReference(reference, targets) : new Map<string, string>();
+  const referenceAnswers = reference ? await askReference(reference, targets, sets) : new Map<string, string>();
   await compareAnswers(results, referenceAnswers);
   await recordVerdicts(results, delist, now(), report);
   await pruneEvidence([...new Set(targets.map((t) => t.offerId))]);
@@ -170,10 +187,11 @@ export async function runProbeRound(options: ProbeRoundOptions = {}): Promise<Pr
 
 type LiveTarget = Omit<Target, "priceCents" | "goingPriceCents"> & { probeDueAt: Date | null };
 
-async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<LiveTarget[]> {
+async function liveTargets(now: Date, modelIds: string[] | undefined, offerIds: string[] | undefined): Promise<LiveTarget[]> {
   const rows = await db.$queryRaw<
     {
       offer_id: string;
+      probe_status: string;
       supplier_id: string;
       upstream_base_url: string;
       upstream_key_ciphertext: string;
@@ -193,7 +211,7 @@ async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<L
       bills_reasoning: boolean;
     }[]
   >`
-    SELECT o.id::text AS offer_id, o.supplier_id::text, o.upstream_base_url, o.upstream_key_ciphertext, o.price_cents,
+    SELECT o.id::text AS offer_id, o.probe_status::text, o.supplier_id::text, o.upstream_base_url, o.upstream_key_ciphertext, o.price_cents,
            o.probed_at, o.probe_flag_streak, o.probe_due_at, om.model_id, om.upstream_model, om.supports_tools, om.supports_json_schema,
            m.input_micro_diem_per_mtok, m.output_micro_diem_per_mtok, m.context_tokens, m.max_output_tokens,
            o.max_output_tokens AS offer_max_output_tokens, m.bills_reasoning
@@ -205,9 +223,11 @@ async function liveTargets(now: Date, modelIds: string[] | undefined): Promise<L
       AND svc_offer_on_book(o.status, o.unhealthy_until, false, o.daily_capacity_micro_diem, d.burned_micro_diem,
                             d.held_micro_diem, ${now}::timestamptz)
       ${modelIds ? Prisma.sql`AND om.model_id IN (${Prisma.join(modelIds.length ? modelIds : [""])})` : Prisma.empty}
+      ${offerIds ? Prisma.sql`AND o.id::text IN (${Prisma.join(offerIds.length ? offerIds : [""])})` : Prisma.empty}
     ORDER BY o.probed_at NULLS FIRST, o.created_at, o.id`;
   return rows.map((r) => ({
     offerId: r.offer_id,
+    probeStatus: r.probe_status,
     supplierId: r.supplier_id,
     baseUrl: r.upstream_base_url,
     keyCiphertext: r.upstream_key_ciphertext,
@@ -297,7 +317,9 @@ async function sendProbe(
   report.sent++;
   const runId = reserved.runId;
 
-  const outcome = await callUpstream(target.baseUrl, upstreamKey(target.keyCiphertext), request);
+  // Under a request id of the router's form, as a buyer's forward is (lib/upstream/client.ts forwardHeaders).
+  const context = { ...newRequestContext(), requestId: `req_${randomHexId(12)}`, offerId: target.offerId };
+  const outcome = await runInRequestContext(context, () => callUpstream(target.baseUrl, upstreamKey(target.keyCiphertext), request));
   if (outcome.kind !== "answer") {
     const record: ProbeRecord =
       outcome.kind === "outage"
@@ -359,13 +381,20 @@ async function callUpstream(baseUrl: string, apiKey: string, request: ProbeReque
 }
 
 /** The reference's answer to each probe of each model (keyed model + probe); nothing when it fails (logged). */
-async function askReference(reference: { baseUrl: string; apiKey: string }, targets: Target[]): Promise<Map<string, string>> {
+async function askReference(
+  reference: { baseUrl: string; apiKey: string },
+  targets: Target[],
+  sets: Map<string, ProbeDefinition[]>,
+): Promise<Map<string, string>> {
   const answers = new Map<string, string>();
   const wanted = new Map<string, ProbeDefinition>();
-  for (const t of targets) for (const p of probesFor(t)) wanted.set(`${t.modelId}\n${p.name}`, p);
+  for (const t of targets) for (const p of probesFor(sets.get(t.modelId)!, t)) if (p.compare) wanted.set(`${t.modelId}\n${p.name}`, p);
   for (const [key, probe] of wanted) {
     const modelId = key.split("\n")[0];
-    const outcome = await callUpstream(reference.baseUrl, reference.apiKey, probeRequest(probe, modelId));
+    const context = { ...newRequestContext(), requestId: `req_${randomHexId(12)}` };
+    const outcome = await runInRequestContext(context, () =>
+      callUpstream(reference.baseUrl, reference.apiKey, probeRequest(probe, modelId)),
+    );
     const verdict = outcome.kind === "answer" ? judgeAnswer(probe, modelId, modelId, outcome.answer) : null;
     if (verdict?.answer != null && verdict.failures.length === 0) answers.set(key, verdict.answer);
     else log.warn("the probe reference did not answer usably", { model: modelId, probe: probe.name, outcome: outcome.kind });
@@ -381,7 +410,7 @@ async function askReference(reference: { baseUrl: string; apiKey: string }, targ
 async function compareAnswers(results: Result[], reference: Map<string, string>): Promise<void> {
   const groups = new Map<string, Result[]>();
   for (const r of results) {
-    if (r.record.answer === null) continue;
+    if (r.record.answer === null || !r.probe.compare) continue;
     const key = `${r.target.modelId}\n${r.probe.name}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
@@ -416,11 +445,13 @@ async function recordVerdicts(results: Result[], delist: boolean, at: Date, repo
       const checks = [...new Set(failed.flatMap((r) => r.record.failures.map((f) => f.check)))].join(", ");
       const probes = [...new Set(failed.map((r) => r.probe.name))].join(", ");
       const reason = `Failed ${failed.length} of ${failed.length + passed.length} probes answered (${probes}): ${checks}.`;
+      // An offer in probation never served: it stays off the book.
+      const delisted = delist || runs[0].target.probeStatus === "verifying";
       await db.offer.update({
         where: { id: offerId },
         data: {
           probeStatus: "flagged",
-          probeDelisted: delist,
+          probeDelisted: delisted,
           probedAt: at,
           probeFlaggedAt: at,
           probeFlagReason: reason,
@@ -429,7 +460,7 @@ async function recordVerdicts(results: Result[], delist: boolean, at: Date, repo
         },
       });
       report.flagged.push(offerId);
-      log.warn("offer flagged by fidelity probes", { offer: offerId, reason, delisted: delist });
+      log.warn("offer flagged by fidelity probes", { offer: offerId, reason, delisted });
     } else if (passed.length > 0) {
       await db.offer.update({
         where: { id: offerId },

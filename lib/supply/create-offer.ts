@@ -5,6 +5,7 @@ import { log } from "@/lib/log";
 import { getOfferOrThrow } from "@/lib/supply/get-offer";
 import { declaredFields } from "@/lib/supply/declared";
 import { offerModelRow, resolveModels } from "@/lib/supply/offer-models";
+import { probationColumns } from "@/lib/supply/probation";
 import type { CheckedOfferView, CreateOfferInput } from "@/lib/supply/schemas";
 import { checkUpstream, type UpstreamCheckOptions } from "@/lib/supply/upstream-check";
 import { encryptCredential } from "@/lib/upstream/key-encryption";
@@ -13,7 +14,8 @@ import { assertUpstreamUrlAllowed, defaultUpstreamPolicy } from "@/lib/upstream/
 /**
  * Posting an offer: "N diem per UTC day of these models at P cents per diem", served from the supplier's own
  * OpenAI-compatible upstream. The upstream is checked first (lib/supply/upstream-check.ts), so an offer that cannot
- * serve is refused, not listed. The upstream key is stored encrypted and leaves lib/supply only to the router.
+ * serve is refused, not listed. The upstream key is stored encrypted and leaves lib/supply only to the router and the
+ * probes. It starts in probation (lib/supply/probation.ts): off the book until its first probe set passes.
  */
 
 /** Offers an account may have that are not withdrawn (withdrawn ones stay as history). */
@@ -40,6 +42,7 @@ export async function createOffer(
       priceCents: input.price_cents,
       dailyCapacityMicroDiem: input.daily_capacity,
       ...declaredFields(input),
+      ...(await probationColumns()),
       models: { create: models.map((m) => offerModelRow(m, served)) },
     },
     select: { id: true },

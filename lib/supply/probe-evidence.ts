@@ -3,7 +3,8 @@ import { db, Prisma } from "@/lib/db/client";
 import type { ProbeView } from "@/lib/supply/schemas";
 
 /** A check a probe can fail (lib/probes/judge.ts), and one failure as it is stored and published. */
-export type ProbeCheck = "model" | "json_schema" | "tool_schema" | "truncated" | "usage" | "consensus" | "reference" | "error";
+export type ProbeCheck =
+  "model" | "answer" | "stop" | "max_tokens" | "json_schema" | "tool_schema" | "truncated" | "usage" | "consensus" | "reference" | "error";
 export type ProbeFailure = { check: ProbeCheck; expected: string | null; got: string | null };
 
 /** Evidence entries published per offer (an offer serving several models can fail more). */

@@ -36,7 +36,11 @@ export const DeclaredSchema = z.object({
 export type DeclaredView = z.output<typeof DeclaredSchema>;
 
 export const ProbeViewSchema = z.object({
-  status: z.enum(["unprobed", "passing", "flagged"]),
+  status: z
+    .enum(["unprobed", "passing", "flagged", "verifying", "unverified"])
+    .describe(
+      "verifying: new or changed, off the book until its first probe set passes (seconds); unverified: probes could not run for it when it was posted or changed, and it serves unchecked; unprobed: posted before probation, not probed yet",
+    ),
   delisted: z.boolean().describe("Off the book because of the flag, until a probe round passes again"),
   probed_at: Timestamp.nullable(),
   flagged_at: Timestamp.nullable(),
@@ -45,7 +49,11 @@ export const ProbeViewSchema = z.object({
     .array(
       z.object({
         probe: z.string().describe("The probe's name"),
-        check: z.string().describe("What failed: consensus, reference, model, json_schema, tool_schema, truncated, usage, error"),
+        check: z
+          .string()
+          .describe(
+            "What failed: consensus, reference, model, answer, stop, max_tokens, json_schema, tool_schema, truncated, usage, error",
+          ),
         expected: z.string().nullable(),
         got: z.string().nullable(),
         at: Timestamp,

@@ -6,6 +6,7 @@ import type { Features } from "@/lib/supply/features";
 import { declaredFields } from "@/lib/supply/declared";
 import { findOwnedOffer, getOfferOrThrow } from "@/lib/supply/get-offer";
 import { modelsWithListPrices, refreshFeatures, replaceModels, resolveModels, type OfferedModel } from "@/lib/supply/offer-models";
+import { probationColumns } from "@/lib/supply/probation";
 import type { CheckedOfferView, UpdateOfferInput, UpstreamPricingView } from "@/lib/supply/schemas";
 import { checkUpstream, type UpstreamCheckOptions } from "@/lib/supply/upstream-check";
 import { decryptCredential, encryptCredential } from "@/lib/upstream/key-encryption";
@@ -15,7 +16,9 @@ import { assertUpstreamUrlAllowed, defaultUpstreamPolicy } from "@/lib/upstream/
  * Changes price, capacity, models, credentials, status (active ↔ paused) or what the supplier declares (quantization,
  * data policy, limits: null clears a limit). A new URL, key or model
  * list is checked against the upstream first; new credentials that pass also end any cooldown, and with a new model
- * list they make a probe-flagged offer due at the next probe round (lib/probes/backoff.ts). A new URL
+ * list they make a probe-flagged offer due at the next probe round (lib/probes/backoff.ts) and put the offer in
+ * probation (lib/supply/probation.ts: off the book until a probe set passes; a flagged offer stays off it when probes
+ * cannot run, so a new key is no way out of a flag). A new URL
  * needs the key again (400 naming upstreamApiKey otherwise).
  * Withdrawn offers are final (409).
  */
@@ -44,6 +47,8 @@ export async function updateOffer(
     ({ pricing: upstreamPricing, served } = await checkUpstream({ baseUrl, apiKey }, offered, options));
   }
 
+  const probation = credentialsChanged || models ? await probationColumns() : null;
+  const keepFlag = probation?.probeStatus === "unverified" && offer.probeStatus === "flagged";
   await db.$transaction(async (tx) => {
     const updated = await tx.offer.updateMany({
       where: { id: offer.id, supplierId, status: { not: "withdrawn" } },
@@ -60,6 +65,7 @@ export async function updateOffer(
         }),
         // What it serves changed (checked above): a flagged offer waiting out its probe backoff is due again.
         ...((credentialsChanged || models) && { probeDueAt: null }),
+        ...(probation && !keepFlag && probation),
         updatedAt: new Date(),
       },
     });

@@ -74,6 +74,11 @@ export default async function setup(_project: TestProject) {
     UPSTREAM_TIMEOUT_MS: "6000",
     // Above the streaming tests' 12-second first token, below a test's timeout.
     STREAM_IDLE_TIMEOUT_MS: "20000",
+    // A probe round's random waits between probes (not a burst in production) would only slow the tests down.
+    PROBE_SPREAD_MS: "0",
+    PROBE_PROBATION_SPREAD_MS: "0",
+    // Offers posted by other files' tests serve at once, as they expect; tests/integration/probes.test.ts turns it on.
+    PROBE_PROBATION: "false",
     // GET /metrics is served to this bearer token only (tests/integration/metrics.test.ts).
     METRICS_TOKEN: env.METRICS_TOKEN ?? "test-metrics-token-0123456789",
     // Every test request comes from one "IP", and a test's account may write often; the rate-limit tests set their own limits.

@@ -1,8 +1,41 @@
 import { describe, expect, it } from "vitest";
-import { PROBES } from "@/lib/probes/catalog";
+import { generateProbeSet, probeRequest, type ProbeDefinition } from "@/lib/probes/catalog";
 import { judgeAnswer, judgeHttpFailure, modelMatches, normalizeText, schemaViolation } from "@/lib/probes/judge";
 import type { UpstreamAnswer } from "@/lib/upstream/answer";
 
+/** Probes of the shapes the catalog generates, fixed here so each check has a known right answer. */
+const PROBES: ProbeDefinition[] = [
+  { name: "capital", kind: "text", compare: true, messages: [{ role: "user", content: "What is the capital of France?" }] },
+  {
+    name: "echo",
+    kind: "text",
+    compare: false,
+    stop: ["###"],
+    expect: "KX7Q-29MB",
+    messages: [{ role: "user", content: "Repeat this code exactly: KX7Q-29MB" }],
+  },
+  { name: "limit", kind: "limit", compare: false, maxTokens: 20, messages: [{ role: "user", content: "Write an essay." }] },
+  {
+    name: "json",
+    kind: "json_schema",
+    compare: true,
+    messages: [{ role: "user", content: "6 times 7 as JSON" }],
+    schema: { type: "object", properties: { answer: { type: "integer" } }, required: ["answer"], additionalProperties: false },
+  },
+  {
+    name: "tool",
+    kind: "tool",
+    compare: true,
+    messages: [{ role: "user", content: "Call get_weather for Paris, in celsius." }],
+    schema: {
+      type: "object",
+      properties: { city: { type: "string" }, unit: { type: "string", enum: ["celsius", "fahrenheit"] } },
+      required: ["city", "unit"],
+      additionalProperties: false,
+    },
+    toolName: "get_weather",
+  },
+];
 const probe = (name: string) => PROBES.find((p) => p.name === name)!;
 const answer = (content: string | null, extra: Partial<UpstreamAnswer> = {}): UpstreamAnswer => ({
   message: { role: "assistant", content },
@@ -67,6 +100,32 @@ describe("judging a probe's answer", () => {
     ];
     expect(failures.map((f) => f.map((x) => x.check))).toEqual([["tool_schema"], ["json_schema"]]);
     expect(failures[0][0].got).toMatch(/^the arguments are nested deeper than 64 levels/);
+  });
+
+  it("checks an echo's code, the stop sequences sent, and the limit probe's max_tokens by svc's own count", () => {
+    const checks = (name: string, content: string, finishReason: UpstreamAnswer["finishReason"] = "stop") =>
+      judgeAnswer(probe(name), "m", "m", answer(content, { finishReason })).failures.map((f) => f.check);
+    expect(checks("echo", "Sure: kx7q 29mb")).toEqual([]);
+    expect(checks("echo", "KX7Q-29MC")).toEqual(["answer"]);
+    expect(checks("echo", "KX7Q-29MB ### and more")).toEqual(["stop"]);
+    expect(checks("limit", "word ".repeat(20), "length")).toEqual([]);
+    expect(checks("limit", "word ".repeat(200), "length")).toEqual(["max_tokens"]);
+  });
+
+  it("draws a fresh, buyer-shaped probe set per key: no seed, no fixed parameters, no fixed prompt", () => {
+    const sets = Array.from({ length: 40 }, (_, i) => generateProbeSet(`round-${i}\nmodel`, { billsReasoning: false }));
+    expect(generateProbeSet("round-0\nmodel", { billsReasoning: false })).toEqual(sets[0]);
+    expect(sets[0].map((p) => p.name)).toEqual(["echo", "chat", "limit", "json", "tool"]);
+    expect(generateProbeSet("r\nm", { billsReasoning: true }).map((p) => p.name)).toEqual(["echo", "chat", "json", "tool"]);
+    const requests = sets.flatMap((set) => set.map((p) => probeRequest(p, "m")));
+    for (const r of requests) expect(r).not.toHaveProperty("seed");
+    expect(Object.keys(requests[0]).slice(0, 4)).toEqual(["model", "max_tokens", "stream", "messages"]);
+    const prompts = new Set(requests.map((r) => JSON.stringify(r.messages)));
+    expect(prompts.size).toBeGreaterThan(requests.length * 0.95);
+    expect(new Set(requests.map((r) => r.max_tokens)).size).toBeGreaterThan(5);
+    expect(new Set(requests.map((r) => ("temperature" in r ? r.temperature : undefined))).size).toBeGreaterThan(4);
+    // Every echo probe's code is in its own prompt, so svc knows the right answer.
+    for (const p of sets.flat().filter((p) => p.expect)) expect(JSON.stringify(p.messages)).toContain(p.expect);
   });
 
   it("leaves outages to health and fails refusals and unusable answers", () => {

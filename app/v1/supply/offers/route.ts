@@ -1,6 +1,7 @@
 import { created, ok } from "@/lib/http/responses";
 import { route } from "@/lib/http/route";
 import { response } from "@/lib/http/openapi/operation";
+import { afterOfferSaved } from "@/lib/probes/probation";
 import { createOffer } from "@/lib/supply/create-offer";
 import { listOffers } from "@/lib/supply/list-offers";
 import { CheckedOfferSchema, CreateOfferBody, ListOffersQuery, OfferListSchema } from "@/lib/supply/schemas";
@@ -23,7 +24,7 @@ export const GET = route(
   async ({ session, query }) => ok(await listOffers(session.accountId, query)),
 );
 
-// POST /v1/supply/offers – post an offer; its upstream is checked first, the key is stored encrypted
+// POST /v1/supply/offers – post an offer; its upstream is checked first, the key is stored encrypted, its probe set runs now
 export const POST = route(
   {
     auth: "session",
@@ -47,5 +48,5 @@ export const POST = route(
       errors: [...UPSTREAM_CHECK_ERRORS, "unprocessable"],
     },
   },
-  async ({ session, body }) => created(await createOffer(session.accountId, body)),
+  async ({ session, body }) => created(afterOfferSaved(await createOffer(session.accountId, body))),
 );

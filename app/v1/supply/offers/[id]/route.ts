@@ -3,6 +3,7 @@ import { route } from "@/lib/http/route";
 import { response } from "@/lib/http/openapi/operation";
 import { getOfferOrThrow } from "@/lib/supply/get-offer";
 import { CheckedOfferSchema, OfferSchema, UpdateOfferBody } from "@/lib/supply/schemas";
+import { afterOfferSaved } from "@/lib/probes/probation";
 import { updateOffer } from "@/lib/supply/update-offer";
 import { UPSTREAM_CHECK_ERRORS } from "@/lib/supply/upstream-check";
 import { withdrawOffer } from "@/lib/supply/withdraw-offer";
@@ -44,7 +45,7 @@ export const PATCH = route(
       errors: ["not_found", "conflict", ...UPSTREAM_CHECK_ERRORS],
     },
   },
-  async ({ session, params, body }) => ok(await updateOffer(session.accountId, params.id, body)),
+  async ({ session, params, body }) => ok(afterOfferSaved(await updateOffer(session.accountId, params.id, body))),
 );
 
 // DELETE /v1/supply/offers/{id} – take the offer off the book for good (kept for history)
