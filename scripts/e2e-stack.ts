@@ -85,6 +85,8 @@ async function main() {
     // Not the default 10%: the dashboard must show the fee the server is configured with (e2e/ui/supplier.spec.ts).
     PLATFORM_FEE_BPS: String(E2E_PLATFORM_FEE_BPS),
     LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+    // Specs post offers and buy on them at once: probation (a probe set before a new offer serves) would race them.
+    PROBE_PROBATION: "false",
     // Every browser and API test comes from 127.0.0.1 and a few accounts: keep the per-IP and per-account limits out of the way.
     RATE_LIMIT_WRITES_PER_IP_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_IP_PER_MINUTE ?? "100000",
     RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE ?? "100000",

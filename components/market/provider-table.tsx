@@ -256,6 +256,9 @@ function compactTokens(n: number): string {
 function ProbeState({ offer }: { offer: ModelOfferView }) {
   const { probe } = offer;
   if (probe.status === "unprobed") return <Badge>Not probed yet</Badge>;
+  // Probation: a new or changed offer serves no buyer until its first probe set passes.
+  if (probe.status === "verifying") return <Badge tone="amber">Verifying</Badge>;
+  if (probe.status === "unverified") return <Badge>Unverified (probes could not run)</Badge>;
   if (probe.status === "passing")
     return (
       <span className="flex flex-wrap items-center gap-1">
