@@ -215,6 +215,7 @@ describe("the description matches the routes", () => {
       "no_offer_matches_provider_ignore",
       "no_offer_matches_provider_quantizations",
       "no_offer_matches_provider_data_collection",
+      "no_offer_matches_provider_cancelled_billing",
       "no_offer_matches_provider_max_price",
       "no_offer_fits_request",
       "no_offer_passing_probes",
