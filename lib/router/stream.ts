@@ -106,6 +106,9 @@ export async function streamCompletion(
   });
 }
 
+/** How long an upstream may keep its body open after [DONE] before svc closes it (its answer is complete). */
+const DRAIN_AFTER_DONE_MS = 250;
+
 /** How the forward ended, before billing. */
 type Ending =
   | { end: "completed"; answer: UpstreamAnswer }
@@ -247,8 +250,13 @@ class Relay {
 
   /** Reads the upstream's event stream, relaying each delta while the client keeps up. */
   private async relay(call: UpstreamStream): Promise<Ending> {
+    // After [DONE] the body is read to its end (an upstream ends it at once), so its connection goes back to the pool
+    // instead of being destroyed and opened anew for the next stream; one that does not end it is cut after a moment.
+    let done = false;
+    let cutoff: ReturnType<typeof setTimeout> | undefined;
     try {
-      reading: for await (const bytes of call.body) {
+      for await (const bytes of call.body) {
+        if (done) continue;
         for (const event of this.chat.push(bytes)) {
           if (event.type === "chunk") {
             if (event.delta) this.relayDelta(event.delta);
@@ -256,16 +264,19 @@ class Relay {
             call.abort();
             return this.failedStream(event.failure);
           } else {
-            break reading; // [DONE]: nothing after it is read (leaving the loop closes the call)
+            done = true;
+            cutoff = setTimeout(() => call.abort(), DRAIN_AFTER_DONE_MS);
           }
         }
         // A client that is gone (or stalled) stops the relay; read to the end it is only drained.
-        if (!(await this.events.room(env.STREAM_STALL_MS)) && !this.readToEnd) break;
+        if (!done && !(await this.events.room(env.STREAM_STALL_MS)) && !this.readToEnd) break;
       }
     } catch (error) {
-      return this.broken(error);
+      if (!done) return this.broken(error);
+    } finally {
+      clearTimeout(cutoff);
     }
-    if (this.signal.aborted && !(this.readToEnd && this.events.signal.aborted && !this.stop.signal.aborted)) {
+    if (!done && this.signal.aborted && !(this.readToEnd && this.events.signal.aborted && !this.stop.signal.aborted)) {
       return this.broken(this.signal.reason);
     }
     const outcome = this.chat.end();
