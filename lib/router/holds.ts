@@ -25,7 +25,8 @@ export type { CompletionEnd } from "@/lib/router/schemas";
  * well, so one never reaches SQL out of range.
  */
 
-export type Upstream = { baseUrl: string; keyCiphertext: string; model: string };
+/** The offer's upstream as the reservation read it, with what its supplier declares about streaming. */
+export type Upstream = { baseUrl: string; keyCiphertext: string; model: string; streams: boolean; billsCancelledInFull: boolean };
 
 /**
  * The clear's numbers as its own statement computed and posted them: chargeMicros is the buyer's journal line,
@@ -261,7 +262,15 @@ type ReserveOutcome =
   | (PricedRecord & { status: "no_offer"; preferences: ProviderPreferences | null })
   | (PricedRecord & OfferRecord & { status: "insufficient_balance" | "spend_limit_exceeded" })
   | (PricedRecord &
-      OfferRecord & { status: "ok"; hold_id: string; upstream_base_url: string; upstream_key_ciphertext: string; upstream_model: string });
+      OfferRecord & {
+        status: "ok";
+        hold_id: string;
+        upstream_base_url: string;
+        upstream_key_ciphertext: string;
+        upstream_model: string;
+        streams: boolean;
+        bills_cancelled_in_full: boolean;
+      });
 type KeyRecord = { api_key_id: string; account_id: string; key_max_price_cents: number | null; spend_limit_micros: string | null };
 type PricedRecord = KeyRecord & { max_price_cents: number; burn_micro_diem: string };
 type OfferRecord = { offer_id: string; price_cents: number; amount_micros: string };
@@ -296,7 +305,13 @@ function keyedReservation(o: ReserveOutcome): KeyedReservation {
     case "spend_limit_exceeded":
       return { status: o.status, ...priced(o), ...offerFacts(o) };
     case "ok": {
-      const upstream = { baseUrl: o.upstream_base_url, keyCiphertext: o.upstream_key_ciphertext, model: o.upstream_model };
+      const upstream = {
+        baseUrl: o.upstream_base_url,
+        keyCiphertext: o.upstream_key_ciphertext,
+        model: o.upstream_model,
+        streams: o.streams,
+        billsCancelledInFull: o.bills_cancelled_in_full,
+      };
       return { status: o.status, ...priced(o), ...offerFacts(o), holdId: o.hold_id, upstream };
     }
   }

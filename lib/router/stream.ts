@@ -22,7 +22,6 @@ import type { ResponsesRequest } from "@/lib/router/responses-schemas";
 import { ResponsesStreamWriter, type AnswerDelta } from "@/lib/router/responses-stream";
 import type { ChatCompletionResponse } from "@/lib/router/schemas";
 import { takeStreamSlot } from "@/lib/router/stream-slots";
-import { streamingTerms } from "@/lib/supply/streaming-terms";
 import { answerBounds, classifyUpstreamError, classifyUpstreamStatus, type ForwardFailure } from "@/lib/router/upstream-failure";
 import { parseUpstreamAnswer, upstreamErrorMessage, type UpstreamAnswer } from "@/lib/upstream/answer";
 import {
@@ -211,8 +210,9 @@ class Relay {
 
   /** Forwards once (once more without streaming if the upstream refuses to stream) and relays what arrives. */
   private async forward(): Promise<Ending> {
-    const { upstream, offerId } = this.reserved.reservation;
-    const terms = await streamingTerms(offerId);
+    const { upstream } = this.reserved.reservation;
+    // The offer's declarations, read by the reservation's own statement.
+    const terms = upstream;
     // An upstream that bills a cancelled answer in full is read to its end whoever hangs up (only a stop ends it).
     this.readToEnd = terms.billsCancelledInFull;
     const signal = this.readToEnd ? this.stop.signal : this.signal;

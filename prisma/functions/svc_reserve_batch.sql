@@ -25,7 +25,7 @@
 --   {status: 'no_offer', KEY, max_price_cents, burn_micro_diem, preferences}
 --   {status: 'insufficient_balance' | 'spend_limit_exceeded', KEY, max_price_cents, burn_micro_diem, OFFER}
 --   {status: 'ok', KEY, max_price_cents, burn_micro_diem, hold_id, OFFER, upstream_base_url, upstream_key_ciphertext,
---    upstream_model}
+--    upstream_model, streams, bills_cancelled_in_full}
 -- where KEY = api_key_id, account_id, key_max_price_cents, spend_limit_micros and OFFER = offer_id, price_cents,
 -- amount_micros (what was, or would have been, reserved on it). row_to_json, not json(b)_build_object: measured at a
 -- fifth of the cost per outcome, about what the positional row cost.
@@ -162,7 +162,7 @@ BEGIN
     IF v_prefs IS NULL THEN
       OPEN v_offers FOR
         SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
-               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model"
+               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model", o."streams", o."bills_cancelled_in_full"
         FROM "offers" o
         JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
           AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
@@ -175,7 +175,7 @@ BEGIN
     ELSE
       OPEN v_offers FOR
         SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
-               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model"
+               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model", o."streams", o."bills_cancelled_in_full"
         FROM "offers" o
         JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
           AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
@@ -261,7 +261,8 @@ BEGIN
                v_max AS max_price_cents, v_burn::text AS burn_micro_diem, v_hold AS hold_id,
                v_offer."id" AS offer_id, v_offer."price_cents" AS price_cents, v_charge::text AS amount_micros,
                v_offer."upstream_base_url" AS upstream_base_url, v_offer."upstream_key_ciphertext" AS upstream_key_ciphertext,
-               v_offer."upstream_model" AS upstream_model) o;
+               v_offer."upstream_model" AS upstream_model, v_offer."streams" AS streams,
+               v_offer."bills_cancelled_in_full" AS bills_cancelled_in_full) o;
       EXIT;
     END LOOP;
     CLOSE v_offers;
