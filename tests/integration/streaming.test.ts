@@ -499,11 +499,22 @@ describe("a stopping server", () => {
             headers: { authorization: `Bearer ${buyer.key}`, "content-type": "application/json" },
             body: JSON.stringify({ model: model.id, messages: hello, max_tokens: 300, stream: true }),
           });
-          return { id: res.headers.get("x-svc-generation-id")!, body: res.text() };
+          // Read until the first content arrived (the stream is live and has something to bill), then to its end.
+          const reader = res.body!.getReader();
+          const decoder = new TextDecoder();
+          let text = "";
+          while (!/"content":"[^"]/.test(text)) text += decoder.decode((await reader.read()).value);
+          const rest = (async () => {
+            for (;;) {
+              const { value, done } = await reader.read();
+              if (done) return text;
+              text += decoder.decode(value);
+            }
+          })();
+          return { id: res.headers.get("x-svc-generation-id")!, body: rest };
         }),
       );
-      // Paced at 15 ms a token, 300 tokens outlive the 1.5 s drain window.
-      await new Promise((r) => setTimeout(r, 500));
+      // Paced at 15 ms a token, 300 tokens outlive the 1.5 s drain window: every stream is live when SIGTERM comes.
       await victim.kill("SIGTERM");
       const bodies = await Promise.all(streams.map((s) => s.body.catch(() => "")));
       let charged = 0n;
