@@ -246,8 +246,11 @@ export async function billAndClear(input: {
       billed: [billed.usage.promptTokens, billed.usage.completionTokens, billed.usage.reasoningTokens],
     });
   // After the answer is served (the next turn of the event loop), off its path: the offer's answer checks.
-  if (input.whole !== false) {
-    setImmediate(() => void recordAnswerChecks(offerId, checkAnswer(reserved.body, answer)));
+  // Only a request that constrained its answer (tools, a json_schema format) has anything to check: the rest of the
+  // hot path schedules nothing.
+  const { body } = reserved;
+  if (input.whole !== false && ((body.tools?.length ?? 0) > 0 || body.response_format?.type === "json_schema")) {
+    setImmediate(() => void recordAnswerChecks(offerId, checkAnswer(body, answer)));
   }
   // Weighed like a failed answer, across buyers (lib/supply/offer-health.ts): the reference upstream, like a provider
   // that counts hidden reasoning into completion_tokens, can exceed max_tokens honestly, and one buyer's requests
