@@ -1,4 +1,5 @@
 import { db } from "../lib/db/client";
+import { exitAfterOutput } from "./process-utils";
 
 /**
  * Runs an operator command that uses the database (`npm run catalog`, `npm run probes`): its exit code is what `main`
@@ -10,7 +11,7 @@ export function runDbCommand(main: () => Promise<number>): void {
   main()
     .then(async (code) => {
       await disconnect();
-      process.exit(code);
+      exitAfterOutput(code);
     })
     .catch(async (error: unknown) => {
       console.error(error instanceof Error ? error.message : error);
@@ -19,6 +20,6 @@ export function runDbCommand(main: () => Promise<number>): void {
         if (closing !== error && (closing as Error)?.message !== (error as Error)?.message)
           console.error("also failed to close the database pool:", closing);
       });
-      process.exit(1);
+      exitAfterOutput(1);
     });
 }

@@ -37,3 +37,17 @@ export function run(command: string, args: string[], env: NodeJS.ProcessEnv): Pr
     );
   });
 }
+
+/**
+ * Exits once everything written to stdout and stderr has reached them. process.exit() alone drops what is still
+ * queued for a pipe (a consumer reading slower than the CLI writes: `catalog sync` printing thousands of lines into
+ * a test's execFile lost its last line, "not applied", that way).
+ */
+export function exitAfterOutput(code: number): void {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write("", done);
+  process.stderr.write("", done);
+}

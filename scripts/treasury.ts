@@ -16,6 +16,7 @@ import { formatEther, maxUint256 } from "viem";
 import { parseMicros } from "../lib/money";
 import { approveRelayer, approveRelayerCall, describeMicros, readTreasuryStatus, type TreasuryStatus } from "../lib/payments/treasury";
 import { env } from "../lib/env";
+import { exitAfterOutput } from "./process-utils";
 
 const USAGE = "usage: npm run treasury -- check [--min <usd>] | approve <usd> | approve --unlimited";
 
@@ -77,9 +78,9 @@ async function main(): Promise<number> {
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => exitAfterOutput(code),
   (error: unknown) => {
     console.error(error instanceof UsageError ? `${error.message}\n${USAGE}` : error instanceof Error ? error.message : error);
-    process.exit(error instanceof UsageError ? 2 : 1);
+    exitAfterOutput(error instanceof UsageError ? 2 : 1);
   },
 );
