@@ -27,6 +27,7 @@ export async function seedPrivateModel(
     supportsVision: boolean;
     billsReasoning: boolean;
     maxOutputTokens: number;
+    contextTokens: number;
   }> = {},
 ) {
   return db.model.create({
@@ -35,7 +36,7 @@ export async function seedPrivateModel(
       name: "Private test model",
       inputMicroDiemPerMTok: overrides.inputMicroDiemPerMTok ?? 700_000n,
       outputMicroDiemPerMTok: overrides.outputMicroDiemPerMTok ?? 2_800_000n,
-      contextTokens: 32_768,
+      contextTokens: overrides.contextTokens ?? 32_768,
       maxOutputTokens: overrides.maxOutputTokens ?? 4_096,
       supportsTools: overrides.supportsTools ?? false,
       supportsJsonSchema: overrides.supportsJsonSchema ?? false,
