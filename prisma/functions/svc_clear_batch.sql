@@ -277,8 +277,8 @@ BEGIN
     PERFORM svc_record_offer_success(c_offer, p_now);
 
     -- 8. Quality, last (after the offers: the failure report locks an offer's row before its stats row): each answer
-    --    measured into its offer's 5-minute bucket.
-    PERFORM svc_record_offer_answers(c_offer, c_latency, c_tokens, c_disputed, p_now);
+    --    measured into its offer's 5-minute bucket, by its buyer (its own supplier's are not measured).
+    PERFORM svc_record_offer_answers(c_offer, c_account, c_latency, c_tokens, c_disputed, p_now);
   END IF;
 
   -- One row per item.
