@@ -257,8 +257,9 @@ BEGIN
              t.usage_disputed, t.total_latency_ms, left(t.finish_reason, 32),
              CASE WHEN t.claimed_reasoning_tokens IS NOT NULL THEN LEAST(t.claimed_reasoning_tokens, 2147483647) END,
              t.reasoning_tokens, t.end_reason::completion_end, t.streamed, COALESCE(t.responses_api, false),
-             LEAST(t.counted_prompt_tokens, 2147483647), LEAST(t.counted_completion_tokens, 2147483647),
-             LEAST(t.reasoning_bound_tokens, 2147483647)
+             CASE WHEN t.counted_prompt_tokens IS NOT NULL THEN LEAST(t.counted_prompt_tokens, 2147483647) END,
+             CASE WHEN t.counted_completion_tokens IS NOT NULL THEN LEAST(t.counted_completion_tokens, 2147483647) END,
+             CASE WHEN t.reasoning_bound_tokens IS NOT NULL THEN LEAST(t.reasoning_bound_tokens, 2147483647) END
       FROM item t
     ),
     new_clears AS (
