@@ -116,10 +116,10 @@ curl ${origin}/v1/chat/completions -H "Authorization: Bearer $SVC_API_KEY" -H 'c
       </p>
       <p>
         When your preferences leave no offer, the 503 says which one did, with the usual <C>X-Svc-*</C> headers:{" "}
-        <C>no_offer_matches_provider_only</C>, <C>_ignore</C>, <C>_quantizations</C>, <C>_data_collection</C>, <C>_cancelled_billing</C>, <C>_max_price</C> or <C>_require_verified</C> (the last
-        filter, in that order, that left nothing), and <C>param</C> names it. <C>no_offer_fits_request</C> means the offers left declare
-        smaller limits than the request&apos;s worst case, and <C>no_offer_passing_probes</C> that those within your max price are off the
-        book after failing a fidelity probe.
+        <C>no_offer_matches_provider_only</C>, <C>_ignore</C>, <C>_quantizations</C>, <C>_data_collection</C>, <C>_cancelled_billing</C>,{" "}
+        <C>_max_price</C> or <C>_require_verified</C> (the last filter, in that order, that left nothing), and <C>param</C> names it.{" "}
+        <C>no_offer_fits_request</C> means the offers left declare smaller limits than the request&apos;s worst case, and{" "}
+        <C>no_offer_passing_probes</C> that those within your max price are off the book after failing a fidelity probe.
       </p>
     </>
   );
