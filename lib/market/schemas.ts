@@ -198,10 +198,7 @@ export const MeasuredWindowSchema = z.object({
     .describe(
       "Forwards measured in the window: answers billed plus failures that were the supplier's, never its own accounts' and at most a few per buyer account and hour",
     ),
-  sources: z
-    .number()
-    .int()
-    .describe("Distinct buyer accounts (the platform's probes counting as one) whose forwards the window measured"),
+  sources: z.number().int().describe("Distinct buyer accounts (the platform's probes counting as one) whose forwards the window measured"),
   sufficient: z
     .boolean()
     .describe("At least the minimum sample of forwards and of sources; when false every figure below is null rather than noise"),
@@ -248,7 +245,9 @@ export const ModelOfferSchema = z.object({
         .min(0)
         .max(1)
         .nullable()
-        .describe("Both kinds' failed / checked (4 decimals), once enough answers were checked; null before. provider.sort quality orders by it"),
+        .describe(
+          "Both kinds' failed / checked (4 decimals), once enough answers were checked; null before. provider.sort quality orders by it",
+        ),
       demoted: z
         .boolean()
         .describe(

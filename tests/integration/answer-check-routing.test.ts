@@ -116,9 +116,7 @@ describe("routing by answer checks", () => {
     await expect
       .poll(async () => (await published()).get(good.id)!.answer_checks.tool_calls.checked, { timeout: 10_000 })
       .toBe(ANSWER_CHECK_MIN_CHECKED);
-    await expect
-      .poll(async () => (await published()).get(breaking.id)!.answer_checks.tool_calls.checked, { timeout: 10_000 })
-      .toBe(broken);
+    await expect.poll(async () => (await published()).get(breaking.id)!.answer_checks.tool_calls.checked, { timeout: 10_000 }).toBe(broken);
     const checks = (await published()).get(breaking.id)!.answer_checks;
     const n = broken / BROKEN_CALLS.length;
     expect(checks.tool_calls).toMatchObject({ failed: broken, invalid_json: n, unknown_tool: n, schema_mismatch: n, error_rate: 1 });

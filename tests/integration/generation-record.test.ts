@@ -110,9 +110,14 @@ describe("the generation record", () => {
   it("follows a Responses API answer by the resp_ id its buyer was given: record, usage list, search and CSV", async () => {
     upstream.answer({ status: 200, body: completion({ content: "Bonjour." }) });
     const res = await postResponses(
-      jsonRequest("POST", "/v1/responses", { model: model.id, input: "Say hello in French", max_output_tokens: 16 }, {
-        authorization: `Bearer ${buyer.key}`,
-      }),
+      jsonRequest(
+        "POST",
+        "/v1/responses",
+        { model: model.id, input: "Say hello in French", max_output_tokens: 16 },
+        {
+          authorization: `Bearer ${buyer.key}`,
+        },
+      ),
     );
     expect(res.status).toBe(200);
     const response = (await res.json()) as { id: string };

@@ -135,7 +135,12 @@ describe("a market that routes by more than price", () => {
     expect(fast.measured["1h"].throughput_tps!).toBeGreaterThan(slow.measured["1h"].throughput_tps!);
     // The substitute served one buyer's request before it was caught: too few to say.
     const substituting = list.get(offers.substituting.id)!.measured["1h"];
-    expect(substituting).toMatchObject({ requests: 1 + (await probes(offers.substituting)).sent, sources: 2, sufficient: false, latency_ms: null });
+    expect(substituting).toMatchObject({
+      requests: 1 + (await probes(offers.substituting)).sent,
+      sources: 2,
+      sufficient: false,
+      latency_ms: null,
+    });
 
     await refreshOfferQuality();
     // The default is still the cheapest. Between the slow and the fast one, sorting by latency or throughput picks the
