@@ -69,7 +69,9 @@ export const DOCS_PAGES: DocsPage[] = [
     id: "quality",
     title: "Measured quality and declarations",
     lead: () => "What real traffic measured of each offer, and what its supplier declares about it (the supplier's word).",
-    render: () => <MarketQuality minRequests={env.QUALITY_MIN_REQUESTS} refreshMs={env.QUALITY_REFRESH_MS} />,
+    render: () => (
+      <MarketQuality minRequests={env.QUALITY_MIN_REQUESTS} minSources={env.QUALITY_MIN_SOURCES} refreshMs={env.QUALITY_REFRESH_MS} />
+    ),
   },
   {
     id: "probes",

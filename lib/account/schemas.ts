@@ -63,7 +63,8 @@ export const BalanceSchema = component(
 export type BalanceView = z.output<typeof BalanceSchema>;
 
 const UsageItemSchema = z.object({
-  id: z.string(),
+  id: z.string().describe("The id the buyer was given: chatcmpl-… from chat completions, resp_… from POST /v1/responses"),
+  completion_id: z.string().describe("The completion's own id (chatcmpl-…, X-Svc-Generation-Id); the same as id for a chat completion"),
   created_at: Timestamp,
   key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }),
   model: z.string(),
@@ -78,6 +79,7 @@ const UsageItemSchema = z.object({
 export type UsageItem = z.output<typeof UsageItemSchema>;
 
 export const UsagePageSchema = component("UsagePage", pageOf(UsageItemSchema));
+
 export type UsagePage = z.output<typeof UsagePageSchema>;
 
 export const DailyQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(365).default(30) });

@@ -132,6 +132,8 @@ export type CompletionInput = {
   /** The max price the request itself asks for (X-Svc-Max-Cents), if any. */
   requestedMaxPriceCents: number | null;
   apiKey: ApiKeyContext;
+  /** Which API the buyer called: its answer's id is chatcmpl-… (chat, the default) or resp_… (responses). */
+  surface?: "chat" | "responses";
   now?: () => Date;
 };
 
@@ -145,6 +147,8 @@ export type ReservedCompletion = {
   rules: BillingRules;
   sizing: PromptSizing;
   reservation: ReservedOk;
+  /** Which API the buyer called (CompletionInput.surface). */
+  surface: "chat" | "responses";
   /** performance.now() at the request's arrival. */
   startedAt: number;
   /** When it was reserved. */
@@ -185,7 +189,7 @@ export async function reserveCompletion(input: CompletionInput): Promise<Reserve
       now,
     });
     meter.start();
-    return { body, model, forwarded, meter, rules, sizing, reservation, startedAt, now, clock };
+    return { body, model, forwarded, meter, rules, sizing, reservation, surface: input.surface ?? "chat", startedAt, now, clock };
   } catch (error) {
     meter.cancel();
     throw error;
@@ -230,6 +234,8 @@ export async function billAndClear(input: {
       finishReason: answer.finishReason,
       endReason: input.endReason ?? "completed",
       streamed: input.streamed ?? false,
+      responsesApi: reserved.surface === "responses",
+      counted: usage.counted,
     });
     billed = { usage, clear };
   } catch (error) {
@@ -454,6 +460,7 @@ export function responseBody(input: {
         claimedReasoningTokens: usage.claimed?.reasoningTokens ?? null,
         usageEstimated: usage.claimed === null,
         usageDisputed: usage.disputed,
+        counted: usage.counted,
       }),
     },
     ...(answer.systemFingerprint !== null && { system_fingerprint: answer.systemFingerprint }),

@@ -68,6 +68,10 @@ export type ClearInput = {
   endReason?: CompletionEnd;
   /** The answer was streamed to the buyer (completions.streamed); default false. */
   streamed?: boolean;
+  /** The buyer was given a POST /v1/responses response, resp_… (completions.responses_api); default false. */
+  responsesApi?: boolean;
+  /** svc's own count beside the claim (completions.counted_*, reasoning_bound_tokens); null on each when not known. */
+  counted?: { promptTokens: number; completionTokens: number; reasoningBoundTokens: number | null };
   now?: Date;
 };
 
@@ -162,6 +166,10 @@ export const CLEAR_ITEM_FIELDS = [
   "finish_reason",
   "end_reason",
   "streamed",
+  "responses_api",
+  "counted_prompt_tokens",
+  "counted_completion_tokens",
+  "reasoning_bound_tokens",
 ] as const;
 
 function clearItem(i: ClearInput): Record<(typeof CLEAR_ITEM_FIELDS)[number], CompositeField> {
@@ -181,6 +189,10 @@ function clearItem(i: ClearInput): Record<(typeof CLEAR_ITEM_FIELDS)[number], Co
     finish_reason: i.finishReason,
     end_reason: i.endReason ?? "completed",
     streamed: i.streamed ?? false,
+    responses_api: i.responsesApi ?? false,
+    counted_prompt_tokens: i.counted?.promptTokens ?? null,
+    counted_completion_tokens: i.counted?.completionTokens ?? null,
+    reasoning_bound_tokens: i.counted?.reasoningBoundTokens ?? null,
   };
 }
 

@@ -217,6 +217,7 @@ describe("the description matches the routes", () => {
       "no_offer_matches_provider_data_collection",
       "no_offer_matches_provider_cancelled_billing",
       "no_offer_matches_provider_max_price",
+      "no_offer_matches_provider_require_verified",
       "no_offer_fits_request",
       "no_offer_passing_probes",
     ]);
