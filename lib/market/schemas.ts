@@ -22,6 +22,16 @@ export const ModelListingSchema = z.object({
       .string()
       .regex(/^\d+(\.\d{1,12})?$/)
       .describe("USD per completion token, as pricing.prompt"),
+    input_cache_read: z
+      .string()
+      .regex(/^\d+(\.\d{1,12})?$/)
+      .nullable()
+      .describe("USD per cached prompt token (OpenRouter's pricing.input_cache_read), as pricing.prompt; null: no cache price"),
+    input_cache_write: z
+      .string()
+      .regex(/^\d+(\.\d{1,12})?$/)
+      .nullable()
+      .describe("USD per prompt token written to the cache (OpenRouter's pricing.input_cache_write); null: none"),
   }).describe(
     "List price in diem per 1M tokens, and (prompt, completion) what a token costs in USD at the cheapest offer, as OpenRouter's `pricing`",
   ),

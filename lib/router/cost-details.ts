@@ -26,6 +26,8 @@ export function costFields(
     claimedReasoningTokens: number | null;
     usageEstimated: boolean;
     usageDisputed: boolean;
+    billedCachedTokens: number | null;
+    claimedCachedTokens: number | null;
   },
 ): { cost: number; cost_details: CostDetails } {
   const charge = formatMicros(clear.chargeMicros);
@@ -44,6 +46,8 @@ export function costFields(
       claimed_completion_tokens: clamp(tokens.claimedCompletionTokens),
       billed_reasoning_tokens: tokens.billedReasoningTokens,
       claimed_reasoning_tokens: clamp(tokens.claimedReasoningTokens),
+      billed_cached_tokens: tokens.billedCachedTokens,
+      claimed_cached_tokens: clamp(tokens.claimedCachedTokens),
       usage_estimated: tokens.usageEstimated,
       usage_disputed: tokens.usageDisputed,
     },

@@ -402,6 +402,18 @@ export const CostDetailsSchema = component(
       .int()
       .nullable()
       .describe("The reasoning tokens the upstream reported (completion_tokens_details.reasoning_tokens); null when it reported none"),
+    billed_cached_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "The prompt tokens billed at the model's cache-read price, within billed_prompt_tokens (= usage.prompt_tokens_details.cached_tokens): on an offer that caches prompts, the larger of the upstream's claim and what svc itself sent that offer within its declared retention. null when the offer does not cache (every prompt token at the input price)",
+      ),
+    claimed_cached_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The cached prompt tokens the upstream reported (prompt_tokens_details.cached_tokens); null when it reported none"),
     usage_estimated: z.boolean().describe("The upstream reported no usage: svc counted the tokens itself"),
     usage_disputed: z
       .boolean()
@@ -449,7 +461,12 @@ export const ChatCompletionSchema = component(
         prompt_tokens: z.number().int(),
         completion_tokens: z.number().int(),
         total_tokens: z.number().int(),
-        prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
+        prompt_tokens_details: z
+          .object({ cached_tokens: z.number().int() })
+          .optional()
+          .describe(
+            "cached_tokens: on an offer that caches prompts, the prompt tokens billed at the cache-read price (verified: at least what svc sent that offer within its retention); elsewhere the upstream's report",
+          ),
         completion_tokens_details: z
           .object({ reasoning_tokens: z.number().int().describe("The reasoning tokens billed (within completion_tokens)") })
           .optional(),
@@ -489,6 +506,10 @@ export const GenerationSchema = component(
       prompt_tokens: z.number().int(),
       completion_tokens: z.number().int(),
       total_tokens: z.number().int(),
+      prompt_tokens_details: z
+        .object({ cached_tokens: z.number().int() })
+        .optional()
+        .describe("The prompt tokens billed at the cache-read price, on an offer that caches (as in the answer)"),
       completion_tokens_details: z
         .object({ reasoning_tokens: z.number().int() })
         .optional()

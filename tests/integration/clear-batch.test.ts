@@ -435,7 +435,7 @@ describe("svc_clear_batch with many items in one statement", () => {
     ] as const;
     const { rows } = await pgPool().query<{ ord: number; status: string; hold_id: string | null }>(
       `SELECT ord, outcome->>'status' AS status, outcome->>'hold_id' AS hold_id FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
-        $7::boolean[], $8::boolean[], $9::jsonb[], $10::int, $11::timestamptz, $12::timestamptz)`,
+        $7::boolean[], $8::boolean[], $9::jsonb[], $10::jsonb[], $11::int, $12::timestamptz, $13::timestamptz)`,
       [
         items.map((i) => i[0]),
         items.map((i) => i[1]),
@@ -445,6 +445,7 @@ describe("svc_clear_batch with many items in one statement", () => {
         items.map(() => false),
         items.map(() => false),
         items.map(() => false),
+        items.map(() => null),
         items.map(() => null),
         100,
         new Date(),

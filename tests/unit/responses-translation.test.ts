@@ -186,6 +186,8 @@ const cost = {
     claimed_completion_tokens: 5,
     billed_reasoning_tokens: null,
     claimed_reasoning_tokens: null,
+    billed_cached_tokens: null,
+    claimed_cached_tokens: null,
     usage_estimated: false,
     usage_disputed: false,
   },
