@@ -214,6 +214,9 @@ function OfferQualityLine({ offer }: { offer: OfferView }) {
               ? "keeps and trains on prompts"
               : "keeps prompts"}
         </Badge>
+        {declared.prompt_caching.caches_prompts && (
+          <Badge tone="neutral">caches prompts, kept {declared.prompt_caching.retention_seconds} s</Badge>
+        )}
         <span className="tabular-nums">
           {formatTokens(declared.context_tokens, "context")} · {formatTokens(declared.max_output_tokens, "output tokens")}
         </span>

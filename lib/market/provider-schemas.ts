@@ -12,6 +12,9 @@
  *   exclude; an offer without measured figures does not meet them), then `sort` (`price`, the default; `latency`,
  *   lowest median first; `throughput`, highest first; offers without figures after those with), then price-time
  *   priority (price, posting time, id), which also decides every tie.
+ * - Cache affinity (issue 40): a request whose prompt prefix svc sent an offer that caches prompts, within its
+ *   retention, is ordered by effective price (the cached part at the model's cache-read price), the offer holding the
+ *   prefix first among equals; `cache_affinity: false` orders by posted price alone (billing is verified either way).
  * - Accepted with no effect: `require_parameters` (svc only ever routes to offers that serve every parameter the
  *   request uses, so `true` and `false` route alike) and `allow_fallbacks` (svc forwards once, by the spec: no fallback
  *   is ever tried after an upstream failure, whatever it says).
@@ -98,6 +101,12 @@ const providerFields = (id: z.ZodType<string>) => ({
     .max(MAX_PREFERRED_THROUGHPUT_TPS, `must be at most ${MAX_PREFERRED_THROUGHPUT_TPS}`)
     .nullish()
     .describe("Tokens per second: offers whose measured output throughput is at least this come first (soft: never excludes)"),
+  cache_affinity: z
+    .boolean()
+    .nullish()
+    .describe(
+      "true (the default): an offer that caches prompts and was sent this request's prompt prefix within its retention is preferred while its effective price (the cached part at the cache-read price) is the best; false: route by posted price alone",
+    ),
   require_parameters: z
     .boolean()
     .nullish()
@@ -119,6 +128,7 @@ export type ProviderPreferences = {
   max_price?: { prompt?: number; completion?: number };
   preferred_max_latency?: number;
   preferred_min_throughput?: number;
+  cache_affinity?: boolean;
   require_parameters?: boolean;
   allow_fallbacks?: boolean;
 };

@@ -230,7 +230,13 @@ export const ModelOfferSchema = z.object({
   supplier_name: z.string().nullable().describe("The name the supplier chose (PATCH /v1/account display_name); null = none"),
   price_cents: Cents,
   usd_per_mtok: z
-    .object({ prompt: Usdc, completion: Usdc })
+    .object({
+      prompt: Usdc,
+      completion: Usdc,
+      cached_prompt: Usdc.nullable().describe(
+        "1M cached prompt tokens at the model's cache-read price, on an offer that caches prompts; null otherwise",
+      ),
+    })
     .describe("What 1M input and 1M output tokens cost at this price (the model's list price × price_cents / 100)"),
   capacity_left_diem: Diem.describe("Capacity left today (UTC)"),
   on_book: z.boolean().describe("Routable now: active, healthy, not delisted, capacity left"),
