@@ -98,7 +98,7 @@ describe("npm run catalog", () => {
     expect(audit.trim().split("\n")).toHaveLength(3);
 
     const { stdout: listed } = await catalogCli("list");
-    expect(listed).toContain(`${ids.b}\tCat B\t0.550000\t1.600000\t32768\t2048\ttools\tno\tactive`);
+    expect(listed).toContain(`${ids.b}\tCat B\t0.550000\t1.600000\t-\t-\t32768\t2048\ttools\tno\tactive`);
 
     // This process has the model in its cached catalog when it is retired (as every other instance would):
     // the reservation reads models.active itself, so the retirement takes effect at once.
@@ -167,7 +167,7 @@ describe("npm run catalog", () => {
     );
     expect((await db.model.findUniqueOrThrow({ where: { id } })).billsReasoning).toBe(true);
     const { stdout: set } = await catalogCli("set", id, "--bills-reasoning", "no");
-    expect(set).toContain(`${id}\tThinker\t0.400000\t1.600000\t32768\t2048\t-\tno\tactive`);
+    expect(set).toContain(`${id}\tThinker\t0.400000\t1.600000\t-\t-\t32768\t2048\t-\tno\tactive`);
     await expect(catalogCli("set", id, "--bills-reasoning", "maybe")).rejects.toMatchObject({
       stderr: expect.stringContaining("yes or no"),
     });

@@ -175,6 +175,7 @@ describe("svc_clear_batch with many items in one statement", () => {
       balance_micros: String(balance),
       supplier_micros: String(e.supplierMicros),
       fee_micros: String(e.feeMicros),
+      cached_tokens: null,
     });
     const notActive = {
       status: "not_active",
@@ -184,6 +185,7 @@ describe("svc_clear_batch with many items in one statement", () => {
       balance_micros: null,
       supplier_micros: null,
       fee_micros: null,
+      cached_tokens: null,
     };
     expect(rows).toEqual([
       { ord: 1, ...ok(e1, 120, xAfter) },
