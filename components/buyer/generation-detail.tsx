@@ -75,6 +75,12 @@ function GenerationFacts({ generation: g }: { generation: Generation }) {
       value: (
         <>
           {formatInteger(d.billed_prompt_tokens)} billed · {claimed(d.claimed_prompt_tokens)} claimed
+          {d.billed_cached_tokens !== null && (
+            <>
+              {" "}
+              · {formatInteger(d.billed_cached_tokens)} at the cache price ({claimed(d.claimed_cached_tokens)} claimed cached)
+            </>
+          )}
         </>
       ),
     },
