@@ -287,16 +287,18 @@ BEGIN
     UPDATE "holds" h SET "status" = 'cleared', "settled_at" = p_now WHERE h."id" = ANY(c_hold);
 
     -- 6b. The prefixes forwarded to caching offers, kept for the offer's retention from now (never shortened).
-    INSERT INTO "prompt_prefixes" ("hash", "offer_id", "sent_at", "expires_at")
-    SELECT DISTINCT ON (x.hash, o."id") x.hash, o."id", p_now, p_now + make_interval(secs => o."cache_retention_seconds")
-    FROM unnest(c_n, c_offer) AS c(n, offer_id)
-    JOIN unnest(p_items) WITH ORDINALITY AS i ON i.ordinality = c.n
-    JOIN "offers" o ON o."id" = c.offer_id AND o."caches_prompts"
-    CROSS JOIN LATERAL unnest(string_to_array(i.prefix_hashes, ' ')) AS x(hash)
-    WHERE i.prefix_hashes IS NOT NULL AND x.hash <> ''
-    ORDER BY x.hash, o."id"
-    ON CONFLICT ("hash", "offer_id") DO UPDATE
-      SET "sent_at" = EXCLUDED."sent_at", "expires_at" = GREATEST("prompt_prefixes"."expires_at", EXCLUDED."expires_at");
+    IF EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.prefix_hashes IS NOT NULL) THEN
+      INSERT INTO "prompt_prefixes" ("hash", "offer_id", "sent_at", "expires_at")
+      SELECT DISTINCT ON (x.hash, o."id") x.hash, o."id", p_now, p_now + make_interval(secs => o."cache_retention_seconds")
+      FROM unnest(c_n, c_offer) AS c(n, offer_id)
+      JOIN unnest(p_items) WITH ORDINALITY AS i ON i.ordinality = c.n
+      JOIN "offers" o ON o."id" = c.offer_id AND o."caches_prompts"
+      CROSS JOIN LATERAL unnest(string_to_array(i.prefix_hashes, ' ')) AS x(hash)
+      WHERE i.prefix_hashes IS NOT NULL AND x.hash <> ''
+      ORDER BY x.hash, o."id"
+      ON CONFLICT ("hash", "offer_id") DO UPDATE
+        SET "sent_at" = EXCLUDED."sent_at", "expires_at" = GREATEST("prompt_prefixes"."expires_at", EXCLUDED."expires_at");
+    END IF;
 
     -- 7. Health, after every money row: a served completion ends its offer's failure streak.
     PERFORM svc_record_offer_success(c_offer, p_now);

@@ -141,6 +141,7 @@ BEGIN
       END IF;
     END IF;
     v_prefs := NULL;
+    v_sort := 'price';
     v_affinity := true;
     IF p_prefs[i] IS NOT NULL OR v_key.key_prefs IS NOT NULL OR v_key.account_prefs IS NOT NULL THEN
       v_prefs := COALESCE(v_key.account_prefs, '{}'::jsonb) || COALESCE(v_key.key_prefs, '{}'::jsonb) || COALESCE(p_prefs[i], '{}'::jsonb);
@@ -187,8 +188,8 @@ BEGIN
 
     v_done := false;
     -- The offers in routing order, through one of two static statements (each planned once per connection): the
-    -- default one, or the one that applies preferences.
-    IF v_prefs IS NULL THEN
+    -- default one, or the one that applies preferences (and cache affinity).
+    IF v_prefs IS NULL AND NOT v_affinity THEN
       OPEN v_offers FOR
         SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
                o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model", o."streams", o."bills_cancelled_in_full",
@@ -201,11 +202,7 @@ BEGIN
         WHERE svc_offer_routable(o."status", o."unhealthy_until", o."probe_delisted", o."price_cents", o."daily_capacity_micro_diem",
                                  d."burned_micro_diem", d."held_micro_diem", v_max, v_burn, p_now)
           AND svc_offer_fits_request(o."context_tokens", o."max_output_tokens", p_prompt_tokens[i], p_output_tokens[i])
-        ORDER BY
-          CASE WHEN v_affinity THEN svc_effective_prompt_micros(p_prompt_tokens[i], CASE WHEN o."caches_prompts" THEN (v_sent -> o."id"::text ->> 1)::bigint END,
-                                                                v_model.input, v_model.cache_read, o."price_cents") END,
-          CASE WHEN v_affinity AND o."caches_prompts" AND v_sent ? o."id"::text THEN 0 ELSE 1 END,
-          o."price_cents", o."created_at", o."id";
+        ORDER BY o."price_cents", o."created_at", o."id";
     ELSE
       OPEN v_offers FOR
         SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",

@@ -9,7 +9,8 @@
  */
 import { Agent, OpenAIProvider, Runner, setTracingDisabled } from "@openai/agents";
 import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { assertLedgerInvariants } from "@/lib/ledger/invariants";
 import { burnMicroDiem, chargeMicros, formatMicros } from "@/lib/money";
@@ -45,11 +46,19 @@ afterEach(async () => {
   await assertLedgerInvariants();
 });
 
-/** An agent's context: instructions and a source file, about 9,000 characters (some 2,500 tokens), the same every turn. */
-const CONTEXT = [
-  "You are a coding agent. Answer briefly. The repository's main module follows.",
-  ...Array.from({ length: 220 }, (_, i) => `export function step${i}(x: number): number { return x * ${i} + ${i % 7}; }`),
-].join("\n");
+/**
+ * An agent's context: instructions and a source file, about 9,000 characters (some 2,500 tokens), the same every turn
+ * of a session. Each test's own (its first line names the session): the upstreams' caches are shared by the file.
+ */
+const context = () =>
+  [
+    `You are a coding agent on session ${randomUUID()}. Answer briefly. The repository's main module follows.`,
+    ...Array.from({ length: 220 }, (_, i) => `export function step${i}(x: number): number { return x * ${i} + ${i % 7}; }`),
+  ].join("\n");
+let CONTEXT = context();
+beforeEach(() => {
+  CONTEXT = context();
+});
 
 async function cachingModel() {
   return seedPrivateModel({ ...PRICES, supportsTools: false });
