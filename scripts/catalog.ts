@@ -98,7 +98,11 @@ async function confirm(question: string): Promise<boolean> {
 }
 
 function printModels(models: Awaited<ReturnType<typeof listCatalog>>) {
-  console.log(["id", "name", "input", "output", "cache_read", "cache_write", "context", "max_output", "features", "bills_reasoning", "status"].join("\t"));
+  console.log(
+    ["id", "name", "input", "output", "cache_read", "cache_write", "context", "max_output", "features", "bills_reasoning", "status"].join(
+      "\t",
+    ),
+  );
   for (const m of models) {
     const status = m.active ? "active" : `retired ${m.retiredAt?.toISOString() ?? ""}`;
     console.log(

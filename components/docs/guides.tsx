@@ -341,8 +341,8 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
           <strong>Where it shows.</strong> <C>usage.prompt_tokens_details.cached_tokens</C> (in a stream&apos;s usage chunk too, and{" "}
           <C>input_tokens_details.cached_tokens</C> on the Responses API), <C>cost_details.billed_cached_tokens</C> beside the
           upstream&apos;s <C>claimed_cached_tokens</C>, the generation record and your usage in the dashboard. On an offer that does not
-          declare caching nothing is billed at the cache price (<C>billed_cached_tokens</C> is null) and the upstream&apos;s report is passed
-          on as it is.
+          declare caching nothing is billed at the cache price (<C>billed_cached_tokens</C> is null) and the upstream&apos;s report is
+          passed on as it is.
         </li>
         <li>
           <strong>The reservation</strong> still holds every prompt token at the input price (the worst case); the charge is then computed

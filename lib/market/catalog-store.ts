@@ -19,7 +19,11 @@ export type CatalogField =
   | "output"
   | "cache_read"
   | "cache_write"
-  | "context_length" | "max_output_tokens" | "features" | "bills_reasoning" | "active";
+  | "context_length"
+  | "max_output_tokens"
+  | "features"
+  | "bills_reasoning"
+  | "active";
 export type CatalogChange = { id: string; fields: Partial<Record<CatalogField, [from: string, to: string]>> };
 export type CatalogPlan = { add: CatalogModel[]; change: CatalogChange[]; unchanged: string[]; notInSource: string[] };
 
