@@ -252,6 +252,15 @@ describe("what svc verifies", () => {
     expect(t.charge).toBeLessThan(costs(t).full);
   });
 
+  it("counts only what the same account sent: another buyer's identical prefix tells nothing", async () => {
+    const { model, offer, ask } = await market(claimsNone, { retentionSeconds: 300 });
+    await ask("What does step3 return for 2?");
+    const other = await seedBuyer(5n * ONE_USDC);
+    const { turn: t } = await turn(client(other.key), model.id, [{ role: "system", content: CONTEXT }], "What does step3 return for 2?");
+    expect(t).toMatchObject({ offerId: offer.id, claimed: 0, cached: 0 });
+    expect(t.charge).toBe(costs(t).full);
+  });
+
   it("bills an offer that does not declare caching as before, whatever its upstream reports", async () => {
     const { offer, ask } = await market(honest);
     await ask("What does step3 return for 2?");
