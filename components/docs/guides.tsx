@@ -333,9 +333,10 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         <li>
           <strong>Verified, not taken on trust.</strong> svc records the prompt prefixes it sends each caching offer. The cached tokens
           billed are the larger of what the upstream reports (<C>prompt_tokens_details.cached_tokens</C>) and svc&apos;s own count of the
-          prefix it sent that offer within its retention, never more than the prompt: a supplier cannot bill a prefix it was just given as
-          new. svc&apos;s prefixes end at a message end, the first past each 4,096 characters of text (about 1,024 tokens, the least OpenAI
-          and Anthropic cache): a prompt shorter than that is never cached by svc&apos;s count, only by the upstream&apos;s report.
+          prefix your account sent that offer within its retention, never more than the prompt: a supplier cannot bill a prefix it was just
+          given as new (svc counts only your own prefixes: it never tells you what another buyer sent). svc&apos;s prefixes end at a message
+          end, the first past each 4,096 characters of text (about 1,024 tokens, the least OpenAI and Anthropic cache): a prompt shorter
+          than that is never cached by svc&apos;s count, only by the upstream&apos;s report.
         </li>
         <li>
           <strong>Where it shows.</strong> <C>usage.prompt_tokens_details.cached_tokens</C> (in a stream&apos;s usage chunk too, and{" "}

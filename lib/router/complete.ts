@@ -179,7 +179,10 @@ export async function reserveCompletion(input: CompletionInput): Promise<Reserve
   const forwarded = serializeForwardedFields(body);
   const meter = new PromptMeter(body, model.contextTokens);
   const rules = billingRules(body, model);
-  const prefixes = model.cacheReadMicroDiemPerMTok === null ? null : promptPrefixes(model.id, body, meter.bounds.textBytes);
+  const prefixes =
+    model.cacheReadMicroDiemPerMTok === null
+      ? null
+      : promptPrefixes({ accountId: apiKey.accountId, modelId: model.id }, body, meter.bounds.textBytes);
   const now = clock();
   try {
     const { sizing, reservation } = await reserve({

@@ -1,10 +1,13 @@
 /**
  * The prompt prefixes svc forwards, as the reservation routes by them and the clear records them (issue 40).
  *
- * A request's prefix chain: a running SHA-256 over the model id, the tools and the messages in order, read out at
- * the end of the first message where the prompt's text (tools included) has crossed another PREFIX_BLOCK_CHARS
- * characters. A later request that repeats the same model, tools and first messages has the same chain up to where
- * it diverges, so the longest hash it shares with what svc sent an offer is the prefix that offer was sent.
+ * A request's prefix chain: a running SHA-256 over the buyer's account, the model id, the tools and the messages in
+ * order, read out at the end of the first message where the prompt's text (tools included) has crossed another
+ * PREFIX_BLOCK_CHARS characters. A later request of the same account that repeats the same model, tools and first
+ * messages has the same chain up to where it diverges, so the longest hash it shares with what svc sent an offer is
+ * the prefix that offer was sent. The account is in the chain as OpenAI scopes its cache to an organization: svc's
+ * figure (what is billed as cached, and the routing it drives) never tells a buyer what another buyer sent; an
+ * upstream's own report may still count another buyer's prefix, as its cache does.
  *
  * Why message ends, and why 4,096 characters. A chat prefix cache (vLLM's, SGLang's, llama.cpp's, OpenAI's,
  * Anthropic's) keeps the rendered prompt's tokens up to the point two requests diverge; a session grows by appending
@@ -41,10 +44,14 @@ type PrefixMessage = CountableRequest["messages"][number] & {
  * The request's prefix chain, shortest first; null when its text is shorter than one block (textBytes: the byte
  * length of its text, which is at least its length in characters).
  */
-export function promptPrefixes(modelId: string, request: PrefixRequest, textBytes: number): PromptPrefix[] | null {
+export function promptPrefixes(
+  scope: { accountId: string; modelId: string },
+  request: PrefixRequest,
+  textBytes: number,
+): PromptPrefix[] | null {
   if (textBytes < PREFIX_BLOCK_CHARS) return null;
   const hash = createHash("sha256");
-  hash.update(modelId);
+  hash.update(`${scope.accountId}\u0000${scope.modelId}`);
   let chars = 0;
   const add = (text: string, counts = true) => {
     hash.update("\u0000");

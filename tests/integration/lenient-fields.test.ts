@@ -193,7 +193,7 @@ describe("GET /v1/models: OpenRouter's pricing, USD per token", () => {
     });
     clearMarketCache();
     const listed = (await (await modelsRoute(jsonRequest("GET", "/v1/models"))).json()) as {
-      data: { id: string; best_price_cents: number; pricing: Record<string, string> }[];
+      data: { id: string; best_price_cents: number; pricing: Record<string, string | null> }[];
     };
     const entry = listed.data.find((m) => m.id === model.id)!;
     // 0.7 and 2.8 diem per 1M tokens at 85 cents per diem (1 diem at 100 cents is 1 USD).
@@ -201,8 +201,12 @@ describe("GET /v1/models: OpenRouter's pricing, USD per token", () => {
     expect(entry.pricing).toEqual({
       input_diem_per_mtok: "0.700000",
       output_diem_per_mtok: "2.800000",
+      cache_read_diem_per_mtok: null,
+      cache_write_diem_per_mtok: null,
       prompt: "0.000000595",
       completion: "0.00000238",
+      input_cache_read: null,
+      input_cache_write: null,
     });
 
     const buyer = await seedBuyer(ONE_USDC);
@@ -220,7 +224,7 @@ describe("GET /v1/models: OpenRouter's pricing, USD per token", () => {
     const charged = (await db.clear.findFirstOrThrow({ where: { completion: { accountId: buyer.id } } })).chargeMicros;
     // tokens × USD per token, to the micro-USDC: the charge rounds up once on the burn and once on the price.
     const predicted =
-      (BigInt(usage.prompt_tokens) * pico(entry.pricing.prompt) + BigInt(usage.completion_tokens) * pico(entry.pricing.completion)) /
+      (BigInt(usage.prompt_tokens) * pico(entry.pricing.prompt!) + BigInt(usage.completion_tokens) * pico(entry.pricing.completion!)) /
       10n ** 6n;
     expect(charged - predicted).toBeGreaterThanOrEqual(0n);
     expect(charged - predicted).toBeLessThanOrEqual(2n);

@@ -19,6 +19,14 @@ import { seedSignedInAccount } from "../helpers/factories";
 import { jsonRequest, readError, routeParams } from "../helpers/http";
 import { seedClear, seedPrivateModel } from "../helpers/market-factories";
 
+/** A price per 1M tokens as the offer's upstream pricing shows it (no cache prices: the reference upstream lists none). */
+const listPrice = (input: string, output: string) => ({
+  input_diem_per_mtok: input,
+  output_diem_per_mtok: output,
+  cache_read_diem_per_mtok: null,
+  cache_write_diem_per_mtok: null,
+});
+
 type Account = Awaited<ReturnType<typeof seedSignedInAccount>>;
 type Posted = OfferView & { upstream_pricing?: UpstreamPricingView[] };
 
@@ -98,35 +106,15 @@ describe("POST /v1/supply/offers", () => {
       {
         model: sameModel,
         upstream_model: sameModel,
-        list_price: {
-          input_diem_per_mtok: "0.700000",
-          output_diem_per_mtok: "2.800000",
-          cache_read_diem_per_mtok: null,
-          cache_write_diem_per_mtok: null,
-        },
-        upstream_price: {
-          input_diem_per_mtok: "0.700000",
-          output_diem_per_mtok: "2.800000",
-          cache_read_diem_per_mtok: null,
-          cache_write_diem_per_mtok: null,
-        },
+        list_price: listPrice("0.700000", "2.800000"),
+        upstream_price: listPrice("0.700000", "2.800000"),
         comparison: "same",
       },
       {
         model: pricierModel,
         upstream_model: "llama-3.3-70b",
-        list_price: {
-          input_diem_per_mtok: "1.000000",
-          output_diem_per_mtok: "4.000000",
-          cache_read_diem_per_mtok: null,
-          cache_write_diem_per_mtok: null,
-        },
-        upstream_price: {
-          input_diem_per_mtok: "0.700000",
-          output_diem_per_mtok: "2.800000",
-          cache_read_diem_per_mtok: null,
-          cache_write_diem_per_mtok: null,
-        },
+        list_price: listPrice("1.000000", "4.000000"),
+        upstream_price: listPrice("0.700000", "2.800000"),
         comparison: "upstream_lower",
       },
     ]);

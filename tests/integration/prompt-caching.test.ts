@@ -124,15 +124,21 @@ async function turn(openai: OpenAI, model: string, messages: Message[], question
   return { data, turn: await recorded(id) };
 }
 
+/** A private model with a cache price, one offer at 100 cents on `upstream`, a funded buyer and its session's context. */
+async function market(upstream: ReferenceUpstream, caching?: { retentionSeconds: number }) {
+  const model = await cachingModel();
+  const offer = await offerOn(upstream, model.id, 100, caching);
+  const buyer = await seedBuyer(5n * ONE_USDC);
+  const openai = client(buyer.key);
+  const messages: Message[] = [{ role: "system", content: CONTEXT }];
+  return { model, offer, buyer, openai, messages, ask: (question: string) => turn(openai, model.id, messages, question) };
+}
+
 describe("an agent session through the openai SDK", () => {
   it("is billed its cached tokens at the cache price after the first turn, and stays on the offer that caches it", async () => {
-    const model = await cachingModel();
-    const caching = await offerOn(honest, model.id, 100, { retentionSeconds: 300 });
-    const buyer = await seedBuyer(5n * ONE_USDC);
-    const openai = client(buyer.key);
-    const messages: Message[] = [{ role: "system", content: CONTEXT }];
+    const { model, offer: caching, buyer, openai, messages, ask } = await market(honest, { retentionSeconds: 300 });
 
-    const first = await turn(openai, model.id, messages, "What does step3 return for 2?");
+    const first = await ask("What does step3 return for 2?");
     expect(first.turn.offerId).toBe(caching.id);
     expect(first.turn.cached).toBe(0);
 
@@ -141,7 +147,7 @@ describe("an agent session through the openai SDK", () => {
     const cheaper = await offerOn(honest, model.id, 95);
     const turns = [first.turn];
     for (const question of ["And step4?", "Add a step220.", "Now write a test for it."]) {
-      const { data, turn: t } = await turn(openai, model.id, messages, question);
+      const { data, turn: t } = await ask(question);
       expect(t.offerId).toBe(caching.id);
       expect(t.cached).toBeGreaterThan(countChatPromptTokens([{ role: "system", content: CONTEXT }]) - REPLY_PRIMING_TOKENS - 1);
       expect(data.usage?.prompt_tokens_details?.cached_tokens).toBe(t.cached);
@@ -175,11 +181,8 @@ describe("an agent session through the openai SDK", () => {
   });
 
   it("streams the cached tokens in the usage of a /v2 stream", async () => {
-    const model = await cachingModel();
-    const caching = await offerOn(honest, model.id, 100, { retentionSeconds: 300 });
-    const buyer = await seedBuyer(5n * ONE_USDC);
-    const messages: Message[] = [{ role: "system", content: CONTEXT }];
-    await turn(client(buyer.key), model.id, messages, "What does step3 return for 2?");
+    const { model, offer: caching, buyer, messages, ask } = await market(honest, { retentionSeconds: 300 });
+    await ask("What does step3 return for 2?");
 
     messages.push({ role: "user", content: "And step4?" });
     const stream = await client(buyer.key, "v2").chat.completions.create({
@@ -235,13 +238,9 @@ describe("an agent session through the OpenAI Agents SDK (the Responses API)", (
 
 describe("what svc verifies", () => {
   it("bills a supplier that claims no cached tokens on a prefix svc sent it seconds earlier at svc's own figure", async () => {
-    const model = await cachingModel();
-    const offer = await offerOn(claimsNone, model.id, 100, { retentionSeconds: 300 });
-    const buyer = await seedBuyer(5n * ONE_USDC);
-    const openai = client(buyer.key);
-    const messages: Message[] = [{ role: "system", content: CONTEXT }];
-    await turn(openai, model.id, messages, "What does step3 return for 2?");
-    const { data, turn: t } = await turn(openai, model.id, messages, "And step4?");
+    const { offer, ask } = await market(claimsNone, { retentionSeconds: 300 });
+    await ask("What does step3 return for 2?");
+    const { data, turn: t } = await ask("And step4?");
 
     // svc's figure: its own count of the prefix it sent (the context, the first message end past 4,096 characters).
     const sent = countChatPromptTokens([{ role: "system", content: CONTEXT }]) - REPLY_PRIMING_TOKENS;
@@ -253,14 +252,19 @@ describe("what svc verifies", () => {
     expect(t.charge).toBeLessThan(costs(t).full);
   });
 
+  it("counts only what the same account sent: another buyer's identical prefix tells nothing", async () => {
+    const { model, offer, ask } = await market(claimsNone, { retentionSeconds: 300 });
+    await ask("What does step3 return for 2?");
+    const other = await seedBuyer(5n * ONE_USDC);
+    const { turn: t } = await turn(client(other.key), model.id, [{ role: "system", content: CONTEXT }], "What does step3 return for 2?");
+    expect(t).toMatchObject({ offerId: offer.id, claimed: 0, cached: 0 });
+    expect(t.charge).toBe(costs(t).full);
+  });
+
   it("bills an offer that does not declare caching as before, whatever its upstream reports", async () => {
-    const model = await cachingModel();
-    const offer = await offerOn(honest, model.id, 100);
-    const buyer = await seedBuyer(5n * ONE_USDC);
-    const openai = client(buyer.key);
-    const messages: Message[] = [{ role: "system", content: CONTEXT }];
-    await turn(openai, model.id, messages, "What does step3 return for 2?");
-    const { data, turn: t } = await turn(openai, model.id, messages, "And step4?");
+    const { offer, ask } = await market(honest);
+    await ask("What does step3 return for 2?");
+    const { data, turn: t } = await ask("And step4?");
 
     expect(t).toMatchObject({ offerId: offer.id, cached: null });
     expect(t.claimed).toBeGreaterThan(0);
@@ -272,11 +276,8 @@ describe("what svc verifies", () => {
   });
 
   it("keeps a prefix for its offer's retention, and no longer", async () => {
-    const model = await cachingModel();
-    const offer = await offerOn(claimsNone, model.id, 100, { retentionSeconds: 60 });
-    const buyer = await seedBuyer(5n * ONE_USDC);
-    const messages: Message[] = [{ role: "system", content: CONTEXT }];
-    await turn(client(buyer.key), model.id, messages, "What does step3 return for 2?");
+    const { offer, ask } = await market(claimsNone, { retentionSeconds: 60 });
+    await ask("What does step3 return for 2?");
     const kept = await db.promptPrefix.findMany({ where: { offerId: offer.id } });
     expect(kept).toHaveLength(1);
     expect(kept[0].expiresAt.getTime() - kept[0].sentAt.getTime()).toBe(60_000);
