@@ -1,8 +1,9 @@
 /**
  * Money and capacity as BigInt micro-units (6 decimals): micro-USDC and micro-diem. Client-safe and pure.
  * Decimal strings are parsed with integer arithmetic only (a float turns "2.01" into 2009999).
- * burnMicroDiem, chargeMicros, meteredCharge and splitCharge mirror the SQL rules the reservation and the clear apply
- * (prisma/functions/svc_burn_micro_diem.sql, svc_charge_micros.sql, svc_supplier_micros.sql, svc_fee_micros.sql): the
+ * burnMicroDiem, chargeMicros, cachedPromptTokens, meteredCharge and splitCharge mirror the SQL rules the reservation
+ * and the clear apply (prisma/functions/svc_burn_micro_diem.sql, svc_cached_burn_micro_diem.sql, svc_charge_micros.sql,
+ * svc_cached_prompt_tokens.sql, svc_metered_charge.sql, svc_supplier_micros.sql, svc_fee_micros.sql): the
  * SQL is the rule, these let the dashboard preview a supplier's earnings and the server estimate a cost by the same
  * arithmetic, and tests/integration/money-rules.test.ts holds them to the SQL on thousands of random inputs.
  */
@@ -34,14 +35,38 @@ export function ceilDiv(a: bigint, b: bigint): bigint {
   return (a + b - 1n) / b;
 }
 
-/** burn in micro-diem = tokens x list price (micro-diem per 1M tokens) / 1M, rounded up so capacity is never under-counted (svc_burn_micro_diem). */
+/**
+ * burn in micro-diem = tokens x list price (micro-diem per 1M tokens) / 1M, rounded up so capacity is never
+ * under-counted (svc_burn_micro_diem). `cachedTokens` of the prompt (at most all of it) are at the cache-read price
+ * when the model has one, else at the input price (svc_cached_burn_micro_diem).
+ */
 export function burnMicroDiem(
   promptTokens: number,
   completionTokens: number,
-  price: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint },
+  price: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint; cacheReadMicroDiemPerMTok?: bigint | null },
+  cachedTokens = 0,
 ): bigint {
-  const scaled = BigInt(promptTokens) * price.inputMicroDiemPerMTok + BigInt(completionTokens) * price.outputMicroDiemPerMTok;
+  const cached = BigInt(Math.min(cachedTokens, promptTokens));
+  const scaled =
+    (BigInt(promptTokens) - cached) * price.inputMicroDiemPerMTok +
+    cached * (price.cacheReadMicroDiemPerMTok ?? price.inputMicroDiemPerMTok) +
+    BigInt(completionTokens) * price.outputMicroDiemPerMTok;
   return ceilDiv(scaled, 1_000_000n);
+}
+
+/**
+ * The prompt tokens billed at the cache-read price (svc_cached_prompt_tokens): on an offer that caches, the larger
+ * of the upstream's claim and svc's figure of the prefix it sent that offer within its retention, within the prompt;
+ * 0 on an offer that does not declare caching. null figures count as 0.
+ */
+export function cachedPromptTokens(
+  promptTokens: number,
+  claimedCachedTokens: number | null,
+  sentCachedTokens: number | null,
+  offerCaches: boolean,
+): number {
+  if (!offerCaches) return 0;
+  return Math.min(promptTokens, Math.max(claimedCachedTokens ?? 0, sentCachedTokens ?? 0, 0));
 }
 
 /**
@@ -74,13 +99,15 @@ export function usdPerToken(listMicroDiemPerMTok: bigint, priceCents: number): s
  */
 export function meteredCharge(input: {
   promptTokens: number;
+  /** Of the prompt tokens, those billed at the cache-read price (cachedPromptTokens); default 0. */
+  cachedTokens?: number;
   completionTokens: number;
-  prices: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint };
+  prices: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint; cacheReadMicroDiemPerMTok?: bigint | null };
   priceCents: number;
   reservedBurnMicroDiem: bigint;
   reservedMicros: bigint;
 }): { burnMicroDiem: bigint; chargeMicros: bigint } {
-  const burn = burnMicroDiem(input.promptTokens, input.completionTokens, input.prices);
+  const burn = burnMicroDiem(input.promptTokens, input.completionTokens, input.prices, input.cachedTokens ?? 0);
   const capped = burn < input.reservedBurnMicroDiem ? burn : input.reservedBurnMicroDiem;
   const charge = chargeMicros(capped, input.priceCents);
   return { burnMicroDiem: capped, chargeMicros: charge < input.reservedMicros ? charge : input.reservedMicros };

@@ -32,7 +32,16 @@ export const Address = z
   .string()
   .regex(/^0x[0-9a-fA-F]{40}$/)
   .describe("EIP-55 wallet address");
-export const ListPrice = z.object({ input_diem_per_mtok: Diem, output_diem_per_mtok: Diem }).describe("List price, diem per 1M tokens");
+export const ListPrice = z
+  .object({
+    input_diem_per_mtok: Diem,
+    output_diem_per_mtok: Diem,
+    cache_read_diem_per_mtok: Diem.nullable().describe("A cached prompt token's price (prompt caching); null: none"),
+    cache_write_diem_per_mtok: Diem.nullable().describe(
+      "Writing a prompt to the cache, where the model's providers charge it; null: none (svc bills uncached prompt tokens at the input price)",
+    ),
+  })
+  .describe("List price, diem per 1M tokens");
 
 /** What a model or an offer can serve beyond plain chat. */
 export const Feature = z.enum(["tools", "json_schema", "vision"]);
@@ -44,10 +53,18 @@ export const DisputeRate = z
   .describe("Disputed clears / clears over the last 30 UTC days; null without clears");
 
 /** A price per 1M tokens (list price, or what an upstream publishes) as the wire shows it. */
-export function formatListPrice(price: { inputMicroDiemPerMTok: bigint; outputMicroDiemPerMTok: bigint }): z.output<typeof ListPrice> {
+export function formatListPrice(price: {
+  inputMicroDiemPerMTok: bigint;
+  outputMicroDiemPerMTok: bigint;
+  cacheReadMicroDiemPerMTok?: bigint | null;
+  cacheWriteMicroDiemPerMTok?: bigint | null;
+}): z.output<typeof ListPrice> {
+  const optional = (micros: bigint | null | undefined) => (micros == null ? null : formatMicros(micros));
   return {
     input_diem_per_mtok: formatMicros(price.inputMicroDiemPerMTok),
     output_diem_per_mtok: formatMicros(price.outputMicroDiemPerMTok),
+    cache_read_diem_per_mtok: optional(price.cacheReadMicroDiemPerMTok),
+    cache_write_diem_per_mtok: optional(price.cacheWriteMicroDiemPerMTok),
   };
 }
 

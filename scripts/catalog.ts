@@ -3,9 +3,9 @@
  *
  *   list [--all]                      models (--all: retired ones too) with their current list price
  *   history <id>                      every list price the model has had, with effective_from
- *   add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision]
+ *   add <id> --name N --input P --output P [--cache-read P] [--cache-write P] --context N --max-output N [--features tools,json_schema,vision]
  *       [--bills-reasoning yes|no]
- *   set <id> [--name N] [--input P] [--output P] [--context N] [--max-output N] [--features ...] [--bills-reasoning yes|no]
+ *   set <id> [--name N] [--input P] [--output P] [--cache-read P|none] [--cache-write P|none] [--context N] [--max-output N] [--features ...] [--bills-reasoning yes|no]
  *   retire <id>                       stop listing, offering and routing it (buyers get 410 model_retired)
  *   import <file.json>                make the catalog match a catalog file (see catalog/default.json)
  *   sync <upstream base url> [--yes]  read an OpenAI-compatible /models with pricing (Venice's model_spec), show the
@@ -38,7 +38,7 @@ import { formatMicros, parseMicros } from "../lib/money";
 import { runDbCommand } from "./db-command";
 
 const USAGE =
-  "usage: npm run catalog -- list [--all] | history <id> | add <id> --name N --input P --output P --context N --max-output N [--features tools,json_schema,vision] [--bills-reasoning yes|no] | set <id> [...] | retire <id> | import <file> | sync <url> [--yes] | seed-if-empty";
+  "usage: npm run catalog -- list [--all] | history <id> | add <id> --name N --input P --output P [--cache-read P] [--cache-write P] --context N --max-output N [--features tools,json_schema,vision] [--bills-reasoning yes|no] | set <id> [...] | retire <id> | import <file> | sync <url> [--yes] | seed-if-empty";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -48,6 +48,8 @@ const { values, positionals } = parseArgs({
     name: { type: "string" },
     input: { type: "string" },
     output: { type: "string" },
+    "cache-read": { type: "string" },
+    "cache-write": { type: "string" },
     context: { type: "string" },
     "max-output": { type: "string" },
     features: { type: "string" },
@@ -96,7 +98,11 @@ async function confirm(question: string): Promise<boolean> {
 }
 
 function printModels(models: Awaited<ReturnType<typeof listCatalog>>) {
-  console.log(["id", "name", "input", "output", "context", "max_output", "features", "bills_reasoning", "status"].join("\t"));
+  console.log(
+    ["id", "name", "input", "output", "cache_read", "cache_write", "context", "max_output", "features", "bills_reasoning", "status"].join(
+      "\t",
+    ),
+  );
   for (const m of models) {
     const status = m.active ? "active" : `retired ${m.retiredAt?.toISOString() ?? ""}`;
     console.log(
@@ -105,6 +111,8 @@ function printModels(models: Awaited<ReturnType<typeof listCatalog>>) {
         m.name,
         formatMicros(m.inputMicroDiemPerMTok),
         formatMicros(m.outputMicroDiemPerMTok),
+        m.cacheReadMicroDiemPerMTok === null ? "-" : formatMicros(m.cacheReadMicroDiemPerMTok),
+        m.cacheWriteMicroDiemPerMTok === null ? "-" : formatMicros(m.cacheWriteMicroDiemPerMTok),
         m.contextTokens,
         m.maxOutputTokens,
         describeFeatures(m),
@@ -125,10 +133,17 @@ async function main(): Promise<number> {
       const id = need(arg, "a model id");
       const rows = await getPriceHistory(db, id);
       if (rows.length === 0) throw new Error(`no price history for ${id}`);
-      console.log(["effective_from", "input", "output"].join("\t"));
+      console.log(["effective_from", "input", "output", "cache_read", "cache_write"].join("\t"));
+      const optional = (micros: bigint | null) => (micros === null ? "-" : formatMicros(micros));
       for (const r of rows)
         console.log(
-          [r.effectiveFrom.toISOString(), formatMicros(r.inputMicroDiemPerMTok), formatMicros(r.outputMicroDiemPerMTok)].join("\t"),
+          [
+            r.effectiveFrom.toISOString(),
+            formatMicros(r.inputMicroDiemPerMTok),
+            formatMicros(r.outputMicroDiemPerMTok),
+            optional(r.cacheReadMicroDiemPerMTok),
+            optional(r.cacheWriteMicroDiemPerMTok),
+          ].join("\t"),
         );
       return 0;
     }
@@ -144,6 +159,8 @@ async function main(): Promise<number> {
         name: need(values.name, "--name"),
         inputMicroDiemPerMTok: price(values.input, "--input"),
         outputMicroDiemPerMTok: price(values.output, "--output"),
+        cacheReadMicroDiemPerMTok: values["cache-read"] === undefined ? null : price(values["cache-read"], "--cache-read"),
+        cacheWriteMicroDiemPerMTok: values["cache-write"] === undefined ? null : price(values["cache-write"], "--cache-write"),
         contextTokens: intOption("context") ?? Number(need(undefined, "--context")),
         maxOutputTokens: intOption("max-output") ?? Number(need(undefined, "--max-output")),
         supportsTools: features.has("tools"),
@@ -159,6 +176,8 @@ async function main(): Promise<number> {
         name: values.name,
         input: values.input,
         output: values.output,
+        cacheRead: values["cache-read"],
+        cacheWrite: values["cache-write"],
         contextLength: intOption("context"),
         maxOutputTokens: intOption("max-output"),
         features: featureList(),

@@ -6,6 +6,7 @@ import { ensureDevProbeFunds } from "@/lib/probes/funding";
 import { registerJob, startBackgroundJobs } from "@/lib/ops/jobs";
 import { reconcilePayments } from "@/lib/payments/reconcile";
 import { sweepExpiredHolds } from "@/lib/router/holds";
+import { sweepExpiredPromptPrefixes } from "@/lib/router/prompt-prefixes";
 import { reconcileWithdrawals } from "@/lib/payments/withdrawals";
 
 /**
@@ -17,6 +18,7 @@ export function startServerJobs(): void {
   registerJob("payment-reconcile", every(30_000), () => reconcilePayments(), { leased: true });
   registerJob("withdrawal-reconcile", every(60_000), () => reconcileWithdrawals(), { leased: true });
   registerJob("hold-sweeper", every(15_000), () => sweepExpiredHolds(), { leased: true });
+  registerJob("prompt-prefix-sweeper", every(60_000), () => sweepExpiredPromptPrefixes(), { leased: true });
   registerJob("offer-quality", every(env.QUALITY_REFRESH_MS), () => refreshOfferQuality(), { leased: true });
   // Probes cost money: their own interval only (JOBS_INTERVAL_MS would make a test fleet buy a round every tick).
   // The dev stack funds the probes before its first round (a no-op elsewhere: the operator funds them).

@@ -82,6 +82,12 @@ function GenerationFacts({ generation: g }: { generation: Generation }) {
         <>
           {formatInteger(d.billed_prompt_tokens)} billed · {claimed(d.claimed_prompt_tokens)} claimed · {counted(d.counted_prompt_tokens)}{" "}
           counted by svc
+          {d.billed_cached_tokens !== null && (
+            <>
+              {" "}
+              · {formatInteger(d.billed_cached_tokens)} at the cache price ({claimed(d.claimed_cached_tokens)} claimed cached)
+            </>
+          )}
         </>
       ),
     },

@@ -112,6 +112,9 @@ function Tokens({ row }: { row: UsageRow }) {
   return (
     <>
       {formatInteger(row.prompt_tokens)} / {formatInteger(row.completion_tokens)}
+      {row.cached_tokens !== null && row.cached_tokens > 0 && (
+        <span className="ml-1 text-xs text-zinc-500">({formatInteger(row.cached_tokens)} cached)</span>
+      )}
       {row.usage_estimated && (
         <Badge tone="amber" className="ml-1">
           estimated

@@ -326,6 +326,42 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         <C>finish_reason</C>, the upstream&apos;s latency and the total, the key that made it and the journal entry id. Another
         account&apos;s id answers 404, as an unknown one does; a malformed one 400.
       </p>
+      <SubHeading id="prompt-caching">Prompt caching</SubHeading>
+      <p>
+        Agents resend their whole context every turn. A model with a <strong>cache-read price</strong> (<C>GET /v1/models</C>:{" "}
+        <C>pricing.cache_read_diem_per_mtok</C>, and OpenRouter&apos;s <C>pricing.input_cache_read</C> in USD per token) bills the prompt
+        tokens its supplier&apos;s cache served at that price, on offers that declare <C>prompt_caching.caches_prompts</C> (their upstream
+        caches prompt prefixes, and keeps one at least <C>retention_seconds</C> after it was last sent). You send nothing special: no{" "}
+        <C>cache_control</C>, no key.
+      </p>
+      <ul className="ml-5 list-disc space-y-1">
+        <li>
+          <strong>Verified, not taken on trust.</strong> svc records the prompt prefixes it sends each caching offer. The cached tokens
+          billed are the larger of what the upstream reports (<C>prompt_tokens_details.cached_tokens</C>) and svc&apos;s own count of the
+          prefix it sent that offer within its retention, never more than the prompt: a supplier cannot bill a prefix it was just given as
+          new. svc&apos;s prefixes end at a message end, the first past each 4,096 characters of text (about 1,024 tokens, the least OpenAI
+          and Anthropic cache): a prompt shorter than that is never cached by svc&apos;s count, only by the upstream&apos;s report.
+        </li>
+        <li>
+          <strong>Where it shows.</strong> <C>usage.prompt_tokens_details.cached_tokens</C> (in a stream&apos;s usage chunk too, and{" "}
+          <C>input_tokens_details.cached_tokens</C> on the Responses API), <C>cost_details.billed_cached_tokens</C> beside the
+          upstream&apos;s <C>claimed_cached_tokens</C>, the generation record and your usage in the dashboard. On an offer that does not
+          declare caching nothing is billed at the cache price (<C>billed_cached_tokens</C> is null) and the upstream&apos;s report is
+          passed on as it is.
+        </li>
+        <li>
+          <strong>The reservation</strong> still holds every prompt token at the input price (the worst case); the charge is then computed
+          with the cached ones at the cache price. A cache-write price, where a model lists one, is published but not billed: a prompt token
+          never costs more than the input price.
+        </li>
+        <li>
+          <strong>Routing keeps your session where its cache is.</strong> When svc sent this request&apos;s prefix to a caching offer within
+          its retention, offers are ordered by their effective price for this request (the cached part at the cache-read price, at each
+          offer&apos;s price): that offer keeps the session while it is the cheapest that way, even when another posts a lower price per
+          diem. <C>provider.sort: &quot;price&quot;</C> (the default) compares these effective prices.{" "}
+          <C>{'"provider": {"cache_affinity": false}'}</C> routes by posted price alone.
+        </li>
+      </ul>
       <SubHeading id="key-budgets">Key budgets that reset</SubHeading>
       <p>
         A key&apos;s <C>spend_limit</C> is for the key&apos;s whole life unless you give it a <C>limit_reset</C>: <C>daily</C> (from 00:00

@@ -48,6 +48,10 @@ const FIELDS: [string, string][] = [
     `Tokens per second (up to ${MAX_PREFERRED_THROUGHPUT_TPS}). Soft, likewise. An offer without figures does not meet either; one meeting both comes before one meeting one.`,
   ],
   [
+    "cache_affinity",
+    "true (the default) or false. When svc sent this request's prompt prefix to an offer that caches prompts, within its retention, offers are ordered by their effective price for this request (the cached part at the model's cache-read price), the one holding the prefix first among equals: a session stays where its cache is while that is cheapest. false orders by posted price alone; cached tokens are billed at the cache price either way.",
+  ],
+  [
     "require_parameters",
     "Accepted, true or false, with no effect: svc always routes only to offers that serve every parameter the request uses (tools, json_schema, images), so false cannot widen the choice.",
   ],

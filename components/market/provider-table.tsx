@@ -228,11 +228,12 @@ function Measured({ offer, window, value }: { offer: ModelOfferView; window: Win
 }
 
 function perMTok(offer: ModelOfferView): string {
-  return `${formatUsd(offer.usd_per_mtok.prompt)} in · ${formatUsd(offer.usd_per_mtok.completion)} out / 1M`;
+  const cached = offer.usd_per_mtok.cached_prompt;
+  return `${formatUsd(offer.usd_per_mtok.prompt)} in${cached === null ? "" : ` (${formatUsd(cached)} cached)`} · ${formatUsd(offer.usd_per_mtok.completion)} out / 1M`;
 }
 
 function Declared({ offer }: { offer: ModelOfferView }) {
-  const { quantization, data_policy: policy, context_tokens, max_output_tokens } = offer.declared;
+  const { quantization, data_policy: policy, context_tokens, max_output_tokens, prompt_caching: caching } = offer.declared;
   const keepsNothing = !policy.retains_prompts && !policy.trains_on_prompts;
   return (
     <span className="flex flex-wrap items-center gap-1">
@@ -242,11 +243,19 @@ function Declared({ offer }: { offer: ModelOfferView }) {
       <Badge tone={keepsNothing ? "green" : "amber"}>
         {keepsNothing ? "No retention" : policy.trains_on_prompts ? "Retains, trains" : "Retains prompts"}
       </Badge>
+      {caching.caches_prompts && <Badge tone="sky">Caches prompts ({formatRetention(caching.retention_seconds)})</Badge>}
       <span className="text-xs text-zinc-600 dark:text-zinc-400">
         {compactTokens(context_tokens)} ctx · {compactTokens(max_output_tokens)} out
       </span>
     </span>
   );
+}
+
+/** A retention as a buyer reads it: "5 min", "1 h", "90 s". */
+function formatRetention(seconds: number): string {
+  if (seconds % 3600 === 0) return `${formatInteger(seconds / 3600)} h`;
+  if (seconds % 60 === 0) return `${formatInteger(seconds / 60)} min`;
+  return `${formatInteger(seconds)} s`;
 }
 
 function compactTokens(n: number): string {

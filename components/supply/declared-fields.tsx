@@ -2,7 +2,7 @@
 
 import { Field, inputClass } from "@/components/ui/field";
 import { QUANTIZATIONS, type DeclaredView } from "@/lib/supply/schemas";
-import { MAX_DECLARED_TOKENS } from "@/lib/supply/schemas";
+import { MAX_CACHE_RETENTION_SECONDS, MAX_DECLARED_TOKENS, MIN_CACHE_RETENTION_SECONDS } from "@/lib/supply/schemas";
 
 /** What a supplier declares about an offer's upstream, as the form holds it (token limits as typed). */
 export type DeclaredDraft = {
@@ -12,6 +12,9 @@ export type DeclaredDraft = {
   trainsOnPrompts: boolean | null;
   contextTokens: string;
   maxOutputTokens: string;
+  /** Prompt caching: the upstream caches prompt prefixes, and keeps one at least this many seconds (as typed). */
+  cachesPrompts: boolean;
+  cacheRetentionSeconds: string;
 };
 
 /**
@@ -24,6 +27,8 @@ export const UNDECLARED: DeclaredDraft = {
   trainsOnPrompts: null,
   contextTokens: "",
   maxOutputTokens: "",
+  cachesPrompts: false,
+  cacheRetentionSeconds: "300",
 };
 
 export function draftOf(declared: DeclaredView): DeclaredDraft {
@@ -33,7 +38,15 @@ export function draftOf(declared: DeclaredView): DeclaredDraft {
     trainsOnPrompts: declared.data_policy.trains_on_prompts,
     contextTokens: String(declared.context_tokens),
     maxOutputTokens: String(declared.max_output_tokens),
+    cachesPrompts: declared.prompt_caching.caches_prompts,
+    cacheRetentionSeconds: String(declared.prompt_caching.retention_seconds),
   };
+}
+
+/** The cache retention's problem as typed, or null. */
+export function retentionProblem(text: string): string | null {
+  if (/^\d+$/.test(text) && Number(text) >= MIN_CACHE_RETENTION_SECONDS && Number(text) <= MAX_CACHE_RETENTION_SECONDS) return null;
+  return `A whole number of seconds from ${MIN_CACHE_RETENTION_SECONDS} to ${MAX_CACHE_RETENTION_SECONDS.toLocaleString("en-US")}.`;
 }
 
 /** A token limit's problem as typed ("" is no limit of its own), or null. */
@@ -64,6 +77,9 @@ export function declaredBody(draft: DeclaredDraft, before?: DeclaredDraft) {
       }),
     ...(changed("contextTokens") && { context_tokens: tokens(draft.contextTokens) }),
     ...(changed("maxOutputTokens") && { max_output_tokens: tokens(draft.maxOutputTokens) }),
+    ...((changed("cachesPrompts") || changed("cacheRetentionSeconds")) && {
+      prompt_caching: { caches_prompts: draft.cachesPrompts, retention_seconds: Number(draft.cacheRetentionSeconds) },
+    }),
   };
 }
 
@@ -146,6 +162,29 @@ export function DeclaredFields({
           onChange={(value) => set("trainsOnPrompts", value)}
           problem={problems?.trains ?? null}
         />
+      </div>
+      <div className="grid gap-3 text-sm sm:grid-cols-2">
+        <label className="flex items-center gap-2 self-end">
+          <input
+            type="checkbox"
+            name="caches_prompts"
+            className="size-4 accent-emerald-600"
+            checked={draft.cachesPrompts}
+            onChange={(e) => set("cachesPrompts", e.target.checked)}
+          />
+          The upstream caches prompt prefixes (cached tokens are billed at the model&apos;s cache price)
+        </label>
+        {draft.cachesPrompts && (
+          <Field
+            label="Keeps a prefix at least"
+            name="cache_retention_seconds"
+            inputMode="numeric"
+            suffix="seconds"
+            value={draft.cacheRetentionSeconds}
+            onChange={(e) => set("cacheRetentionSeconds", e.target.value.trim())}
+            error={retentionProblem(draft.cacheRetentionSeconds)}
+          />
+        )}
       </div>
     </fieldset>
   );

@@ -3,7 +3,14 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { useModels } from "@/components/buyer/queries";
-import { dataPolicyProblem, declaredBody, DeclaredFields, tokensProblem, UNDECLARED } from "@/components/supply/declared-fields";
+import {
+  dataPolicyProblem,
+  declaredBody,
+  DeclaredFields,
+  retentionProblem,
+  tokensProblem,
+  UNDECLARED,
+} from "@/components/supply/declared-fields";
 import { offersKey, type CheckedOfferView, type UpstreamPricingView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { Badge } from "@/components/ui/badge";
@@ -101,6 +108,7 @@ export function OfferForm() {
     const declaredValid =
       tokensProblem(declared.contextTokens) === null &&
       tokensProblem(declared.maxOutputTokens) === null &&
+      retentionProblem(declared.cacheRetentionSeconds) === null &&
       dataPolicyProblem(declared) === null;
     if (declaredValid && Object.values(next).every((problem) => problem === undefined)) post.mutate();
   }

@@ -2,7 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import type { z } from "zod";
-import { declaredBody, DeclaredFields, draftOf, tokensProblem } from "@/components/supply/declared-fields";
+import { declaredBody, DeclaredFields, draftOf, retentionProblem, tokensProblem } from "@/components/supply/declared-fields";
 import { offersKey, useOffers, type OfferView } from "@/components/supply/queries";
 import { Alert } from "@/components/ui/alert";
 import { ModelChips } from "@/components/supply/model-chips";
@@ -214,6 +214,9 @@ function OfferQualityLine({ offer }: { offer: OfferView }) {
               ? "keeps and trains on prompts"
               : "keeps prompts"}
         </Badge>
+        {declared.prompt_caching.caches_prompts && (
+          <Badge tone="neutral">caches prompts, kept {declared.prompt_caching.retention_seconds} s</Badge>
+        )}
         <span className="tabular-nums">
           {formatTokens(declared.context_tokens, "context")} · {formatTokens(declared.max_output_tokens, "output tokens")}
         </span>
@@ -288,7 +291,14 @@ function EditOfferForm({ offer, onClose }: { offer: OfferView; onClose: () => vo
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    if (price.problem || capacityError || tokensProblem(declared.contextTokens) || tokensProblem(declared.maxOutputTokens)) return;
+    if (
+      price.problem ||
+      capacityError ||
+      tokensProblem(declared.contextTokens) ||
+      tokensProblem(declared.maxOutputTokens) ||
+      retentionProblem(declared.cacheRetentionSeconds)
+    )
+      return;
     const body: OfferPatch = { ...declaredBody(declared, before) };
     if (Number(price.value) !== offer.price_cents) body.price_cents = Number(price.value);
     if (microsOf(capacity) !== microsOf(offer.daily_capacity)) body.daily_capacity = capacity;

@@ -70,6 +70,11 @@ const UsageItemSchema = z.object({
   model: z.string(),
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),
+  cached_tokens: z
+    .number()
+    .int()
+    .nullable()
+    .describe("Prompt tokens billed at the cache-read price (within prompt_tokens); null when the offer does not cache prompts"),
   usage_estimated: z.boolean().describe("True when the upstream reported no usage and svc counted the tokens itself"),
   burn: Diem.describe("Capacity burned"),
   price_cents: Cents,

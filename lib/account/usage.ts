@@ -43,6 +43,7 @@ export async function listUsage(accountId: string, page: { cursor?: string; limi
     model: c.modelId,
     prompt_tokens: c.promptTokens,
     completion_tokens: c.completionTokens,
+    cached_tokens: c.cachedTokens,
     usage_estimated: c.usageEstimated,
     burn: formatMicros(c.clear?.burnMicroDiem ?? 0n),
     price_cents: c.clear?.priceCents ?? 0,

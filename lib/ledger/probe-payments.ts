@@ -81,8 +81,8 @@ export async function meterProbeCharge(
     SELECT m.burn_micro_diem AS burn, m.charge_micros AS charge,
            svc_supplier_micros(m.charge_micros, ${env.PLATFORM_FEE_BPS}::integer) AS share,
            svc_fee_micros(m.charge_micros, ${env.PLATFORM_FEE_BPS}::integer) AS fee
-    FROM svc_metered_charge(${billed.promptTokens}::bigint, ${billed.completionTokens}::bigint,
-                            ${terms.inputMicroDiemPerMTok}::bigint, ${terms.outputMicroDiemPerMTok}::bigint,
+    FROM svc_metered_charge(${billed.promptTokens}::bigint, 0::bigint, ${billed.completionTokens}::bigint,
+                            ${terms.inputMicroDiemPerMTok}::bigint, NULL::bigint, ${terms.outputMicroDiemPerMTok}::bigint,
                             ${terms.priceCents}::integer, ${terms.maxBurnMicroDiem}::bigint, ${terms.maxChargeMicros}::bigint) m`;
   return {
     burnMicroDiem: BigInt(row.burn),

@@ -13,7 +13,17 @@ import { formatMicros, parseMicros } from "@/lib/money";
 
 type Client = Pick<PrismaClient, "model" | "modelPrice" | "$transaction">;
 
-export type CatalogField = "name" | "input" | "output" | "context_length" | "max_output_tokens" | "features" | "bills_reasoning" | "active";
+export type CatalogField =
+  | "name"
+  | "input"
+  | "output"
+  | "cache_read"
+  | "cache_write"
+  | "context_length"
+  | "max_output_tokens"
+  | "features"
+  | "bills_reasoning"
+  | "active";
 export type CatalogChange = { id: string; fields: Partial<Record<CatalogField, [from: string, to: string]>> };
 export type CatalogPlan = { add: CatalogModel[]; change: CatalogChange[]; unchanged: string[]; notInSource: string[] };
 
@@ -60,6 +70,8 @@ export async function planCatalog(
     compare("name", have.name, wanted.name);
     compare("input", formatMicros(have.inputMicroDiemPerMTok), formatMicros(wanted.inputMicroDiemPerMTok));
     compare("output", formatMicros(have.outputMicroDiemPerMTok), formatMicros(wanted.outputMicroDiemPerMTok));
+    compare("cache_read", optionalPrice(have.cacheReadMicroDiemPerMTok), optionalPrice(wanted.cacheReadMicroDiemPerMTok));
+    compare("cache_write", optionalPrice(have.cacheWriteMicroDiemPerMTok), optionalPrice(wanted.cacheWriteMicroDiemPerMTok));
     compare("context_length", String(have.contextTokens), String(wanted.contextTokens));
     compare("max_output_tokens", String(have.maxOutputTokens), String(wanted.maxOutputTokens));
     compare("features", describeFeatures(have), describeFeatures(wanted));
@@ -87,6 +99,8 @@ export async function applyCatalogPlan(db: Client, plan: CatalogPlan, source: re
           ...(f.name && { name: wanted.name }),
           ...(f.input && { inputMicroDiemPerMTok: wanted.inputMicroDiemPerMTok }),
           ...(f.output && { outputMicroDiemPerMTok: wanted.outputMicroDiemPerMTok }),
+          ...(f.cache_read && { cacheReadMicroDiemPerMTok: wanted.cacheReadMicroDiemPerMTok }),
+          ...(f.cache_write && { cacheWriteMicroDiemPerMTok: wanted.cacheWriteMicroDiemPerMTok }),
           ...(f.context_length && { contextTokens: wanted.contextTokens }),
           ...(f.max_output_tokens && { maxOutputTokens: wanted.maxOutputTokens }),
           ...(f.features && {
@@ -127,13 +141,16 @@ export type ModelUpdate = {
   name?: string;
   input?: string;
   output?: string;
+  /** A price, or "none" to remove it. */
+  cacheRead?: string;
+  cacheWrite?: string;
   contextLength?: number;
   maxOutputTokens?: number;
   features?: string[];
   billsReasoning?: boolean;
 };
 
-/** Changes a model; a new input or output price becomes a new row of its price history, effective now. */
+/** Changes a model; a new input, output or cache price becomes a new row of its price history, effective now. */
 export async function setModel(db: Client, id: string, update: ModelUpdate): Promise<Model> {
   const price = (text: string | undefined, what: string) => {
     if (text === undefined) return undefined;
@@ -152,6 +169,8 @@ export async function setModel(db: Client, id: string, update: ModelUpdate): Pro
       name: update.name,
       inputMicroDiemPerMTok: price(update.input, "--input"),
       outputMicroDiemPerMTok: price(update.output, "--output"),
+      cacheReadMicroDiemPerMTok: update.cacheRead === "none" ? null : price(update.cacheRead, "--cache-read"),
+      cacheWriteMicroDiemPerMTok: update.cacheWrite === "none" ? null : price(update.cacheWrite, "--cache-write"),
       contextTokens: update.contextLength,
       maxOutputTokens: update.maxOutputTokens,
       ...(features && {
@@ -174,7 +193,9 @@ export async function retireModel(db: Client, id: string, now = new Date()): Pro
 
 /**
  * An OpenAI-compatible `/models` answer read as catalog entries: Venice's `model_spec` (name, context, output cap,
- * pricing in diem or usd per 1M tokens, capabilities). Entries without pricing are skipped (and counted).
+ * pricing in diem or usd per 1M tokens, capabilities; cache prices as `cache_input` or `cache_read`, and
+ * `cache_write`), or OpenRouter's `pricing` (`prompt`, `completion`, `input_cache_read`, `input_cache_write`: USD per
+ * token). Entries without pricing are skipped (and counted).
  */
 export function catalogFromUpstreamModels(body: unknown): { models: CatalogModel[]; skipped: string[] } {
   const data = Array.isArray(body) ? body : (body as { data?: unknown } | null)?.data;
@@ -184,9 +205,15 @@ export function catalogFromUpstreamModels(body: unknown): { models: CatalogModel
   for (const entry of data as Record<string, unknown>[]) {
     if (typeof entry?.id !== "string") continue;
     const spec = (entry.model_spec ?? {}) as Record<string, unknown>;
-    const pricing = (spec.pricing ?? entry.pricing) as { input?: Record<string, unknown>; output?: Record<string, unknown> } | undefined;
-    const input = priceMicros(pricing?.input?.diem ?? pricing?.input?.usd);
-    const output = priceMicros(pricing?.output?.diem ?? pricing?.output?.usd);
+    const pricing = (spec.pricing ?? entry.pricing) as Record<string, Record<string, unknown> | string | undefined> | undefined;
+    const perMillion = (key: string) => {
+      const p = pricing?.[key];
+      return typeof p === "object" && p !== null ? priceMicros(p.diem ?? p.usd) : null;
+    };
+    const input = perMillion("input") ?? perTokenMicros(pricing?.prompt);
+    const output = perMillion("output") ?? perTokenMicros(pricing?.completion);
+    const cacheRead = perMillion("cache_input") ?? perMillion("cache_read") ?? perTokenMicros(pricing?.input_cache_read);
+    const cacheWrite = perMillion("cache_write") ?? perTokenMicros(pricing?.input_cache_write);
     const context = spec.availableContextTokens ?? entry.context_length;
     if (input === null || output === null || typeof context !== "number") {
       skipped.push(entry.id);
@@ -199,6 +226,8 @@ export function catalogFromUpstreamModels(body: unknown): { models: CatalogModel
       name: typeof spec.name === "string" ? spec.name : entry.id,
       inputMicroDiemPerMTok: input,
       outputMicroDiemPerMTok: output,
+      cacheReadMicroDiemPerMTok: cacheRead,
+      cacheWriteMicroDiemPerMTok: cacheWrite,
       contextTokens: context,
       maxOutputTokens: maxOutput,
       supportsTools: caps.supportsFunctionCalling === true,
@@ -217,12 +246,23 @@ function priceMicros(value: unknown): bigint | null {
   return null;
 }
 
+/** OpenRouter's price of one token in USD ("0.0000007") as micro-diem per 1M tokens (700000); null when absent or invalid. */
+function perTokenMicros(value: unknown): bigint | null {
+  const match = typeof value === "string" ? /^(\d{1,9})(?:\.(\d{1,12}))?$/.exec(value.trim()) : null;
+  if (!match) return null;
+  return BigInt(match[1]) * 10n ** 12n + BigInt((match[2] ?? "").padEnd(12, "0"));
+}
+
+function optionalPrice(micros: bigint | null): string {
+  return micros === null ? "none" : formatMicros(micros);
+}
+
 /** Prints a plan as the operator reads it before confirming. */
 export function describePlan(plan: CatalogPlan): string[] {
   const lines: string[] = [];
   for (const m of plan.add) {
     lines.push(
-      `+ ${m.id}  "${m.name}"  input ${formatMicros(m.inputMicroDiemPerMTok)}  output ${formatMicros(m.outputMicroDiemPerMTok)}  context ${m.contextTokens}  max_output ${m.maxOutputTokens}  features ${describeFeatures(m)}${m.billsReasoning ? "  bills_reasoning" : ""}`,
+      `+ ${m.id}  "${m.name}"  input ${formatMicros(m.inputMicroDiemPerMTok)}  output ${formatMicros(m.outputMicroDiemPerMTok)}${m.cacheReadMicroDiemPerMTok === null ? "" : `  cache_read ${formatMicros(m.cacheReadMicroDiemPerMTok)}`}${m.cacheWriteMicroDiemPerMTok === null ? "" : `  cache_write ${formatMicros(m.cacheWriteMicroDiemPerMTok)}`}  context ${m.contextTokens}  max_output ${m.maxOutputTokens}  features ${describeFeatures(m)}${m.billsReasoning ? "  bills_reasoning" : ""}`,
     );
   }
   for (const c of plan.change) {

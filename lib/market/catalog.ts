@@ -15,6 +15,9 @@ export type CatalogModel = {
   name: string;
   inputMicroDiemPerMTok: bigint;
   outputMicroDiemPerMTok: bigint;
+  /** Prompt caching (issue 40): a cached prompt token's price, to read it and to write it; null: none. */
+  cacheReadMicroDiemPerMTok: bigint | null;
+  cacheWriteMicroDiemPerMTok: bigint | null;
   contextTokens: number;
   maxOutputTokens: number;
   /** What the model can do (see lib/supply/features.ts); offers serve at most this. */
@@ -35,6 +38,9 @@ export const CatalogFileModel = z.strictObject({
   name: z.string().min(1).max(200),
   input_diem_per_mtok: ListPriceText,
   output_diem_per_mtok: ListPriceText,
+  /** A cached prompt token's price (reading it; writing it where providers charge that); absent: none. */
+  cache_read_diem_per_mtok: ListPriceText.optional(),
+  cache_write_diem_per_mtok: ListPriceText.optional(),
   context_length: z.number().int().min(1).max(100_000_000),
   max_output_tokens: z.number().int().min(1).max(100_000_000),
   features: z.array(z.enum(["tools", "json_schema", "vision"])).default([]),
@@ -53,6 +59,8 @@ export function fromFileModel(m: z.infer<typeof CatalogFileModel>): CatalogModel
     name: m.name,
     inputMicroDiemPerMTok: parseMicros(m.input_diem_per_mtok)!,
     outputMicroDiemPerMTok: parseMicros(m.output_diem_per_mtok)!,
+    cacheReadMicroDiemPerMTok: m.cache_read_diem_per_mtok === undefined ? null : parseMicros(m.cache_read_diem_per_mtok)!,
+    cacheWriteMicroDiemPerMTok: m.cache_write_diem_per_mtok === undefined ? null : parseMicros(m.cache_write_diem_per_mtok)!,
     contextTokens: m.context_length,
     maxOutputTokens: m.max_output_tokens,
     supportsTools: m.features.includes("tools"),

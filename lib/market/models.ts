@@ -27,6 +27,8 @@ export async function listModels(): Promise<ModelList> {
           ...formatListPrice(m),
           prompt: usdPerToken(m.inputMicroDiemPerMTok, cents),
           completion: usdPerToken(m.outputMicroDiemPerMTok, cents),
+          input_cache_read: m.cacheReadMicroDiemPerMTok === null ? null : usdPerToken(m.cacheReadMicroDiemPerMTok, cents),
+          input_cache_write: m.cacheWriteMicroDiemPerMTok === null ? null : usdPerToken(m.cacheWriteMicroDiemPerMTok, cents),
         },
         best_price_cents: depth.get(m.id)?.bestPriceCents ?? null,
         offers: depth.get(m.id)?.offers ?? 0,

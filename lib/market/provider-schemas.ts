@@ -15,6 +15,9 @@
  *   figures after those with), then price-time priority (price, posting time, id), which also decides every tie. A
  *   request that uses tools or a json_schema format routes to an offer demoted for its answer checks only after every
  *   other (lib/market/quality/answer-checks.ts), whatever the preferences.
+ * - Cache affinity (issue 40): a request whose prompt prefix svc sent an offer that caches prompts, within its
+ *   retention, is ordered by effective price (the cached part at the model's cache-read price), the offer holding the
+ *   prefix first among equals; `cache_affinity: false` orders by posted price alone (billing is verified either way).
  * - Accepted with no effect: `require_parameters` (svc only ever routes to offers that serve every parameter the
  *   request uses, so `true` and `false` route alike) and `allow_fallbacks` (svc forwards once, by the spec: no fallback
  *   is ever tried after an upstream failure, whatever it says).
@@ -107,6 +110,12 @@ const providerFields = (id: z.ZodType<string>) => ({
     .describe(
       "true: route only to offers whose fidelity probes passed (probe.status passing on the offers list), never to one that is unprobed, unverified (posted while probes could not run), verifying or flagged; false, the default: any offer on the book",
     ),
+  cache_affinity: z
+    .boolean()
+    .nullish()
+    .describe(
+      "true (the default): an offer that caches prompts and was sent this request's prompt prefix within its retention is preferred while its effective price (the cached part at the cache-read price) is the best; false: route by posted price alone",
+    ),
   require_parameters: z
     .boolean()
     .nullish()
@@ -129,6 +138,7 @@ export type ProviderPreferences = {
   require_verified?: boolean;
   preferred_max_latency?: number;
   preferred_min_throughput?: number;
+  cache_affinity?: boolean;
   require_parameters?: boolean;
   allow_fallbacks?: boolean;
 };

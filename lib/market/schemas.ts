@@ -22,6 +22,16 @@ export const ModelListingSchema = z.object({
       .string()
       .regex(/^\d+(\.\d{1,12})?$/)
       .describe("USD per completion token, as pricing.prompt"),
+    input_cache_read: z
+      .string()
+      .regex(/^\d+(\.\d{1,12})?$/)
+      .nullable()
+      .describe("USD per cached prompt token (OpenRouter's pricing.input_cache_read), as pricing.prompt; null: no cache price"),
+    input_cache_write: z
+      .string()
+      .regex(/^\d+(\.\d{1,12})?$/)
+      .nullable()
+      .describe("USD per prompt token written to the cache (OpenRouter's pricing.input_cache_write); null: none"),
   }).describe(
     "List price in diem per 1M tokens, and (prompt, completion) what a token costs in USD at the cheapest offer, as OpenRouter's `pricing`",
   ),
@@ -228,7 +238,13 @@ export const ModelOfferSchema = z.object({
   supplier_name: z.string().nullable().describe("The name the supplier chose (PATCH /v1/account display_name); null = none"),
   price_cents: Cents,
   usd_per_mtok: z
-    .object({ prompt: Usdc, completion: Usdc })
+    .object({
+      prompt: Usdc,
+      completion: Usdc,
+      cached_prompt: Usdc.nullable().describe(
+        "1M cached prompt tokens at the model's cache-read price, on an offer that caches prompts; null otherwise",
+      ),
+    })
     .describe("What 1M input and 1M output tokens cost at this price (the model's list price × price_cents / 100)"),
   capacity_left_diem: Diem.describe("Capacity left today (UTC)"),
   on_book: z.boolean().describe("Routable now: active, healthy, not delisted, capacity left"),

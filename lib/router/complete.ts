@@ -13,6 +13,7 @@ import { requiredFeatures, type Features } from "@/lib/supply/features";
 import { serializeForwardedFields } from "@/lib/router/forwarded-fields";
 import { releaseHoldOrRetry } from "@/lib/router/hold-release";
 import { costFields } from "@/lib/router/cost-details";
+import { prefixesParam, prefixHashes, promptPrefixes, sentPrefixTokens, type PromptPrefix } from "@/lib/router/prompt-prefixes";
 import {
   clearCompletion,
   reserveWithKey,
@@ -149,6 +150,8 @@ export type ReservedCompletion = {
   reservation: ReservedOk;
   /** Which API the buyer called (CompletionInput.surface). */
   surface: "chat" | "responses";
+  /** The prompt's prefix chain (lib/router/prompt-prefixes.ts); null when it is shorter than one block. */
+  prefixes: PromptPrefix[] | null;
   /** performance.now() at the request's arrival. */
   startedAt: number;
   /** When it was reserved. */
@@ -176,10 +179,12 @@ export async function reserveCompletion(input: CompletionInput): Promise<Reserve
   const forwarded = serializeForwardedFields(body);
   const meter = new PromptMeter(body, model.contextTokens);
   const rules = billingRules(body, model);
+  const prefixes = model.cacheReadMicroDiemPerMTok === null ? null : promptPrefixes(model.id, body, meter.bounds.textBytes);
   const now = clock();
   try {
     const { sizing, reservation } = await reserve({
       meter,
+      prefixes,
       body,
       rules,
       model,
@@ -189,7 +194,20 @@ export async function reserveCompletion(input: CompletionInput): Promise<Reserve
       now,
     });
     meter.start();
-    return { body, model, forwarded, meter, rules, sizing, reservation, surface: input.surface ?? "chat", startedAt, now, clock };
+    return {
+      body,
+      model,
+      forwarded,
+      meter,
+      rules,
+      sizing,
+      reservation,
+      prefixes,
+      surface: input.surface ?? "chat",
+      startedAt,
+      now,
+      clock,
+    };
   } catch (error) {
     meter.cancel();
     throw error;
@@ -219,7 +237,14 @@ export async function billAndClear(input: {
   const maxOutputTokens = reserved.sizing.maxOutputTokens;
   let billed: { usage: BilledUsage; clear: ClearResult };
   try {
-    const usage = await billUsage(reserved.meter, answer, maxOutputTokens, reserved.rules);
+    const { reservation, prefixes } = reserved;
+    const [usage, sentCachedTokens] = await Promise.all([
+      billUsage(reserved.meter, answer, maxOutputTokens, reserved.rules),
+      // svc's figure of the cached tokens: its count of the prefix it sent this offer within its retention.
+      reservation.cachesPrompts && reservation.sentPrefix !== null && prefixes !== null
+        ? sentPrefixTokens(reserved.body, prefixes[reservation.sentPrefix - 1].messages)
+        : null,
+    ]);
     const clear = await clearCompletion({
       holdId,
       completionId: input.completionId,
@@ -236,6 +261,9 @@ export async function billAndClear(input: {
       streamed: input.streamed ?? false,
       responsesApi: reserved.surface === "responses",
       counted: usage.counted,
+      claimedCachedTokens: answer.usage?.cachedTokens ?? null,
+      sentCachedTokens,
+      prefixHashes: reservation.cachesPrompts ? prefixHashes(prefixes) : null,
     });
     billed = { usage, clear };
   } catch (error) {
@@ -280,6 +308,7 @@ export type ReservedOk = Extract<KeyedReservation, { status: "ok" }>;
  */
 async function reserve(input: {
   meter: PromptMeter;
+  prefixes: PromptPrefix[] | null;
   body: ChatCompletionRequest;
   rules: BillingRules;
   model: CatalogEntry;
@@ -300,6 +329,7 @@ async function reserve(input: {
       outputTokens: sizing.maxOutputTokens,
       features,
       provider,
+      prefixes: prefixesParam(input.prefixes),
     });
 
   // The least this request can cost: its smallest possible prompt and one output token at the cheapest price on the book.
@@ -438,6 +468,8 @@ export function responseBody(input: {
   clear: ClearResult;
 }): ChatCompletionResponse {
   const { answer, usage, clear } = input;
+  // On a caching offer, the cached tokens billed (svc_cached_prompt_tokens); elsewhere the upstream's claim, as reported.
+  const cachedTokens = clear.cachedTokens ?? usage.cachedTokens;
   const message = input.excludeReasoning ? withoutReasoning(answer.message) : answer.message;
   return {
     id: input.completionId,
@@ -449,7 +481,7 @@ export function responseBody(input: {
       prompt_tokens: usage.promptTokens,
       completion_tokens: usage.completionTokens,
       total_tokens: usage.promptTokens + usage.completionTokens,
-      ...(usage.cachedTokens !== null && { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+      ...(cachedTokens !== null && { prompt_tokens_details: { cached_tokens: cachedTokens } }),
       ...(usage.reasoningTokens !== null && { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }),
       ...costFields(clear, {
         billedPromptTokens: usage.promptTokens,
@@ -461,6 +493,8 @@ export function responseBody(input: {
         usageEstimated: usage.claimed === null,
         usageDisputed: usage.disputed,
         counted: usage.counted,
+        billedCachedTokens: clear.cachedTokens,
+        claimedCachedTokens: usage.claimed?.cachedTokens ?? null,
       }),
     },
     ...(answer.systemFingerprint !== null && { system_fingerprint: answer.systemFingerprint }),

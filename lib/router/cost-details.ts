@@ -28,6 +28,8 @@ export function costFields(
     usageDisputed: boolean;
     /** svc's own count beside the claim (null on completions cleared before it was kept). */
     counted: { promptTokens: number | null; completionTokens: number | null; reasoningBoundTokens: number | null };
+    billedCachedTokens: number | null;
+    claimedCachedTokens: number | null;
   },
 ): { cost: number; cost_details: CostDetails } {
   const charge = formatMicros(clear.chargeMicros);
@@ -49,6 +51,8 @@ export function costFields(
       counted_prompt_tokens: clamp(tokens.counted.promptTokens),
       counted_completion_tokens: clamp(tokens.counted.completionTokens),
       reasoning_tokens_bound: clamp(tokens.counted.reasoningBoundTokens),
+      billed_cached_tokens: tokens.billedCachedTokens,
+      claimed_cached_tokens: clamp(tokens.claimedCachedTokens),
       usage_estimated: tokens.usageEstimated,
       usage_disputed: tokens.usageDisputed,
     },

@@ -34,6 +34,8 @@ type Row = {
   claimed_completion_tokens: number | null;
   reasoning_tokens: number | null;
   claimed_reasoning_tokens: number | null;
+  cached_tokens: number | null;
+  claimed_cached_tokens: number | null;
   usage_estimated: boolean;
   usage_disputed: boolean;
   latency_ms: number;
@@ -61,7 +63,7 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
     SELECT c.id, c.created_at, c.model_id, c.offer_id::text, o.supplier_id::text, sa.display_name AS supplier_name,
            c.responses_api, c.counted_prompt_tokens, c.counted_completion_tokens, c.reasoning_bound_tokens, c.finish_reason, c.end_reason, c.streamed,
            c.prompt_tokens, c.completion_tokens, c.claimed_prompt_tokens, c.claimed_completion_tokens,
-           c.reasoning_tokens, c.claimed_reasoning_tokens, c.usage_estimated, c.usage_disputed, c.latency_ms, c.total_latency_ms,
+           c.reasoning_tokens, c.claimed_reasoning_tokens, c.cached_tokens, c.claimed_cached_tokens, c.usage_estimated, c.usage_disputed, c.latency_ms, c.total_latency_ms,
            cl.price_cents, cl.burn_micro_diem, cl.charge_micros, cl.supplier_micros, cl.fee_micros,
            k.id::text AS key_id, k.name AS key_name, k.prefix AS key_prefix, je.id::text AS journal_entry_id
     FROM completions c
@@ -86,6 +88,7 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
       prompt_tokens: row.prompt_tokens,
       completion_tokens: row.completion_tokens,
       total_tokens: row.prompt_tokens + row.completion_tokens,
+      ...(row.cached_tokens !== null && { prompt_tokens_details: { cached_tokens: row.cached_tokens } }),
       ...(row.reasoning_tokens !== null && { completion_tokens_details: { reasoning_tokens: row.reasoning_tokens } }),
       ...costFields(
         {
@@ -109,6 +112,8 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
             completionTokens: row.counted_completion_tokens,
             reasoningBoundTokens: row.reasoning_bound_tokens,
           },
+          billedCachedTokens: row.cached_tokens,
+          claimedCachedTokens: row.claimed_cached_tokens,
         },
       ),
     },

@@ -39,6 +39,8 @@ export type ClearResult = {
   burnMicroDiem: bigint;
   priceCents: number;
   balanceMicros: bigint;
+  /** The prompt tokens billed at the cache-read price (svc_cached_prompt_tokens); null when the offer does not cache. */
+  cachedTokens: number | null;
 };
 
 export type ClearInput = {
@@ -68,6 +70,13 @@ export type ClearInput = {
   endReason?: CompletionEnd;
   /** The answer was streamed to the buyer (completions.streamed); default false. */
   streamed?: boolean;
+  /**
+   * Prompt caching (issue 40): the upstream's cached-token claim (null: none), svc's count of the prefix it sent this
+   * offer within its retention (null: none), and the request's prefix hashes to record for a caching offer (null: none).
+   */
+  claimedCachedTokens?: number | null;
+  sentCachedTokens?: number | null;
+  prefixHashes?: string | null;
   /** The buyer was given a POST /v1/responses response, resp_… (completions.responses_api); default false. */
   responsesApi?: boolean;
   /** svc's own count beside the claim (completions.counted_*, reasoning_bound_tokens); null on each when not known. */
@@ -104,6 +113,7 @@ export async function clearCompletion(input: ClearInput): Promise<ClearResult> {
     burnMicroDiem: BigInt(row.burn_micro_diem!),
     priceCents: Number(row.price_cents),
     balanceMicros: BigInt(row.balance_micros!),
+    cachedTokens: row.cached_tokens === null ? null : Number(row.cached_tokens),
   };
 }
 
@@ -116,6 +126,7 @@ type ClearRow = {
   balance_micros: string | null;
   supplier_micros: string | null;
   fee_micros: string | null;
+  cached_tokens: string | null;
 };
 
 /** Clears waiting for the next clear batch (a diagnostic; tests use it to know a batch has formed). */
@@ -166,6 +177,9 @@ export const CLEAR_ITEM_FIELDS = [
   "finish_reason",
   "end_reason",
   "streamed",
+  "claimed_cached_tokens",
+  "sent_cached_tokens",
+  "prefix_hashes",
   "responses_api",
   "counted_prompt_tokens",
   "counted_completion_tokens",
@@ -189,6 +203,9 @@ function clearItem(i: ClearInput): Record<(typeof CLEAR_ITEM_FIELDS)[number], Co
     finish_reason: i.finishReason,
     end_reason: i.endReason ?? "completed",
     streamed: i.streamed ?? false,
+    claimed_cached_tokens: i.claimedCachedTokens ?? null,
+    sent_cached_tokens: i.sentCachedTokens ?? null,
+    prefix_hashes: i.prefixHashes ?? null,
     responses_api: i.responsesApi ?? false,
     counted_prompt_tokens: i.counted?.promptTokens ?? null,
     counted_completion_tokens: i.counted?.completionTokens ?? null,
@@ -233,6 +250,8 @@ export type KeyedReservationInput = {
   features: Features;
   /** The request's own `provider` object (null: none); the statement merges it over the key's and the account's. */
   provider: ProviderPreferences | null;
+  /** The request's prefix chain as svc_reserve_batch takes it (lib/router/prompt-prefixes.ts prefixesParam); null: none. */
+  prefixes?: string | null;
 };
 
 type KeyFacts = { apiKeyId: string; accountId: string; keyMaxPriceCents: number | null; spendLimitMicros: bigint | null };
@@ -261,6 +280,10 @@ export type KeyedReservation =
       priceCents: number;
       amountMicros: bigint;
       upstream: Upstream;
+      /** The offer caches prompt prefixes and the model has a cache-read price: cached tokens are billed at it. */
+      cachesPrompts: boolean;
+      /** The 1-based position in the request's prefix chain of the longest prefix svc sent this offer within its retention. */
+      sentPrefix: number | null;
     } & KeyFacts);
 
 /**
@@ -282,6 +305,8 @@ type ReserveOutcome =
         upstream_model: string;
         streams: boolean;
         bills_cancelled_in_full: boolean;
+        caches_prompts: boolean;
+        sent_prefix: number | null;
       });
 type KeyRecord = { api_key_id: string; account_id: string; key_max_price_cents: number | null; spend_limit_micros: string | null };
 type PricedRecord = KeyRecord & { max_price_cents: number; burn_micro_diem: string };
@@ -324,7 +349,15 @@ function keyedReservation(o: ReserveOutcome): KeyedReservation {
         streams: o.streams,
         billsCancelledInFull: o.bills_cancelled_in_full,
       };
-      return { status: o.status, ...priced(o), ...offerFacts(o), holdId: o.hold_id, upstream };
+      return {
+        status: o.status,
+        ...priced(o),
+        ...offerFacts(o),
+        holdId: o.hold_id,
+        upstream,
+        cachesPrompts: o.caches_prompts,
+        sentPrefix: o.sent_prefix,
+      };
     }
   }
 }
@@ -367,6 +400,7 @@ async function runReserveBatch(items: KeyedReservationInput[]): Promise<ReserveB
         col((i) => i.features.json_schema),
         col((i) => i.features.vision),
         col((i) => (i.provider === null ? null : JSON.stringify(i.provider))),
+        col((i) => i.prefixes ?? null),
         env.DEFAULT_MAX_PRICE_CENTS,
         now.toISOString(),
         new Date(now.getTime() + env.UPSTREAM_TIMEOUT_MS + HOLD_GRACE_MS).toISOString(),
@@ -379,7 +413,7 @@ async function runReserveBatch(items: KeyedReservationInput[]): Promise<ReserveB
 // Both statements are named, so each pooled connection parses and plans them once (PostgreSQL caches the
 // functions' inner plans per connection too). Times go as ISO text: pg's own Date formatting cost more.
 const RESERVE_SQL = `SELECT ord, outcome FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
-  $7::boolean[], $8::boolean[], $9::jsonb[], $10::int, $11::timestamptz, $12::timestamptz)`;
+  $7::boolean[], $8::boolean[], $9::jsonb[], $10::jsonb[], $11::int, $12::timestamptz, $13::timestamptz)`;
 
 /** A hold outlives the upstream deadline by this much before the sweeper may release it. */
 export const HOLD_GRACE_MS = 60_000;

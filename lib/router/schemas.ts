@@ -421,6 +421,18 @@ export const CostDetailsSchema = component(
       .describe(
         "Hidden reasoning cannot be counted, only bounded: the most reasoning svc accepts for this answer (the request's reasoning budget, and what an answer of counted_completion_tokens makes plausible); null when the model does not bill reasoning or the request did not ask for it",
       ),
+    billed_cached_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "The prompt tokens billed at the model's cache-read price, within billed_prompt_tokens (= usage.prompt_tokens_details.cached_tokens): on an offer that caches prompts, the larger of the upstream's claim and what svc itself sent that offer within its declared retention. null when the offer does not cache (every prompt token at the input price)",
+      ),
+    claimed_cached_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe("The cached prompt tokens the upstream reported (prompt_tokens_details.cached_tokens); null when it reported none"),
     usage_estimated: z.boolean().describe("The upstream reported no usage: svc counted the tokens itself"),
     usage_disputed: z
       .boolean()
@@ -468,7 +480,12 @@ export const ChatCompletionSchema = component(
         prompt_tokens: z.number().int(),
         completion_tokens: z.number().int(),
         total_tokens: z.number().int(),
-        prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
+        prompt_tokens_details: z
+          .object({ cached_tokens: z.number().int() })
+          .optional()
+          .describe(
+            "cached_tokens: on an offer that caches prompts, the prompt tokens billed at the cache-read price (verified: at least what svc sent that offer within its retention); elsewhere the upstream's report",
+          ),
         completion_tokens_details: z
           .object({ reasoning_tokens: z.number().int().describe("The reasoning tokens billed (within completion_tokens)") })
           .optional(),
@@ -512,6 +529,10 @@ export const GenerationSchema = component(
       prompt_tokens: z.number().int(),
       completion_tokens: z.number().int(),
       total_tokens: z.number().int(),
+      prompt_tokens_details: z
+        .object({ cached_tokens: z.number().int() })
+        .optional()
+        .describe("The prompt tokens billed at the cache-read price, on an offer that caches (as in the answer)"),
       completion_tokens_details: z
         .object({ reasoning_tokens: z.number().int() })
         .optional()

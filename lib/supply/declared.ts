@@ -8,9 +8,14 @@ import type { CreateOfferInput, UpdateOfferInput } from "@/lib/supply/schemas";
  * probes (lib/probes) are the platform's check.
  */
 export function declaredFields(
-  input: Pick<UpdateOfferInput | CreateOfferInput, "quantization" | "data_policy" | "context_tokens" | "max_output_tokens" | "streaming">,
+  input: Pick<
+    UpdateOfferInput | CreateOfferInput,
+    "quantization" | "data_policy" | "context_tokens" | "max_output_tokens" | "streaming" | "prompt_caching"
+  >,
 ) {
   return {
+    ...(input.prompt_caching?.caches_prompts !== undefined && { cachesPrompts: input.prompt_caching.caches_prompts }),
+    ...(input.prompt_caching?.retention_seconds !== undefined && { cacheRetentionSeconds: input.prompt_caching.retention_seconds }),
     ...(input.streaming?.streams !== undefined && { streams: input.streaming.streams }),
     ...(input.streaming?.bills_cancelled_in_full !== undefined && { billsCancelledInFull: input.streaming.bills_cancelled_in_full }),
     ...(input.quantization !== undefined && { quantization: input.quantization }),

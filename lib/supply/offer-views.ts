@@ -100,6 +100,8 @@ function declaredView(o: {
   maxOutputTokens: number | null;
   streams: boolean;
   billsCancelledInFull: boolean;
+  cachesPrompts: boolean;
+  cacheRetentionSeconds: number;
   models: { model: { contextTokens: number; maxOutputTokens: number } }[];
 }): DeclaredView {
   const smallest = (pick: (m: { contextTokens: number; maxOutputTokens: number }) => number) =>
@@ -110,5 +112,6 @@ function declaredView(o: {
     context_tokens: o.contextTokens ?? smallest((m) => m.contextTokens),
     max_output_tokens: o.maxOutputTokens ?? smallest((m) => m.maxOutputTokens),
     streaming: { streams: o.streams, bills_cancelled_in_full: o.billsCancelledInFull },
+    prompt_caching: { caches_prompts: o.cachesPrompts, retention_seconds: o.cacheRetentionSeconds },
   };
 }

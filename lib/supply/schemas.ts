@@ -20,6 +20,24 @@ const StreamingDeclaration = z.object({
     ),
 });
 
+/** The longest prompt-cache retention an offer can commit to (a day), and the shortest (a minute). */
+export const MAX_CACHE_RETENTION_SECONDS = 86_400;
+export const MIN_CACHE_RETENTION_SECONDS = 60;
+
+const PromptCachingDeclaration = z.object({
+  caches_prompts: z
+    .boolean()
+    .describe(
+      "The upstream caches prompt prefixes (vLLM, SGLang, llama.cpp prefix caching; a provider's prompt cache): cached prompt tokens are billed at the model's cache-read price, at least the prefix svc itself sent this offer within retention_seconds",
+    ),
+  retention_seconds: z
+    .number()
+    .int()
+    .describe(
+      "The least time the upstream keeps a prefix after it was last sent: svc counts a prefix it sent within it as cached whatever the upstream reports",
+    ),
+});
+
 /** What the supplier declares about an offer (editable like the rest of it). */
 export const DeclaredSchema = z.object({
   quantization: Quantization,
@@ -32,6 +50,7 @@ export const DeclaredSchema = z.object({
   context_tokens: z.number().int().describe("The context it serves: its declared limit, else the model's"),
   max_output_tokens: z.number().int().describe("The output it serves: its declared limit, else the model's"),
   streaming: StreamingDeclaration.describe("How its upstream streams: whether it does, and how it bills an answer cancelled mid-stream"),
+  prompt_caching: PromptCachingDeclaration.describe("Whether its upstream caches prompt prefixes, and for how long at least"),
 });
 export type DeclaredView = z.output<typeof DeclaredSchema>;
 
@@ -135,8 +154,17 @@ const DeclaredTokens = z
 const StreamingInput = z
   .strictObject({ streams: z.boolean().optional(), bills_cancelled_in_full: z.boolean().optional() })
   .describe("How the upstream streams (each field optional; unset: it streams, and stops billing when its client hangs up)");
+const PromptCachingInput = z
+  .strictObject({
+    caches_prompts: z.boolean().optional(),
+    retention_seconds: z.number().int().min(MIN_CACHE_RETENTION_SECONDS).max(MAX_CACHE_RETENTION_SECONDS).optional(),
+  })
+  .describe(
+    "Whether the upstream caches prompt prefixes, and the least time it keeps one after it was last sent, 60 to 86,400 seconds (each field optional; unset: it does not cache, 300 s)",
+  );
 const Declarations = {
   streaming: StreamingInput.optional(),
+  prompt_caching: PromptCachingInput.optional(),
   quantization: Quantization.optional(),
   data_policy: DataPolicy.optional(),
   context_tokens: DeclaredTokens.optional(),

@@ -23,6 +23,11 @@
 -- and streamed say how the answer ended and whether it was streamed (completions.end_reason, .streamed);
 -- responses_api whether the buyer was given a resp_ id, and counted_* / reasoning_bound_tokens svc's own count beside
 -- the claim (20261216020000_completion_record; stored clamped).
+-- Prompt caching (issue 40): the prompt tokens billed at the hold's cache-read price are svc_cached_prompt_tokens (the
+-- larger of the upstream's claim and svc's figure of the prefix it sent that offer within its retention; none when the
+-- hold has no cache price: the offer does not cache), answered as cached_tokens (NULL when the offer does not cache);
+-- and an item's prefix hashes are recorded for its offer when the offer caches (prompt_prefixes, each kept its
+-- retention from now), after the money rows, in (hash, offer) order.
 -- SET enable_seqscan = off, SET jit = off: see svc_reserve_batch.
 CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   p_items svc_clear_item[],
@@ -37,7 +42,8 @@ CREATE OR REPLACE FUNCTION "svc_clear_batch"(
   price_cents integer,
   balance_micros bigint,
   supplier_micros bigint,
-  fee_micros bigint
+  fee_micros bigint,
+  cached_tokens bigint
 )
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
@@ -68,6 +74,7 @@ DECLARE
   c_disputed boolean[];       -- the item's usage_disputed, latency_ms and completion_tokens (for the offer's figures)
   c_latency bigint[];
   c_tokens bigint[];
+  c_cached bigint[];          -- prompt tokens billed at the cache-read price (NULL: the offer does not cache)
   -- One element per buyer: its ledger account and its balance after this batch.
   b_owner uuid[];
   b_account uuid[];
@@ -88,6 +95,8 @@ BEGIN
              AND COALESCE(i.claimed_prompt_tokens, 0) >= 0
              AND COALESCE(i.claimed_completion_tokens, 0) >= 0
              AND COALESCE(i.claimed_reasoning_tokens, 0) >= 0
+             AND COALESCE(i.claimed_cached_tokens, 0) >= 0
+             AND COALESCE(i.sent_cached_tokens, 0) BETWEEN 0 AND 2147483647
              AND COALESCE(i.reasoning_tokens BETWEEN 0 AND i.completion_tokens, true)
              AND i.usage_estimated IS NOT NULL AND i.usage_disputed IS NOT NULL
              AND i.end_reason = ANY(v_ends)
@@ -108,24 +117,27 @@ BEGIN
   SELECT array_agg(m.n), array_agg(m.id), array_agg(m.account_id), array_agg(m.api_key_id), array_agg(m.offer_id),
          array_agg(m.day), array_agg(m.model_id), array_agg(m.price), array_agg(m.amount), array_agg(m.reserved_burn),
          array_agg(m.burn), array_agg(m.charge), array_agg(s.share), array_agg(s.fee), array_agg(sa."id"),
-         array_agg(m.usage_disputed), array_agg(m.latency_ms), array_agg(m.completion_tokens)
+         array_agg(m.usage_disputed), array_agg(m.latency_ms), array_agg(m.completion_tokens), array_agg(m.cached)
   INTO c_n, c_hold, c_account, c_key, c_offer, c_day, c_model, c_price, c_amount, c_reserved_burn,
-       c_burn, c_charge, c_share, c_fee, c_supplier, c_disputed, c_latency, c_tokens
+       c_burn, c_charge, c_share, c_fee, c_supplier, c_disputed, c_latency, c_tokens, c_cached
   -- The split is computed outside the locked subquery, from its charge column: svc_fee_micros names its charge twice
   -- and is inlined only for an argument that cheap (as the whole capped charge, it was called and planned per batch).
   FROM (
     SELECT u.n, u.usage_disputed, u.latency_ms, u.completion_tokens,
+           CASE WHEN h."cache_read_micro_diem_per_mtok" IS NOT NULL THEN ca.cached END AS cached,
            h."id", h."account_id", h."api_key_id", h."offer_id", h."day", h."model_id",
            h."price_cents" AS price, h."amount_micros" AS amount, h."burn_micro_diem" AS reserved_burn,
            mc.burn_micro_diem AS burn, mc.charge_micros AS charge
     FROM "holds" h
     JOIN (SELECT DISTINCT ON (i.hold_id) i.hold_id, i.ordinality::integer AS n, i.prompt_tokens, i.completion_tokens,
-                 i.usage_disputed, i.latency_ms
+                 i.usage_disputed, i.latency_ms, i.claimed_cached_tokens, i.sent_cached_tokens
           FROM unnest(p_items) WITH ORDINALITY AS i WHERE v_ok[i.ordinality] ORDER BY i.hold_id, i.ordinality) u
       ON u.hold_id = h."id"
-    CROSS JOIN LATERAL svc_metered_charge(u.prompt_tokens, u.completion_tokens, h."input_micro_diem_per_mtok",
-                                          h."output_micro_diem_per_mtok", h."price_cents", h."burn_micro_diem",
-                                          h."amount_micros") mc
+    CROSS JOIN LATERAL (SELECT svc_cached_prompt_tokens(u.prompt_tokens, u.claimed_cached_tokens, u.sent_cached_tokens,
+                                                        h."cache_read_micro_diem_per_mtok" IS NOT NULL) AS cached) ca
+    CROSS JOIN LATERAL svc_metered_charge(u.prompt_tokens, ca.cached, u.completion_tokens, h."input_micro_diem_per_mtok",
+                                          h."cache_read_micro_diem_per_mtok", h."output_micro_diem_per_mtok",
+                                          h."price_cents", h."burn_micro_diem", h."amount_micros") mc
     WHERE h."status"::text = 'active'
       AND h."input_micro_diem_per_mtok" IS NOT NULL AND h."output_micro_diem_per_mtok" IS NOT NULL
     ORDER BY h."id"
@@ -236,9 +248,9 @@ BEGIN
              i.claimed_prompt_tokens, i.claimed_completion_tokens, i.usage_disputed, i.total_latency_ms,
              i.finish_reason, i.claimed_reasoning_tokens, i.reasoning_tokens, i.end_reason, i.streamed,
              i.responses_api, i.counted_prompt_tokens, i.counted_completion_tokens, i.reasoning_bound_tokens,
-             b.account AS buyer, svc_uuid_v7() AS clear_id, svc_uuid_v7() AS entry_id
-      FROM unnest(c_n, c_hold, c_account, c_key, c_offer, c_model, c_price, c_burn, c_charge, c_share, c_fee, c_supplier)
-        AS c(n, hold_id, account_id, api_key_id, offer_id, model_id, price, burn, charge, share, fee, supplier)
+             i.claimed_cached_tokens, b.account AS buyer, svc_uuid_v7() AS clear_id, svc_uuid_v7() AS entry_id
+      FROM unnest(c_n, c_hold, c_account, c_key, c_offer, c_model, c_price, c_burn, c_charge, c_share, c_fee, c_supplier, c_cached)
+        AS c(n, hold_id, account_id, api_key_id, offer_id, model_id, price, burn, charge, share, fee, supplier, cached)
       JOIN unnest(p_items) WITH ORDINALITY AS i ON i.ordinality = c.n
       LEFT JOIN unnest(b_owner, b_account) AS b(owner_id, account) ON b.owner_id = c.account_id
     ),
@@ -248,7 +260,8 @@ BEGIN
                                  "claimed_prompt_tokens", "claimed_completion_tokens", "usage_disputed",
                                  "total_latency_ms", "finish_reason", "claimed_reasoning_tokens", "reasoning_tokens",
                                  "end_reason", "streamed", "responses_api", "counted_prompt_tokens",
-                                 "counted_completion_tokens", "reasoning_bound_tokens")
+                                 "counted_completion_tokens", "reasoning_bound_tokens", "cached_tokens",
+                                 "claimed_cached_tokens")
       SELECT t.completion_id, t.hold_id, t.account_id, t.api_key_id, t.offer_id, t.model_id,
              t.prompt_tokens, t.completion_tokens, t.usage_estimated, t.latency_ms, p_now,
              -- LEAST ignores NULL: a missing claim must stay NULL, not become the column's largest value.
@@ -259,7 +272,9 @@ BEGIN
              t.reasoning_tokens, t.end_reason::completion_end, t.streamed, COALESCE(t.responses_api, false),
              CASE WHEN t.counted_prompt_tokens IS NOT NULL THEN LEAST(t.counted_prompt_tokens, 2147483647) END,
              CASE WHEN t.counted_completion_tokens IS NOT NULL THEN LEAST(t.counted_completion_tokens, 2147483647) END,
-             CASE WHEN t.reasoning_bound_tokens IS NOT NULL THEN LEAST(t.reasoning_bound_tokens, 2147483647) END
+             CASE WHEN t.reasoning_bound_tokens IS NOT NULL THEN LEAST(t.reasoning_bound_tokens, 2147483647) END,
+             t.cached,
+             CASE WHEN t.claimed_cached_tokens IS NOT NULL THEN LEAST(t.claimed_cached_tokens, 2147483647) END
       FROM item t
     ),
     new_clears AS (
@@ -280,6 +295,20 @@ BEGIN
 
     UPDATE "holds" h SET "status" = 'cleared', "settled_at" = p_now WHERE h."id" = ANY(c_hold);
 
+    -- 6b. The prefixes forwarded to caching offers, kept for the offer's retention from now (never shortened).
+    IF EXISTS (SELECT 1 FROM unnest(p_items) AS i WHERE i.prefix_hashes IS NOT NULL) THEN
+      INSERT INTO "prompt_prefixes" ("hash", "offer_id", "sent_at", "expires_at")
+      SELECT DISTINCT ON (x.hash, o."id") x.hash, o."id", p_now, p_now + make_interval(secs => o."cache_retention_seconds")
+      FROM unnest(c_n, c_offer) AS c(n, offer_id)
+      JOIN unnest(p_items) WITH ORDINALITY AS i ON i.ordinality = c.n
+      JOIN "offers" o ON o."id" = c.offer_id AND o."caches_prompts"
+      CROSS JOIN LATERAL unnest(string_to_array(i.prefix_hashes, ' ')) AS x(hash)
+      WHERE i.prefix_hashes IS NOT NULL AND x.hash <> ''
+      ORDER BY x.hash, o."id"
+      ON CONFLICT ("hash", "offer_id") DO UPDATE
+        SET "sent_at" = EXCLUDED."sent_at", "expires_at" = GREATEST("prompt_prefixes"."expires_at", EXCLUDED."expires_at");
+    END IF;
+
     -- 7. Health, after every money row: a served completion ends its offer's failure streak.
     PERFORM svc_record_offer_success(c_offer, p_now);
 
@@ -291,9 +320,10 @@ BEGIN
   -- One row per item.
   RETURN QUERY
   SELECT u.n::integer, CASE WHEN c.n IS NOT NULL THEN 'ok' WHEN v_ok[u.n] THEN 'not_active' ELSE 'rejected' END,
-         c.charge, c.burn, c.price, b.balance, c.share, c.fee
+         c.charge, c.burn, c.price, b.balance, c.share, c.fee, c.cached
   FROM generate_series(1, COALESCE(cardinality(p_items), 0)) AS u(n)
-  LEFT JOIN unnest(c_n, c_charge, c_burn, c_price, c_account, c_share, c_fee) AS c(n, charge, burn, price, account_id, share, fee)
+  LEFT JOIN unnest(c_n, c_charge, c_burn, c_price, c_account, c_share, c_fee, c_cached)
+    AS c(n, charge, burn, price, account_id, share, fee, cached)
     ON c.n = u.n
   LEFT JOIN unnest(b_owner, b_balance) AS b(owner_id, balance) ON b.owner_id = c.account_id
   ORDER BY u.n;

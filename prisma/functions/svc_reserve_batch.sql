@@ -27,10 +27,18 @@
 --   {status: 'no_offer', KEY, max_price_cents, burn_micro_diem, preferences}
 --   {status: 'insufficient_balance' | 'spend_limit_exceeded', KEY, max_price_cents, burn_micro_diem, OFFER}
 --   {status: 'ok', KEY, max_price_cents, burn_micro_diem, hold_id, OFFER, upstream_base_url, upstream_key_ciphertext,
---    upstream_model, streams, bills_cancelled_in_full}
+--    upstream_model, streams, bills_cancelled_in_full, caches_prompts, sent_prefix}
 -- where KEY = api_key_id, account_id, key_max_price_cents, spend_limit_micros and OFFER = offer_id, price_cents,
 -- amount_micros (what was, or would have been, reserved on it). row_to_json, not json(b)_build_object: measured at a
 -- fifth of the cost per outcome, about what the positional row cost.
+-- Prompt caching (issue 40): p_prefixes[i] is the request's prefix chain (lib/router/prompt-prefixes.ts: a JSON array
+-- of [hash, estimated tokens], shortest prefix first; NULL: none). When the model has a cache-read price, the longest
+-- prefix each caching offer was sent within its retention (prompt_prefixes) is looked up by hash, in this statement;
+-- unless the merged preferences say cache_affinity: false, offers are then ordered by their effective prompt price
+-- (svc_effective_prompt_micros: the cached part at the cache-read price), an offer holding the prefix first among
+-- equals, before price-time priority. The hold snapshots the model's cache-read price when its offer caches; 'ok'
+-- answers sent_prefix, the 1-based position of the longest prefix that offer was sent (NULL: none), for the clear's
+-- figure of what it sent (svc_cached_prompt_tokens).
 -- SET enable_seqscan = off: every row is looked up by key, and a plan made while the tables were nearly empty must
 -- not scan them (20261126000000_hot_path_index_plans).
 -- SET jit = off: a scan the planner cannot avoid (a small table with no index for its condition) is costed at 10^10
@@ -47,6 +55,7 @@ CREATE OR REPLACE FUNCTION "svc_reserve_batch"(
   p_json_schema boolean[],
   p_vision boolean[],
   p_prefs jsonb[],
+  p_prefixes jsonb[],
   p_default_max_cents integer,
   p_now timestamptz,
   p_expires_at timestamptz
@@ -74,6 +83,8 @@ DECLARE
   v_min_tps numeric;
   v_bad record;
   v_offers refcursor;
+  v_sent jsonb;
+  v_affinity boolean;
   i integer;
 BEGIN
   -- The reservation's commit does not wait for its WAL flush (atomicity and isolation are unchanged: other
@@ -88,7 +99,7 @@ BEGIN
     IF p_key_hashes[i] IS NULL OR p_model_ids[i] IS NULL
        OR p_prompt_tokens[i] IS NULL OR p_prompt_tokens[i] < 0 OR p_output_tokens[i] IS NULL OR p_output_tokens[i] < 0
        OR p_requested_max_cents[i] < 1 OR p_tools[i] IS NULL OR p_json_schema[i] IS NULL OR p_vision[i] IS NULL
-       OR jsonb_typeof(p_prefs[i]) <> 'object' THEN
+       OR jsonb_typeof(p_prefs[i]) <> 'object' OR jsonb_typeof(p_prefixes[i]) <> 'array' THEN
       RETURN QUERY SELECT i, row_to_json(o) FROM (SELECT 'rejected' AS status) o;
       CONTINUE;
     END IF;
@@ -132,11 +143,14 @@ BEGIN
       END IF;
     END IF;
     v_prefs := NULL;
+    v_sort := 'price';
+    v_affinity := true;
     IF p_prefs[i] IS NOT NULL OR v_key.key_prefs IS NOT NULL OR v_key.account_prefs IS NOT NULL THEN
       v_prefs := COALESCE(v_key.account_prefs, '{}'::jsonb) || COALESCE(v_key.key_prefs, '{}'::jsonb) || COALESCE(p_prefs[i], '{}'::jsonb);
       v_sort := COALESCE(v_prefs ->> 'sort', 'price');
+      v_affinity := COALESCE(v_prefs ->> 'cache_affinity', 'true') <> 'false';
       -- Preferences that route as the default does leave the default statement to run.
-      IF v_sort = 'price' AND v_prefs - ARRAY['sort', 'require_parameters', 'allow_fallbacks'] = '{}'::jsonb THEN
+      IF v_sort = 'price' AND v_prefs - ARRAY['sort', 'require_parameters', 'allow_fallbacks', 'cache_affinity'] = '{}'::jsonb THEN
         v_prefs := NULL;
       END IF;
     END IF;
@@ -149,7 +163,8 @@ BEGIN
     v_max_latency_ms := (v_prefs ->> 'preferred_max_latency')::numeric * 1000;
     v_min_tps := (v_prefs ->> 'preferred_min_throughput')::numeric;
 
-    SELECT m."input_micro_diem_per_mtok" AS input, m."output_micro_diem_per_mtok" AS output INTO v_model
+    SELECT m."input_micro_diem_per_mtok" AS input, m."output_micro_diem_per_mtok" AS output,
+           m."cache_read_micro_diem_per_mtok" AS cache_read INTO v_model
     FROM "models" m WHERE m."id" = p_model_ids[i] AND m."active";
     IF NOT FOUND THEN
       RETURN QUERY SELECT i, row_to_json(o) FROM (SELECT 'model_not_found' AS status) o;
@@ -164,13 +179,29 @@ BEGIN
     END IF;
     v_burn := v_burn_exact::bigint;
 
+    -- The longest prefix of this request each caching offer was sent within its retention: {offer id: [position, tokens]}.
+    v_sent := NULL;
+    IF p_prefixes[i] IS NOT NULL AND v_model.cache_read IS NOT NULL THEN
+      SELECT jsonb_object_agg(s.offer_id::text, jsonb_build_array(s.n, s.tokens)) INTO v_sent
+      FROM (
+        SELECT DISTINCT ON (pp."offer_id") pp."offer_id", x.n, LEAST((x.e ->> 1)::bigint, p_prompt_tokens[i]) AS tokens
+        FROM jsonb_array_elements(p_prefixes[i]) WITH ORDINALITY AS x(e, n)
+        JOIN "prompt_prefixes" pp ON pp."hash" = x.e ->> 0 AND pp."expires_at" > p_now
+        JOIN "offers" po ON po."id" = pp."offer_id" AND po."caches_prompts"
+          AND pp."sent_at" > p_now - make_interval(secs => po."cache_retention_seconds")
+        ORDER BY pp."offer_id", x.n DESC
+      ) s;
+    END IF;
+    v_affinity := v_affinity AND v_sent IS NOT NULL;
+
     v_done := false;
     -- The offers in routing order, through one of two static statements (each planned once per connection): the
-    -- default one, or the one that applies preferences.
-    IF v_prefs IS NULL THEN
+    -- default one, or the one that applies preferences (and cache affinity).
+    IF v_prefs IS NULL AND NOT v_affinity THEN
       OPEN v_offers FOR
         SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
-               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model", o."streams", o."bills_cancelled_in_full"
+               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model", o."streams", o."bills_cancelled_in_full",
+               o."caches_prompts"
         FROM "offers" o
         JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
           AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
@@ -183,7 +214,8 @@ BEGIN
     ELSE
       OPEN v_offers FOR
         SELECT o."id", o."price_cents", o."daily_capacity_micro_diem",
-               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model", o."streams", o."bills_cancelled_in_full"
+               o."upstream_base_url", o."upstream_key_ciphertext", om."upstream_model", o."streams", o."bills_cancelled_in_full",
+               o."caches_prompts"
         FROM "offers" o
         JOIN "offer_models" om ON om."offer_id" = o."id" AND om."model_id" = p_model_ids[i]
           AND svc_offer_model_serves(om."supports_tools", om."supports_json_schema", om."supports_vision",
@@ -203,6 +235,9 @@ BEGIN
           CASE WHEN v_sort = 'latency' THEN q."latency_p50_ms" END ASC NULLS LAST,
           CASE WHEN v_sort = 'throughput' THEN q."throughput_tps" END DESC NULLS LAST,
           CASE WHEN v_sort = 'quality' THEN q."answer_error_rate" END ASC NULLS LAST,
+          CASE WHEN v_affinity THEN svc_effective_prompt_micros(p_prompt_tokens[i], CASE WHEN o."caches_prompts" THEN (v_sent -> o."id"::text ->> 1)::bigint END,
+                                                                v_model.input, v_model.cache_read, o."price_cents") END,
+          CASE WHEN v_affinity AND o."caches_prompts" AND v_sent ? o."id"::text THEN 0 ELSE 1 END,
           o."price_cents", o."created_at", o."id";
     END IF;
     LOOP
@@ -260,9 +295,11 @@ BEGIN
       -- A time-ordered id (svc_uuid_v7): the hold lands at its indexes' right edge.
       INSERT INTO "holds" ("id", "account_id", "api_key_id", "offer_id", "model_id", "day", "price_cents",
                            "amount_micros", "burn_micro_diem", "expires_at", "created_at",
-                           "input_micro_diem_per_mtok", "output_micro_diem_per_mtok", "key_period_start")
+                           "input_micro_diem_per_mtok", "output_micro_diem_per_mtok", "key_period_start",
+                           "cache_read_micro_diem_per_mtok")
       VALUES (svc_uuid_v7(), v_key."account_id", v_key."id", v_offer."id", p_model_ids[i], v_day, v_offer."price_cents",
-              v_charge, v_burn, p_expires_at, p_now, v_model.input, v_model.output, v_period)
+              v_charge, v_burn, p_expires_at, p_now, v_model.input, v_model.output, v_period,
+              CASE WHEN v_offer."caches_prompts" THEN v_model.cache_read END)
       RETURNING "id" INTO v_hold;
 
       RETURN QUERY SELECT i, row_to_json(o) FROM (
@@ -272,7 +309,9 @@ BEGIN
                v_offer."id" AS offer_id, v_offer."price_cents" AS price_cents, v_charge::text AS amount_micros,
                v_offer."upstream_base_url" AS upstream_base_url, v_offer."upstream_key_ciphertext" AS upstream_key_ciphertext,
                v_offer."upstream_model" AS upstream_model, v_offer."streams" AS streams,
-               v_offer."bills_cancelled_in_full" AS bills_cancelled_in_full) o;
+               v_offer."bills_cancelled_in_full" AS bills_cancelled_in_full,
+               v_offer."caches_prompts" AND v_model.cache_read IS NOT NULL AS caches_prompts,
+               CASE WHEN v_offer."caches_prompts" THEN (v_sent -> v_offer."id"::text ->> 0)::integer END AS sent_prefix) o;
       EXIT;
     END LOOP;
     CLOSE v_offers;

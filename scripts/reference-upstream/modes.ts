@@ -14,6 +14,10 @@
  *   die-after:<n> | error-after:<n> | finish-error-after:<n> | stall-after:<n> | garbage-after:<n> | no-done
  *   | no-stream | json-stream
  * - comments: an SSE comment line before every event of a stream, as OpenRouter's processing notices.
+ * - cache: prompt caching (issue 40). cache: it keeps the prefixes it was sent (at every message end, for the
+ *   server's cacheRetentionMs) and reports the longest one it saw as `prompt_tokens_details.cached_tokens`, an honest
+ *   caching provider; cache-zero: it reports 0 cached tokens whatever it saw (a supplier billing a cached prefix as
+ *   new).
  */
 
 type ReplyKind =
@@ -21,11 +25,13 @@ type ReplyKind =
 type FaultKind = "timeout" | "garbage";
 type CountedEnding = "die-after" | "error-after" | "finish-error-after" | "stall-after" | "garbage-after";
 type PlainEnding = "no-done" | "no-stream" | "json-stream";
+type CacheKind = "cache" | "cache-zero";
 
 type ModePart =
   | ReplyKind
   | FaultKind
   | PlainEnding
+  | CacheKind
   | "comments"
   | `latency:${number}`
   | `error:${number}`
@@ -63,6 +69,8 @@ export type ResolvedMode = {
   firstTokenMs: number;
   ending: EndingMode | null;
   comments: boolean;
+  /** Prompt caching: honest (cache) or claiming none (cache-zero); null: no cache reported. */
+  cache: CacheKind | null;
 };
 
 const MAX_MS = 600_000;
@@ -80,7 +88,7 @@ const REPLY_KINDS = new Set<string>([
 const COUNTED_ENDINGS = new Set<string>(["die-after", "error-after", "finish-error-after", "stall-after", "garbage-after"]);
 const PLAIN_ENDINGS = new Set<string>(["no-done", "no-stream", "json-stream"]);
 
-type Group = "reply" | "latency" | "fault" | "pace" | "first-token" | "ending" | "comments";
+type Group = "reply" | "latency" | "fault" | "pace" | "first-token" | "ending" | "comments" | "cache";
 type Parsed = { group: Group; canonical: string; apply: (mode: ResolvedMode) => void };
 
 const ms = (raw: string) => (/^\d{1,7}$/.test(raw) && Number(raw) <= MAX_MS ? Number(raw) : null);
@@ -92,6 +100,7 @@ function parsePart(part: string): Parsed | null {
   if (part === "timeout" || part === "garbage") return { group: "fault", canonical: part, apply: (m) => (m.fault = { kind: part }) };
   if (PLAIN_ENDINGS.has(part)) return { group: "ending", canonical: part, apply: (m) => (m.ending = { kind: part as PlainEnding }) };
   if (part === "comments") return { group: "comments", canonical: part, apply: (m) => (m.comments = true) };
+  if (part === "cache" || part === "cache-zero") return { group: "cache", canonical: part, apply: (m) => (m.cache = part) };
   const colon = part.indexOf(":");
   if (colon < 0) return null;
   const [kind, arg] = [part.slice(0, colon), part.slice(colon + 1)];
@@ -149,6 +158,7 @@ export function resolveMode(mode: UpstreamMode): ResolvedMode {
     firstTokenMs: 0,
     ending: null,
     comments: false,
+    cache: null,
   };
   for (const part of parts) part.apply(resolved);
   return resolved;

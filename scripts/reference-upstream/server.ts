@@ -2,7 +2,13 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { z } from "zod";
-import { countPromptTokens, countReplyTokens, countTextTokens, truncateTextToTokens } from "../../lib/upstream/tokens";
+import {
+  countPromptTokens,
+  countReplyTokens,
+  countTextTokens,
+  REPLY_PRIMING_TOKENS,
+  truncateTextToTokens,
+} from "../../lib/upstream/tokens";
 import { REFERENCE_MODELS, type ReferenceModel } from "./catalog";
 import { exampleOf } from "./json-instance";
 import { parseUpstreamMode, resolveMode, type ReplyMode, type ResolvedMode, type UpstreamMode } from "./modes";
@@ -44,6 +50,8 @@ export type ReferenceUpstreamOptions = {
   gate?: () => Promise<void>;
   /** The wait per generated token of a stream, unless a request's `pace:<ms>` mode says otherwise. Default 1 ms. */
   tokenDelayMs?: number;
+  /** How long the prompt cache (modes cache, cache-zero) keeps a prefix after it was last sent. Default 10 minutes. */
+  cacheRetentionMs?: number;
 };
 
 export type ReferenceUpstream = {
@@ -359,8 +367,51 @@ function assertSupported(request: ChatRequest, model: ReferenceModel): void {
   if (missing) throw new HttpError(400, "unsupported_feature", `The model '${model.id}' does not support ${missing}`);
 }
 
+/**
+ * The prompt cache of modes cache and cache-zero: the prefixes this server was sent (model, tools, then the messages
+ * up to each message end), each kept for the retention after it was last sent, at most MAX_CACHED_PREFIXES (the
+ * oldest go first). A prefix's cached tokens are counted as svc counts a prompt (lib/upstream/tokens.ts), without the
+ * reply priming only a whole prompt has.
+ */
+class PrefixCache {
+  private readonly seen = new Map<string, number>();
+  constructor(private readonly retentionMs: number) {}
+
+  /** The cached tokens of the longest prefix of `request` seen within the retention; records every prefix it has. */
+  async cachedTokens(request: ChatRequest): Promise<number> {
+    const now = Date.now();
+    const hash = createHash("sha256")
+      .update(request.model)
+      .update(JSON.stringify(request.tools ?? null));
+    let longest = 0;
+    const keys: string[] = [];
+    request.messages.forEach((message, i) => {
+      hash.update(JSON.stringify(message));
+      const key = hash.copy().digest("base64url");
+      keys.push(key);
+      if ((this.seen.get(key) ?? 0) > now) longest = i + 1;
+    });
+    for (const key of keys) {
+      this.seen.delete(key);
+      this.seen.set(key, now + this.retentionMs);
+    }
+    while (this.seen.size > MAX_CACHED_PREFIXES) this.seen.delete(this.seen.keys().next().value!);
+    if (longest === 0) return 0;
+    const prefix = { ...request, messages: request.messages.slice(0, longest), response_format: undefined };
+    return Math.max(0, (await countPromptTokens(prefix)) - REPLY_PRIMING_TOKENS);
+  }
+}
+
+const MAX_CACHED_PREFIXES = 100_000;
+const DEFAULT_CACHE_RETENTION_MS = 600_000;
+
 /** The completion for this request, whichever way it is sent (completionJson, streamCompletion). */
-async function composeCompletion(request: ChatRequest, model: ReferenceModel, reply: ReplyMode): Promise<CompletionParts> {
+async function composeCompletion(
+  request: ChatRequest,
+  model: ReferenceModel,
+  reply: ReplyMode,
+  cache?: { mode: ResolvedMode["cache"]; store: PrefixCache },
+): Promise<CompletionParts> {
   assertSupported(request, model);
   const promptTokens = await countPromptTokens(request);
   if (promptTokens > model.contextTokens) {
@@ -400,6 +451,17 @@ async function composeCompletion(request: ChatRequest, model: ReferenceModel, re
               completion_tokens_details: { reasoning_tokens: countTextTokens(answer.message.reasoning_content) },
             }
           : { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  if (cache && cache.mode !== null) {
+    // Recorded whichever mode: cache-zero has the prefix cached as well, it only does not say so.
+    const cachedTokens = await cache.store.cachedTokens(request);
+    const reported = cache.mode === "cache" ? Math.min(cachedTokens, usage.prompt_tokens) : 0;
+    return {
+      base,
+      message: answer.message,
+      finish: answer.finish,
+      usage: { ...usage, prompt_tokens_details: { cached_tokens: reported } },
+    };
+  }
   return { base, message: answer.message, finish: answer.finish, usage };
 }
 
@@ -470,6 +532,7 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
   if (!Number.isFinite(tokenDelayMs) || tokenDelayMs < 0) throw new Error(`Invalid tokenDelayMs '${opts.tokenDelayMs}'`);
 
   const streamLog = new StreamLog();
+  const prefixCache = new PrefixCache(opts.cacheRetentionMs ?? DEFAULT_CACHE_RETENTION_MS);
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let chatRequests = 0;
@@ -503,7 +566,7 @@ export async function startReferenceUpstream(opts: ReferenceUpstreamOptions = {}
     }
     const request = parseChatRequest(raw, mode);
     const model = findModel(models, request.model);
-    const completion = await composeCompletion(request, model, mode.reply);
+    const completion = await composeCompletion(request, model, mode.reply, { mode: mode.cache, store: prefixCache });
     if (!request.stream || mode.ending?.kind === "json-stream") return sendJson(res, 200, completionJson(completion, mode.reply));
     if (res.destroyed) return;
     await streamCompletion(

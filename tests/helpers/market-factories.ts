@@ -22,11 +22,13 @@ export async function seedPrivateModel(
     id: string;
     inputMicroDiemPerMTok: bigint;
     outputMicroDiemPerMTok: bigint;
+    cacheReadMicroDiemPerMTok: bigint | null;
     supportsTools: boolean;
     supportsJsonSchema: boolean;
     supportsVision: boolean;
     billsReasoning: boolean;
     maxOutputTokens: number;
+    contextTokens: number;
   }> = {},
 ) {
   return db.model.create({
@@ -35,7 +37,8 @@ export async function seedPrivateModel(
       name: "Private test model",
       inputMicroDiemPerMTok: overrides.inputMicroDiemPerMTok ?? 700_000n,
       outputMicroDiemPerMTok: overrides.outputMicroDiemPerMTok ?? 2_800_000n,
-      contextTokens: 32_768,
+      cacheReadMicroDiemPerMTok: overrides.cacheReadMicroDiemPerMTok ?? null,
+      contextTokens: overrides.contextTokens ?? 32_768,
       maxOutputTokens: overrides.maxOutputTokens ?? 4_096,
       supportsTools: overrides.supportsTools ?? false,
       supportsJsonSchema: overrides.supportsJsonSchema ?? false,
@@ -56,6 +59,8 @@ export type SeedOfferOptions = {
   upstreamApiKey?: string;
   /** What the offer serves for each of its models (default: nothing beyond text). */
   features?: Partial<Features>;
+  /** Prompt caching declared: the upstream caches prefixes, kept at least this many seconds (default: not declared). */
+  caching?: { retentionSeconds: number };
 };
 
 /** An offer written directly (no upstream check), for market fixtures. */
@@ -70,6 +75,7 @@ export async function seedOffer(options: SeedOfferOptions) {
       dailyCapacityMicroDiem: options.dailyCapacityMicroDiem,
       status: options.status ?? "active",
       unhealthyUntil: options.unhealthyUntil ?? null,
+      ...(options.caching && { cachesPrompts: true, cacheRetentionSeconds: options.caching.retentionSeconds }),
       consecutiveFailures: options.unhealthyUntil ? 1 : 0,
       models: {
         create: options.models.map((m) => ({

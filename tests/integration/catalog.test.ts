@@ -8,13 +8,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { clearMarketCache } from "@/lib/market/cache";
 import { CATALOG, parseCatalogFile } from "@/lib/market/catalog";
-import { getPriceAt, getPriceHistory, planCatalog } from "@/lib/market/catalog-store";
+import { addModel, catalogFromUpstreamModels, getPriceAt, getPriceHistory, planCatalog, setModel } from "@/lib/market/catalog-store";
 import { GET as listModelsRoute } from "@/app/v1/models/route";
 import { startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { readError } from "../helpers/http";
 import { callCompletions, seedBuyer } from "../helpers/router-factories";
 
 const exec = promisify(execFile);
+
+/** One valid model of a catalog file. */
+const FILE_MODEL = {
+  id: "file-model",
+  name: "File model",
+  input_diem_per_mtok: "1.00",
+  output_diem_per_mtok: "2.00",
+  context_length: 8192,
+  max_output_tokens: 1024,
+};
 
 /** The operator's CLI, as `npm run catalog -- …` runs it, against this run's database. */
 async function catalogCli(...args: string[]) {
@@ -98,7 +108,7 @@ describe("npm run catalog", () => {
     expect(audit.trim().split("\n")).toHaveLength(3);
 
     const { stdout: listed } = await catalogCli("list");
-    expect(listed).toContain(`${ids.b}\tCat B\t0.550000\t1.600000\t32768\t2048\ttools\tno\tactive`);
+    expect(listed).toContain(`${ids.b}\tCat B\t0.550000\t1.600000\t-\t-\t32768\t2048\ttools\tno\tactive`);
 
     // This process has the model in its cached catalog when it is retired (as every other instance would):
     // the reservation reads models.active itself, so the retirement takes effect at once.
@@ -167,7 +177,7 @@ describe("npm run catalog", () => {
     );
     expect((await db.model.findUniqueOrThrow({ where: { id } })).billsReasoning).toBe(true);
     const { stdout: set } = await catalogCli("set", id, "--bills-reasoning", "no");
-    expect(set).toContain(`${id}\tThinker\t0.400000\t1.600000\t32768\t2048\t-\tno\tactive`);
+    expect(set).toContain(`${id}\tThinker\t0.400000\t1.600000\t-\t-\t32768\t2048\t-\tno\tactive`);
     await expect(catalogCli("set", id, "--bills-reasoning", "maybe")).rejects.toMatchObject({
       stderr: expect.stringContaining("yes or no"),
     });
@@ -214,6 +224,60 @@ describe("npm run catalog", () => {
     const a = await db.model.findUniqueOrThrow({ where: { id: ids.a } });
     expect([a.inputMicroDiemPerMTok, a.outputMicroDiemPerMTok, a.contextTokens]).toEqual([300_000n, 1_500_000n, 32768]);
     expect((await getPriceHistory(db, ids.a)).length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("carries cache prices: read from Venice's model_spec and OpenRouter's pricing, versioned, shown on /v1/models", async () => {
+    const { models } = catalogFromUpstreamModels({
+      data: [
+        {
+          id: "venice-shaped",
+          model_spec: {
+            availableContextTokens: 8192,
+            pricing: { input: { diem: 1 }, output: { diem: 2 }, cache_input: { diem: 0.1 }, cache_write: { diem: 1.25 } },
+          },
+        },
+        {
+          id: "openrouter-shaped",
+          context_length: 8192,
+          pricing: { prompt: "0.000003", completion: "0.000015", input_cache_read: "0.0000003", input_cache_write: "0.00000375" },
+        },
+        { id: "no-cache", context_length: 8192, pricing: { prompt: "0.000001", completion: "0.000002" } },
+      ],
+    });
+    expect(models.map((m) => [m.id, m.inputMicroDiemPerMTok, m.cacheReadMicroDiemPerMTok, m.cacheWriteMicroDiemPerMTok])).toEqual([
+      ["venice-shaped", 1_000_000n, 100_000n, 1_250_000n],
+      ["openrouter-shaped", 3_000_000n, 300_000n, 3_750_000n],
+      ["no-cache", 1_000_000n, null, null],
+    ]);
+
+    const id = `cat-${tag}-cached`;
+    await addModel(db, { ...models[0], id });
+    await setModel(db, id, { cacheRead: "0.05" });
+    await setModel(db, id, { cacheWrite: "none" });
+    const history = await getPriceHistory(db, id);
+    expect(history.map((h) => [h.inputMicroDiemPerMTok, h.cacheReadMicroDiemPerMTok, h.cacheWriteMicroDiemPerMTok])).toEqual([
+      [1_000_000n, 100_000n, 1_250_000n],
+      [1_000_000n, 50_000n, 1_250_000n],
+      [1_000_000n, 50_000n, null],
+    ]);
+    clearMarketCache();
+    const listed = (
+      (await (await listModelsRoute(new Request("http://localhost:3000/v1/models"))).json()) as {
+        data: { id: string; pricing: Record<string, unknown> }[];
+      }
+    ).data.find((m) => m.id === id);
+    expect(listed?.pricing).toMatchObject({
+      input_diem_per_mtok: "1.000000",
+      cache_read_diem_per_mtok: "0.050000",
+      cache_write_diem_per_mtok: null,
+      prompt: "0.000001",
+      input_cache_read: "0.00000005",
+      input_cache_write: null,
+    });
+    expect(parseCatalogFile(JSON.stringify({ models: [{ ...FILE_MODEL, cache_read_diem_per_mtok: "0.1" }] }))[0]).toMatchObject({
+      cacheReadMicroDiemPerMTok: 100_000n,
+      cacheWriteMicroDiemPerMTok: null,
+    });
   });
 
   it("plans nothing when the source matches the database", async () => {

@@ -175,6 +175,7 @@ describe("svc_clear_batch with many items in one statement", () => {
       balance_micros: String(balance),
       supplier_micros: String(e.supplierMicros),
       fee_micros: String(e.feeMicros),
+      cached_tokens: null,
     });
     const notActive = {
       status: "not_active",
@@ -184,6 +185,7 @@ describe("svc_clear_batch with many items in one statement", () => {
       balance_micros: null,
       supplier_micros: null,
       fee_micros: null,
+      cached_tokens: null,
     };
     expect(rows).toEqual([
       { ord: 1, ...ok(e1, 120, xAfter) },
@@ -435,7 +437,7 @@ describe("svc_clear_batch with many items in one statement", () => {
     ] as const;
     const { rows } = await pgPool().query<{ ord: number; status: string; hold_id: string | null }>(
       `SELECT ord, outcome->>'status' AS status, outcome->>'hold_id' AS hold_id FROM svc_reserve_batch($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[],
-        $7::boolean[], $8::boolean[], $9::jsonb[], $10::int, $11::timestamptz, $12::timestamptz)`,
+        $7::boolean[], $8::boolean[], $9::jsonb[], $10::jsonb[], $11::int, $12::timestamptz, $13::timestamptz)`,
       [
         items.map((i) => i[0]),
         items.map((i) => i[1]),
@@ -445,6 +447,7 @@ describe("svc_clear_batch with many items in one statement", () => {
         items.map(() => false),
         items.map(() => false),
         items.map(() => false),
+        items.map(() => null),
         items.map(() => null),
         100,
         new Date(),

@@ -340,6 +340,7 @@ describe("GET /v1/market/models/{id}/offers", () => {
         context_tokens: 32_768,
         max_output_tokens: 4_096,
         streaming: { streams: true, bills_cancelled_in_full: false },
+        prompt_caching: { caches_prompts: false, retention_seconds: 300 },
       },
     });
     expect(c).toMatchObject({
@@ -358,7 +359,7 @@ describe("GET /v1/market/models/{id}/offers", () => {
       },
       probe: { status: "unprobed", delisted: false, probed_at: null, flagged_at: null, reason: null, evidence: [] },
     });
-    expect(c.usd_per_mtok).toEqual({ prompt: "0.560000", completion: "2.240000" });
+    expect(c.usd_per_mtok).toEqual({ prompt: "0.560000", completion: "2.240000", cached_prompt: null });
     expect(o.measured).toEqual({
       "1h": { requests: 0, sources: 0, sufficient: false, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null },
       "24h": { requests: 0, sources: 0, sufficient: false, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null },

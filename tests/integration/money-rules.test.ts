@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { pgPool } from "@/lib/db/pool";
 import { prng } from "../helpers/prng";
-import { burnMicroDiem, chargeMicros, meteredCharge, splitCharge } from "@/lib/money";
+import { burnMicroDiem, cachedPromptTokens, chargeMicros, meteredCharge, splitCharge } from "@/lib/money";
 import { remainingMicroDiem } from "@/lib/supply/capacity";
 import { isHealthy, isOnBook } from "@/lib/supply/offer-health";
 import { supplierPublicId } from "@/lib/supply/public-id";
@@ -68,6 +68,56 @@ describe("the money rules in SQL and their TypeScript mirrors (lib/money.ts)", (
     expect(got.at(-1)).toBe("1");
   });
 
+  it("cached burn: the cached prompt tokens (within the prompt) at the cache-read price, or the input price without one", async () => {
+    const cases = Array.from({ length: CASES }, () => {
+      const prompt = Number(rng.big(BigInt(INT_MAX), [0n, 1n, 999_999n, 1_000_000n]));
+      return {
+        prompt,
+        // Often within the prompt, sometimes beyond it (capped there) or exactly it.
+        cached: rng.chance(0.1) ? prompt + rng.int(0, 1000) : rng.chance(0.1) ? prompt : rng.int(0, prompt),
+        completion: Number(rng.big(BigInt(INT_MAX), [0n, 1n, 999_999n])),
+        input: rng.big(10n ** 12n, [0n, 1n, 999_999n, 1_000_000n]),
+        cacheRead: rng.chance(0.2) ? null : rng.big(10n ** 12n, [0n, 1n, 999_999n, 1_000_000n]),
+        output: rng.big(10n ** 12n, [0n, 1n, 999_999n, 1_000_000n]),
+      };
+    });
+    const got = await evaluate(
+      "svc_cached_burn_micro_diem(c1, c2, c3, c4, c5, c6)",
+      ["bigint", "bigint", "bigint", "bigint", "bigint", "bigint"],
+      [
+        cases.map((c) => c.prompt),
+        cases.map((c) => c.cached),
+        cases.map((c) => c.completion),
+        cases.map((c) => s(c.input)),
+        cases.map((c) => s(c.cacheRead)),
+        cases.map((c) => s(c.output)),
+      ],
+    );
+    const prices = (c: (typeof cases)[number]) => ({
+      inputMicroDiemPerMTok: c.input,
+      outputMicroDiemPerMTok: c.output,
+      cacheReadMicroDiemPerMTok: c.cacheRead,
+    });
+    expect(got).toEqual(cases.map((c) => s(burnMicroDiem(c.prompt, c.completion, prices(c), c.cached))));
+    // Nothing cached is the plain burn, whatever the cache price.
+    for (const c of cases.slice(0, 50))
+      expect(burnMicroDiem(c.prompt, c.completion, prices(c), 0)).toBe(burnMicroDiem(c.prompt, c.completion, prices(c)));
+  });
+
+  it("cached prompt tokens: the larger of the claim and svc's figure, within the prompt, on a caching offer only", async () => {
+    const cases = Array.from({ length: CASES }, () => {
+      const prompt = rng.int(0, INT_MAX);
+      const figure = () => (rng.chance(0.2) ? null : rng.chance(0.1) ? prompt + rng.int(0, 100) : rng.int(0, prompt));
+      return { prompt, claimed: figure(), sent: figure(), caches: rng.chance(0.7) };
+    });
+    const got = await evaluate(
+      "svc_cached_prompt_tokens(c1, c2, c3, c4)",
+      ["bigint", "bigint", "bigint", "boolean"],
+      [cases.map((c) => c.prompt), cases.map((c) => c.claimed), cases.map((c) => c.sent), cases.map((c) => c.caches)],
+    );
+    expect(got).toEqual(cases.map((c) => String(cachedPromptTokens(c.prompt, c.claimed, c.sent, c.caches))));
+  });
+
   it("charge: ceil(burn x cents / 100), and refused where burn x cents + 99 passes 2^63 - 1", async () => {
     const cases = Array.from({ length: CASES }, () => ({
       burn: rng.big(BIGINT_MAX, [99n, 100n, 101n, BIGINT_MAX / 10_000n, BIGINT_MAX / 10_000n + 1n]),
@@ -99,21 +149,31 @@ describe("the money rules in SQL and their TypeScript mirrors (lib/money.ts)", (
       // List prices up to 10^11 micro-diem per 1M tokens and prices up to 10,000 cents keep every burn's charge in bigint.
       const input = rng.big(10n ** 11n, [0n, 1n, 999_999n, 1_000_000n]);
       const output = rng.big(10n ** 11n, [0n, 1n, 999_999n, 1_000_000n]);
+      // Prompt caching: a share of the prompt at the cache-read price (none, or no cache price, often).
+      const cached = rng.chance(0.3) ? 0 : rng.int(0, prompt);
+      const cacheRead = rng.chance(0.3) ? null : rng.big(10n ** 11n, [0n, 1n, 999_999n]);
       const price = rng.int(0, 10_000);
-      const burn = burnMicroDiem(prompt, completion, { inputMicroDiemPerMTok: input, outputMicroDiemPerMTok: output });
+      const burn = burnMicroDiem(
+        prompt,
+        completion,
+        { inputMicroDiemPerMTok: input, outputMicroDiemPerMTok: output, cacheReadMicroDiemPerMTok: cacheRead },
+        cached,
+      );
       // The reservation: often the exact burn or charge, or one micro-unit either side, else anything.
       const near = (v: bigint) => [v, v + 1n, v > 0n ? v - 1n : 0n, 0n][rng.int(0, 3)];
       const reservedBurn = rng.chance(0.6) ? near(burn) : rng.big(BIGINT_MAX / 10_000n, [0n, 1n]);
       const reserved = rng.chance(0.6) ? near(chargeMicros(burn, price)) : rng.big(BIGINT_MAX, [0n, 1n]);
-      return { prompt, completion, input, output, price, reservedBurn, reserved };
+      return { prompt, cached, completion, input, cacheRead, output, price, reservedBurn, reserved };
     });
     const got = await evaluate(
-      "(SELECT m.burn_micro_diem || ' ' || m.charge_micros FROM svc_metered_charge(c1, c2, c3, c4, c5, c6, c7) m)",
-      ["bigint", "bigint", "bigint", "bigint", "integer", "bigint", "bigint"],
+      "(SELECT m.burn_micro_diem || ' ' || m.charge_micros FROM svc_metered_charge(c1, c2, c3, c4, c5, c6, c7, c8, c9) m)",
+      ["bigint", "bigint", "bigint", "bigint", "bigint", "bigint", "integer", "bigint", "bigint"],
       [
         cases.map((c) => c.prompt),
+        cases.map((c) => c.cached),
         cases.map((c) => c.completion),
         cases.map((c) => s(c.input)),
+        cases.map((c) => s(c.cacheRead)),
         cases.map((c) => s(c.output)),
         cases.map((c) => c.price),
         cases.map((c) => s(c.reservedBurn)),
@@ -123,8 +183,9 @@ describe("the money rules in SQL and their TypeScript mirrors (lib/money.ts)", (
     const want = cases.map((c) => {
       const m = meteredCharge({
         promptTokens: c.prompt,
+        cachedTokens: c.cached,
         completionTokens: c.completion,
-        prices: { inputMicroDiemPerMTok: c.input, outputMicroDiemPerMTok: c.output },
+        prices: { inputMicroDiemPerMTok: c.input, outputMicroDiemPerMTok: c.output, cacheReadMicroDiemPerMTok: c.cacheRead },
         priceCents: c.price,
         reservedBurnMicroDiem: c.reservedBurn,
         reservedMicros: c.reserved,

@@ -76,6 +76,7 @@ describe("what a supplier declares about an offer", () => {
       context_tokens: 32_768,
       max_output_tokens: 4_096, // the smallest of its models'
       streaming: { streams: true, bills_cancelled_in_full: false },
+      prompt_caching: { caches_prompts: false, retention_seconds: 300 },
     });
     expect((await publicView(large.id, offer.id)).declared.max_output_tokens).toBe(8_192);
   });
@@ -87,6 +88,7 @@ describe("what a supplier declares about an offer", () => {
       context_tokens: 16_000,
       max_output_tokens: 6_000,
       streaming: { streams: true, bills_cancelled_in_full: false },
+      prompt_caching: { caches_prompts: false, retention_seconds: 300 },
     });
     expect(res.status, await res.clone().text()).toBe(201);
     const offer = (await res.json()) as OfferView;
@@ -96,6 +98,7 @@ describe("what a supplier declares about an offer", () => {
       context_tokens: 16_000,
       max_output_tokens: 6_000,
       streaming: { streams: true, bills_cancelled_in_full: false },
+      prompt_caching: { caches_prompts: false, retention_seconds: 300 },
     });
     // Per model: a declared limit above the model's own is the model's.
     expect((await publicView(small.id, offer.id)).declared).toMatchObject({ context_tokens: 16_000, max_output_tokens: 4_096 });
@@ -109,6 +112,7 @@ describe("what a supplier declares about an offer", () => {
       context_tokens: 16_000,
       max_output_tokens: 4_096,
       streaming: { streams: true, bills_cancelled_in_full: false },
+      prompt_caching: { caches_prompts: false, retention_seconds: 300 },
     });
     expect(await patch(offer.id, { data_policy: { retains_prompts: true, trains_on_prompts: false }, context_tokens: null })).toMatchObject(
       {
@@ -121,6 +125,7 @@ describe("what a supplier declares about an offer", () => {
       context_tokens: 32_768,
       max_output_tokens: 4_096,
       streaming: { streams: true, bills_cancelled_in_full: false },
+      prompt_caching: { caches_prompts: false, retention_seconds: 300 },
     });
     expect((await publicView(large.id, offer.id)).declared).toEqual({
       quantization: "int4",
@@ -128,6 +133,7 @@ describe("what a supplier declares about an offer", () => {
       context_tokens: 32_768,
       max_output_tokens: 8_192,
       streaming: { streams: true, bills_cancelled_in_full: false },
+      prompt_caching: { caches_prompts: false, retention_seconds: 300 },
     });
     expect(await db.offer.findUniqueOrThrow({ where: { id: offer.id } })).toMatchObject({ contextTokens: null, maxOutputTokens: null });
   });
@@ -143,6 +149,22 @@ describe("what a supplier declares about an offer", () => {
     const bad = await patch(offer.id, { streaming: { streams: "no" } });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(await readError(bad))).toMatch(/streaming/);
+  });
+
+  it("prompt caching is declared when posting or by PATCH, with a retention of 60 s to a day, and shown on the public list", async () => {
+    const res = await post({ prompt_caching: { caches_prompts: true, retention_seconds: 600 } });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const offer = (await res.json()) as OfferView;
+    expect(offer.declared.prompt_caching).toEqual({ caches_prompts: true, retention_seconds: 600 });
+    expect((await patch(offer.id, { prompt_caching: { retention_seconds: 3600 } })).status).toBe(200);
+    expect((await getOne(offer.id)).declared.prompt_caching).toEqual({ caches_prompts: true, retention_seconds: 3600 });
+    expect((await publicView(small.id, offer.id)).declared.prompt_caching).toEqual({ caches_prompts: true, retention_seconds: 3600 });
+    for (const retention of [59, 86_401, 1.5]) {
+      const bad = await patch(offer.id, { prompt_caching: { retention_seconds: retention } });
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(await readError(bad))).toMatch(/prompt_caching/);
+    }
+    expect((await getOne(offer.id)).declared.prompt_caching.retention_seconds).toBe(3600);
   });
 
   it("malformed declarations are a 400 naming the field, on POST and PATCH, and nothing changes", async () => {

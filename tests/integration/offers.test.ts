@@ -98,15 +98,35 @@ describe("POST /v1/supply/offers", () => {
       {
         model: sameModel,
         upstream_model: sameModel,
-        list_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
-        upstream_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
+        list_price: {
+          input_diem_per_mtok: "0.700000",
+          output_diem_per_mtok: "2.800000",
+          cache_read_diem_per_mtok: null,
+          cache_write_diem_per_mtok: null,
+        },
+        upstream_price: {
+          input_diem_per_mtok: "0.700000",
+          output_diem_per_mtok: "2.800000",
+          cache_read_diem_per_mtok: null,
+          cache_write_diem_per_mtok: null,
+        },
         comparison: "same",
       },
       {
         model: pricierModel,
         upstream_model: "llama-3.3-70b",
-        list_price: { input_diem_per_mtok: "1.000000", output_diem_per_mtok: "4.000000" },
-        upstream_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
+        list_price: {
+          input_diem_per_mtok: "1.000000",
+          output_diem_per_mtok: "4.000000",
+          cache_read_diem_per_mtok: null,
+          cache_write_diem_per_mtok: null,
+        },
+        upstream_price: {
+          input_diem_per_mtok: "0.700000",
+          output_diem_per_mtok: "2.800000",
+          cache_read_diem_per_mtok: null,
+          cache_write_diem_per_mtok: null,
+        },
         comparison: "upstream_lower",
       },
     ]);

@@ -80,8 +80,9 @@ describe("the database's functions", () => {
         LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = current_date
         LEFT JOIN holds h ON h.offer_id = o.id
         -- As svc_clear_batch meters a hold: the capped charge, a SQL function returning its row as a set, inlined in FROM.
-        LEFT JOIN LATERAL svc_metered_charge(1, 2, h.input_micro_diem_per_mtok, h.output_micro_diem_per_mtok, h.price_cents,
-                                             h.burn_micro_diem, h.amount_micros) mc ON true`);
+        LEFT JOIN LATERAL svc_metered_charge(1, svc_cached_prompt_tokens(1, 2, 3, h.cache_read_micro_diem_per_mtok IS NOT NULL), 2,
+                                             h.input_micro_diem_per_mtok, h.cache_read_micro_diem_per_mtok,
+                                             h.output_micro_diem_per_mtok, h.price_cents, h.burn_micro_diem, h.amount_micros) mc ON true`);
       const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
       expect(plan).toContain("daily_capacity_micro_diem");
       expect(plan).not.toMatch(/svc_\w+\(/);

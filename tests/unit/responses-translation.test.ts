@@ -190,6 +190,8 @@ const cost = {
     counted_prompt_tokens: 10,
     counted_completion_tokens: 5,
     reasoning_tokens_bound: null,
+    billed_cached_tokens: null,
+    claimed_cached_tokens: null,
     usage_estimated: false,
     usage_disputed: false,
   },

@@ -64,6 +64,8 @@ type OfferRow = {
   streams: boolean;
   bills_cancelled_in_full: boolean;
   answer_demoted: boolean;
+  caches_prompts: boolean;
+  cache_retention_seconds: number;
 } & ProbeColumns;
 
 async function computeModelOffers(model: CatalogEntry, now: Date): Promise<ModelOfferList> {
@@ -71,7 +73,8 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
     SELECT o.id::text AS id, o.supplier_id::text AS supplier_id, a.display_name AS supplier_name, o.price_cents, o.created_at,
            GREATEST(${REMAINING}, 0) AS remaining,
            ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
-           o.context_tokens, o.max_output_tokens, o.streams, o.bills_cancelled_in_full, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
+           o.context_tokens, o.max_output_tokens, o.streams, o.bills_cancelled_in_full,
+           o.caches_prompts, o.cache_retention_seconds, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
            o.probed_at AS "probedAt", o.probe_flagged_at AS "probeFlaggedAt", o.probe_flag_reason AS "probeFlagReason",
            COALESCE(q.answer_demoted, false) AS answer_demoted
     FROM offers o
@@ -102,6 +105,10 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
         usd_per_mtok: {
           prompt: formatMicros(chargeMicros(model.inputMicroDiemPerMTok, o.price_cents)),
           completion: formatMicros(chargeMicros(model.outputMicroDiemPerMTok, o.price_cents)),
+          cached_prompt:
+            o.caches_prompts && model.cacheReadMicroDiemPerMTok !== null
+              ? formatMicros(chargeMicros(model.cacheReadMicroDiemPerMTok, o.price_cents))
+              : null,
         },
         capacity_left_diem: formatMicros(o.remaining),
         on_book: o.on_book,
@@ -113,6 +120,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
           context_tokens: Math.min(o.context_tokens ?? model.contextTokens, model.contextTokens),
           max_output_tokens: Math.min(o.max_output_tokens ?? model.maxOutputTokens, model.maxOutputTokens),
           streaming: { streams: o.streams, bills_cancelled_in_full: o.bills_cancelled_in_full },
+          prompt_caching: { caches_prompts: o.caches_prompts, retention_seconds: o.cache_retention_seconds },
         },
         measured: {
           "1h": windowFigures(measured?.["1h"] ?? emptySums(), min),

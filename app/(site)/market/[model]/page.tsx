@@ -51,7 +51,9 @@ export default async function ModelBookPage({ params }: Params) {
           <span className="font-mono">{model}</span>
           {listPrice && (
             <span>
-              List price {formatDiem(listPrice.input_diem_per_mtok)} in · {formatDiem(listPrice.output_diem_per_mtok)} out per 1M tokens
+              List price {formatDiem(listPrice.input_diem_per_mtok)} in
+              {listPrice.cache_read_diem_per_mtok !== null && <> ({formatDiem(listPrice.cache_read_diem_per_mtok)} cached)</>} ·{" "}
+              {formatDiem(listPrice.output_diem_per_mtok)} out per 1M tokens
             </span>
           )}
           {entry && <span>{formatTokens(entry.contextTokens, "token context")}</span>}
