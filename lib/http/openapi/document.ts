@@ -296,7 +296,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       summary: "The open inference marketplace: OpenAI-compatible chat completions paid in USDC on Base.",
       description:
         "Public routes need nothing; session routes need the svc_session cookie from Sign-In with Ethereum (GET /auth/nonce, POST /auth/verify); " +
-        "POST /v1/chat/completions, POST /v1/responses and GET /v1/key need an svc_ API key as a Bearer token; GET /v1/account/balance and GET /v1/generations/{id} take either. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
+        "POST /v1/chat/completions, POST /v1/responses and GET /v1/key need an svc_ API key as a Bearer token; GET /v1/account/balance, GET /v1/account/usage/refusals and GET /v1/generations/{id} take either. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
         'prices are integer cents per diem (100 = list price). Every error is {"error":{"message","type","code"}} and every answer carries X-Request-Id. ' +
         `A JSON body is at most ${env.MAX_BODY_BYTES} bytes (413 payload_too_large), nests objects and arrays at most ${env.MAX_JSON_DEPTH} levels deep ` +
         `(400 json_too_deep) and holds at most ${env.MAX_JSON_VALUES} values (400 json_too_many_values). ` +
