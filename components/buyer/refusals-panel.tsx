@@ -181,8 +181,8 @@ export function KeyRefusalsNote({ entry }: { entry: KeyRefusals | undefined }) {
     <Link
       href={`/dashboard/usage#${REFUSALS_ANCHOR}`}
       className="text-xs whitespace-normal text-amber-800 underline decoration-amber-800/40 underline-offset-2 dark:text-amber-300"
-      aria-label={`${entry.key.name}: ${plural(entry.total, "request")} refused in 24 hours, mostly ${top ? refusalReason(top.code) : ""}; see refused requests`}
     >
+      <span className="sr-only">{entry.key.name}: </span>
       {plural(entry.total, "refused", "refused")} in 24 h{top ? ` · ${refusalReason(top.code)}` : ""}
     </Link>
   );
