@@ -128,6 +128,9 @@ beforeAll(async () => {
     SVC_API_KEY: key,
     SVC_SESSION_COOKIE: `svc_session=${token}`,
     SVC_AGENT_PRIVATE_KEY: privateKey,
+    // The supplier guide's upstream: the reference upstream stands in for the reader's vLLM.
+    UPSTREAM_BASE_URL: upstream.url,
+    UPSTREAM_API_KEY: upstream.apiKey,
   };
 }, 120_000);
 
