@@ -56,11 +56,8 @@ for (const viewport of VIEWPORTS) {
       const { name, limitMessage } = await refusedKey();
 
       await page.goto("/dashboard/keys");
-      const note = page.getByRole("link", {
-        name: new RegExp(`^${name}: 3 requests refused in 24 hours, mostly Key's spend limit reached`),
-      });
+      const note = page.getByRole("link", { name: `${name}: 3 refused in 24 h · Key's spend limit reached`, exact: true });
       await expect(note).toBeVisible();
-      await expect(note).toHaveText("3 refused in 24 h · Key's spend limit reached");
       expect(await seriousAxeViolations(page, `/dashboard/keys refusals ${viewport.name}`)).toEqual([]);
       await note.click();
 
@@ -77,7 +74,7 @@ for (const viewport of VIEWPORTS) {
       await expect(perKey).toContainText("1× No offer at or below the max price");
       await expect(perKey).toContainText("503 no_offer_at_or_below_max");
       // The latest refusals say what the request was told, word for word.
-      await expect(panel.getByText(limitMessage, { exact: true }).first()).toBeVisible();
+      await expect(panel.getByText(limitMessage, { exact: true }).filter({ visible: true }).first()).toBeVisible();
 
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       expect(width).toBeLessThanOrEqual(viewport.width);
