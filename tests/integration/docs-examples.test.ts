@@ -25,14 +25,12 @@ import { API_ROUTES } from "@/app/api-routes";
 import { createApiKey } from "@/lib/auth/api-keys";
 import { createSession } from "@/lib/auth/sessions";
 import { ANVIL_DEV_ACCOUNTS } from "@/lib/chain/constants";
-import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { buildOpenApiDocument } from "@/lib/http/openapi/document";
-import { DEMO_OFFERS } from "../../prisma/seed";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { seedSignedInAccount } from "../helpers/factories";
 import { seedBuyerBalance } from "../helpers/ledger-factories";
-import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { seedDemoOffers, seedPrivateModel } from "../helpers/market-factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 import { transferUsdc } from "../helpers/x402-client";
 
@@ -88,17 +86,7 @@ beforeAll(async () => {
   server = await startRouteServer();
   // The stock dev market's offers (prisma/seed.ts), on a model of this test's own that serves tools.
   const model = await seedPrivateModel({ supportsTools: true, supportsJsonSchema: true, supportsVision: true, maxOutputTokens: 4_096 });
-  for (const demo of DEMO_OFFERS) {
-    const offer = await seedOffer({
-      models: [{ id: model.id, upstreamModel: "llama-3.3-70b" }],
-      priceCents: demo.priceCents,
-      dailyCapacityMicroDiem: BigInt(demo.dailyCapacityDiem) * 1_000_000n,
-      upstreamBaseUrl: upstream.url,
-      upstreamApiKey: upstream.apiKey,
-      features: { tools: true, json_schema: true, vision: true },
-    });
-    await db.offer.update({ where: { id: offer.id }, data: demo.declared });
-  }
+  await seedDemoOffers(model.id, upstream, { upstreamModel: "llama-3.3-70b", features: { tools: true, json_schema: true, vision: true } });
   // The reader: a wallet holding USDC on the local chain (funded by the demo buyer's dev account, which no test file
   // sends from), signed in, with a prepaid balance and a key.
   const privateKey = generatePrivateKey();
