@@ -1,7 +1,6 @@
-import AxeBuilder from "@axe-core/playwright";
-import type { Page } from "@playwright/test";
 import { ANVIL_DEV_ACCOUNTS } from "../../lib/chain/constants";
 import { SvcSession } from "../fixtures/api";
+import { seriousAxeViolations } from "../fixtures/axe";
 import { expect, test } from "../fixtures/index";
 import { deviceOf, VIEWPORTS } from "../fixtures/pages";
 import { APP_ORIGIN, E2E_WALLETS } from "../fixtures/stack";
@@ -11,13 +10,6 @@ import { APP_ORIGIN, E2E_WALLETS } from "../fixtures/stack";
  * buyer can see why an agent stopped: the keys page says it on the key, the Usage page lists them with what each was told.
  */
 const DIR = "test-results/screenshots";
-
-async function seriousAxeViolations(page: Page, label: string): Promise<string[]> {
-  const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]).analyze();
-  return results.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${label}: ${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(" | ")}`);
-}
 
 const ask = (key: string, headers: Record<string, string> = {}) =>
   fetch(`${APP_ORIGIN}/v1/chat/completions`, {
