@@ -50,17 +50,17 @@ export function RefusalsPanel() {
   return (
     <Panel
       id={REFUSALS_ANCHOR}
-      title="Refused requests"
+      title="Refusals"
       description="Requests your keys were refused in the last 24 hours (402, 429, 503) and why: what stopped an agent. Nothing is charged for them."
     >
-      <QueryState query={query} loadingLabel="Loading refused requests" errorTitle="Couldn't load refused requests">
+      <QueryState query={query} loadingLabel="Loading refusals" errorTitle="Couldn't load refusals">
         {(data) =>
           data.total === 0 ? (
             <EmptyState title="No refused requests">None of your keys was refused a request in the last 24 hours.</EmptyState>
           ) : (
             <div className="flex flex-col gap-6">
               <Table
-                caption="Refused requests per key"
+                caption="Refusals per key"
                 cards={data.by_key.map((entry) => (
                   <RowCard
                     key={entry.key.id}

@@ -179,9 +179,10 @@ for (const device of VIEWPORTS) {
         }
         await useTestWallet(page, TRADER);
         await signInThroughUi(page);
-        await page.goto("/dashboard/history?type=usage");
+        // A desktop opens every day's group of requests, so each of its lines shows its balance; a phone reads the rows that
+        // show one of their own (today's top-ups: a day's requests to one model are one group there).
+        await page.goto(name === "desktop" ? "/dashboard/history?type=usage" : "/dashboard/history");
         await expect(history(page)).toBeVisible();
-        // On a desktop every day's group is opened, so its lines show their balances too; a phone shows the rows'.
         if (name === "desktop") {
           const closed = history(page).getByRole("button", { expanded: false });
           while ((await closed.count()) > 0) await closed.first().click();

@@ -54,12 +54,12 @@ for (const viewport of VIEWPORTS) {
       await note.click();
 
       await expect(page).toHaveURL(/\/dashboard\/usage#refused$/);
-      const panel = page.getByRole("region", { name: "Refused requests" });
+      const panel = page.getByRole("region", { name: "Refusals", exact: true });
       await expect(panel).toBeVisible();
       // Per key, by reason: the table on a desktop, a card per key on a phone; the same words in both.
       const perKey =
         viewport.name === "desktop"
-          ? panel.getByRole("table", { name: "Refused requests per key" }).getByRole("row").filter({ hasText: name })
+          ? panel.getByRole("table", { name: "Refusals per key" }).getByRole("row").filter({ hasText: name })
           : panel.getByRole("listitem").filter({ hasText: name }).first();
       await expect(perKey).toContainText("2× Key's spend limit reached");
       await expect(perKey).toContainText("402 spend_limit_exceeded");

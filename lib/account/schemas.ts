@@ -143,7 +143,7 @@ export const RefusalListSchema = component(
         .describe("The latest minutes with refusals, one row per key and reason, newest first (at most 50)"),
     })
     .describe(
-      "Requests an API key was refused with 402 (balance or spend limit), 429 (rate or stream limits) or 503 (no offer could serve it), with their reason; served requests are GET /v1/account/usage. A 429 of the per-address limits, before the key is read, has no key and is not counted.",
+      "Requests the account's keys were refused (402, 429, 503), per key by reason; served requests are GET /v1/account/usage. A 429 of the per-address limits, before the key is read, is not counted.",
     ),
 );
 export type RefusalList = z.output<typeof RefusalListSchema>;

@@ -17,7 +17,7 @@ export const GET = route(
       tag: "Account",
       summary: "Requests the account's keys were refused",
       description:
-        "Why an agent stopped: the requests each key was refused over the last `hours` (402 insufficient_balance or spend_limit_exceeded, 429 rate_limited, 503 no_offer_* and no_capacity …), counted per key by reason with the latest message, and the latest minutes that had any. Counted per key, UTC minute and reason (a flood is one counter), written within a second of the answer, kept 7 days. The account's session reads every key's; an API key (Authorization: Bearer, which wins when sent) reads its own only, and `key_id` of another key is a 404.",
+        "Why an agent stopped: each key's 402, 429 and 503 answers over the last `hours`, counted by reason with the latest message, and the latest minutes that had any (kept 7 days). A session reads every key's; an API key its own only (another `key_id` is a 404).",
       responses: [response(200, RefusalListSchema, "Refusals per key by reason, and the latest.")],
       errors: ["not_found"],
     },
