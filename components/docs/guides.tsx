@@ -391,6 +391,12 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         <C>usage_monthly</C> (UTC, from its clears), its max price, expiry and rate limit, inside <C>{'{"object":"key","data":{…}}'}</C>:
         OpenRouter&apos;s field names for its key endpoint, with money as USDC strings.
       </p>
+      <p>
+        When an agent stops, ask why: <C>GET /v1/account/usage/refusals</C> lists the requests each key was refused in the last <C>hours</C>{" "}
+        (402 for the balance or the key&apos;s limit, 429 for the rate and stream limits, 503 when no offer could serve it), counted per key
+        by reason with the latest message, beside the served requests of <C>GET /v1/account/usage</C>. The key itself can read its own
+        (Bearer); the dashboard&apos;s Usage page shows every key&apos;s.
+      </p>
       <CodeBlock
         title="A daily budget, and what the key sees"
         language="sh"
