@@ -131,7 +131,7 @@ describe("npm run catalog", () => {
     expect(error.message).toContain(ids.b);
     clearMarketCache();
     expect(await served()).not.toContain(ids.b);
-  });
+  }, 90_000); // several runs of the CLI, each a fresh tsx process (7-10 s each on a loaded 2-core machine)
 
   it("imports a catalog file: adds, changes and leaves models it does not name alone", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-catalog-"));
