@@ -92,11 +92,11 @@ export function MarketQuality({ minRequests, refreshMs }: { minRequests: number;
         </li>
         <li>
           <C>prompt_caching</C>: <C>caches_prompts</C> (the upstream caches prompt prefixes: vLLM&apos;s, SGLang&apos;s or llama.cpp&apos;s
-          prefix cache, a provider&apos;s prompt cache) and <C>retention_seconds</C>, the least time it keeps one after it was last sent (
-          {MIN_CACHE_RETENTION_SECONDS} to {MAX_CACHE_RETENTION_SECONDS.toLocaleString("en-US")}; 300 unless said). On such an offer the
-          cached prompt tokens are billed at the model&apos;s cache-read price: the larger of what the upstream reports and what svc itself
-          sent the offer within that time (so a supplier gains nothing by under-reporting), and svc keeps a session on the offer while its
-          effective price is the best (Router and pricing: prompt caching).
+          prefix cache, a provider&apos;s prompt cache) and <C>retention_seconds</C>, the least time it keeps one after it was last sent,{" "}
+          {MIN_CACHE_RETENTION_SECONDS} to {MAX_CACHE_RETENTION_SECONDS.toLocaleString("en-US")} seconds, 300 unless said. On such an offer
+          the cached prompt tokens are billed at the model&apos;s cache-read price: the larger of what the upstream reports and what svc
+          itself sent the offer within that time (so a supplier gains nothing by under-reporting), and svc keeps a session on the offer
+          while its effective price is the best (Router and pricing: prompt caching).
         </li>
         <li>
           Set them with <C>POST /v1/supply/offers</C> and change them with <C>PATCH /v1/supply/offers/{"{id}"}</C> like the rest of the
