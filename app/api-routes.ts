@@ -29,6 +29,7 @@ import * as ledger from "@/app/v1/account/ledger/route";
 import * as ledgerExport from "@/app/v1/account/ledger/export/route";
 import * as account from "@/app/v1/account/route";
 import * as usageDaily from "@/app/v1/account/usage/daily/route";
+import * as usageRefusals from "@/app/v1/account/usage/refusals/route";
 import * as usage from "@/app/v1/account/usage/route";
 import * as chat from "@/app/v1/chat/completions/route";
 import * as generation from "@/app/v1/generations/[id]/route";
@@ -82,6 +83,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   { path: "/v1/account/ledger/export", module: ledgerExport },
   { path: "/v1/account/usage", module: usage },
   { path: "/v1/account/usage/daily", module: usageDaily },
+  { path: "/v1/account/usage/refusals", module: usageRefusals },
   { path: "/v1/x402/top-up", module: topUp },
   { path: "/v1/x402/top-up/{nonce}", module: topUpStatus },
   { path: "/v1/chat/completions", module: chat },

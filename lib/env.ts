@@ -174,6 +174,11 @@ const EnvSchema = z.object({
   JOBS_INTERVAL_MS: z.coerce.number().int().min(100).optional(),
   /** Forwards a measured window (1 h, 24 h) needs before its figures are published or routed by (lib/market/quality). */
   QUALITY_MIN_REQUESTS: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  /**
+   * Distinct sources (buyer accounts; the probes as one) a measured window needs too: with at most a few forwards per
+   * account and hour measured, a handful of accounts cannot make a figure on their own (#37).
+   */
+  QUALITY_MIN_SOURCES: z.coerce.number().int().min(1).max(10_000).default(5),
   /** How often the routing snapshot of measured figures (offer_quality) is refreshed, and old measurements pruned. */
   QUALITY_REFRESH_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /**

@@ -25,6 +25,7 @@ export const NO_OFFER_CODES = [
   "no_offer_matches_provider_data_collection",
   "no_offer_matches_provider_cancelled_billing",
   "no_offer_matches_provider_max_price",
+  "no_offer_matches_provider_require_verified",
   "no_offer_fits_request",
   "no_offer_passing_probes",
 ] as const;

@@ -149,3 +149,24 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
  */
 export const COMPLETION_ENDS = ["completed", "client_cancelled", "upstream_error", "timeout"] as const;
 export type CompletionEnd = (typeof COMPLETION_ENDS)[number];
+
+const COMPLETION_PREFIX = "chatcmpl-";
+
+/** The response's id for a completion's: `resp_` and the same random part (the generation stays findable by it). */
+export function responseIdOf(completionId: string): string {
+  return `resp_${completionId.startsWith(COMPLETION_PREFIX) ? completionId.slice(COMPLETION_PREFIX.length) : completionId}`;
+}
+
+/** The completion behind a response's id (`resp_…` → `chatcmpl-…`); any other id as it is. */
+export function completionIdOf(id: string): string {
+  return id.startsWith("resp_") ? `${COMPLETION_PREFIX}${id.slice("resp_".length)}` : id;
+}
+
+/**
+ * The id the buyer was given for a completion (#37): its response's, resp_…, when it answered POST /v1/responses
+ * (completions.responses_api), else its own chatcmpl-…. Every place that shows a completion shows this one, and each
+ * accepts either.
+ */
+export function givenIdOf(completionId: string, responsesApi: boolean): string {
+  return responsesApi ? responseIdOf(completionId) : completionId;
+}

@@ -32,7 +32,7 @@ http.createServer((req, res) => {
 }).listen(Number(port), "127.0.0.1");
 `;
 
-type StreamTiming = { firstContentMs: number; totalMs: number; gapsMs: number[]; ok: boolean; id: string | null };
+type StreamTiming = { headersMs: number; firstContentMs: number; totalMs: number; gapsMs: number[]; ok: boolean; id: string | null };
 
 /** One streamed request, read to its end: the time to its first content delta, the gaps between deltas. */
 export function timeStream(url: string, headers: Record<string, string>, body: string, agent: Agent): Promise<StreamTiming> {
@@ -40,6 +40,7 @@ export function timeStream(url: string, headers: Record<string, string>, body: s
   return new Promise((resolve) => {
     const req = request(url, { method: "POST", agent, headers: { ...headers, "content-length": Buffer.byteLength(body) } }, (res) => {
       const timing: StreamTiming = {
+        headersMs: performance.now() - started,
         firstContentMs: NaN,
         totalMs: NaN,
         gapsMs: [],
@@ -63,7 +64,7 @@ export function timeStream(url: string, headers: Record<string, string>, body: s
       res.on("end", () => resolve({ ...timing, totalMs: performance.now() - started }));
       res.on("error", () => resolve({ ...timing, ok: false }));
     });
-    req.on("error", () => resolve({ firstContentMs: NaN, totalMs: NaN, gapsMs: [], ok: false, id: null }));
+    req.on("error", () => resolve({ headersMs: NaN, firstContentMs: NaN, totalMs: NaN, gapsMs: [], ok: false, id: null }));
     req.end(body);
   });
 }
@@ -173,6 +174,11 @@ export async function runStreamingBench(input: {
         at(
           runs.map((r) => r.firstContentMs),
           0.99,
+        ),
+      )} ms · headers p50 ${ms(
+        at(
+          runs.map((r) => r.headersMs),
+          0.5,
         ),
       )} ms · gaps between deltas p50 ${ms(at(gaps, 0.5))} ms  p99 ${ms(at(gaps, 0.99))} ms · ${runs.filter((r) => !r.ok).length} failed`,
     );

@@ -1,4 +1,5 @@
 import "server-only";
+import { pruneRefusals } from "@/lib/account/refusals";
 import { env } from "@/lib/env";
 import { refreshOfferQuality } from "@/lib/market/quality/refresh";
 import { runProbeRound } from "@/lib/probes";
@@ -19,6 +20,7 @@ export function startServerJobs(): void {
   registerJob("withdrawal-reconcile", every(60_000), () => reconcileWithdrawals(), { leased: true });
   registerJob("hold-sweeper", every(15_000), () => sweepExpiredHolds(), { leased: true });
   registerJob("prompt-prefix-sweeper", every(60_000), () => sweepExpiredPromptPrefixes(), { leased: true });
+  registerJob("refusal-prune", every(3_600_000), () => pruneRefusals(), { leased: true });
   registerJob("offer-quality", every(env.QUALITY_REFRESH_MS), () => refreshOfferQuality(), { leased: true });
   // Probes cost money: their own interval only (JOBS_INTERVAL_MS would make a test fleet buy a round every tick).
   // The dev stack funds the probes before its first round (a no-op elsewhere: the operator funds them).

@@ -2,7 +2,8 @@
 
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { KeyFields, useKeyDraft } from "@/components/buyer/key-fields";
-import { apiKeysKey, useApiKeys, type ApiKeyView, type CreatedApiKey } from "@/components/buyer/queries";
+import { apiKeysKey, useApiKeys, useRefusals, type ApiKeyView, type CreatedApiKey } from "@/components/buyer/queries";
+import { KeyRefusalsNote } from "@/components/buyer/refusals-panel";
 import { Alert } from "@/components/ui/alert";
 import { Amount } from "@/components/ui/amount";
 import { Badge } from "@/components/ui/badge";
@@ -137,6 +138,9 @@ function KeysTable({
   onRevoke: (key: ApiKeyView) => void;
   onEdit: (key: ApiKeyView) => void;
 }) {
+  // What each key was refused in the last 24 hours (a link to the Usage page's list); the keys show without it.
+  const refusals = useRefusals().data;
+  const refusedOf = (key: ApiKeyView) => refusals?.by_key.find((entry) => entry.key.id === key.id);
   return (
     <Table
       caption="API keys"
@@ -148,7 +152,12 @@ function KeysTable({
             titleText={key.name}
             wrapTitle
             subtitle={<span className="font-mono">{key.prefix}…</span>}
-            status={<KeyStatus apiKey={key} align="end" />}
+            status={
+              <span className="flex flex-col items-end gap-1">
+                <KeyStatus apiKey={key} align="end" />
+                <KeyRefusalsNote entry={refusedOf(key)} />
+              </span>
+            }
             amount={<KeySpend apiKey={key} compact />}
             muted={key.revoked_at !== null}
             facts={[
@@ -183,7 +192,10 @@ function KeysTable({
                 <span className="font-mono text-xs text-zinc-600 dark:text-zinc-400">{key.prefix}…</span>
               </Td>
               <Td className="max-w-44">
-                <KeyStatus apiKey={key} />
+                <span className="flex flex-col items-start gap-1">
+                  <KeyStatus apiKey={key} />
+                  <KeyRefusalsNote entry={refusedOf(key)} />
+                </span>
               </Td>
               <Td className="text-xs">
                 <span className="block">{formatDateTime(key.created_at)}</span>

@@ -14,11 +14,6 @@ import type { Generation } from "@/lib/router/schemas";
 /** The ids a buyer may hold for one request: its chat completion's, or the Responses API's resp_ with the same letters. */
 export const GENERATION_ID = /^(chatcmpl-|resp_)[A-Za-z0-9]{1,64}$/;
 
-/** The Responses API's id of a generation (resp_ and the completion's random part), as POST /v1/responses answered it. */
-export function responseIdOf(generationId: string): string {
-  return generationId.replace(/^chatcmpl-/, "resp_");
-}
-
 export function useGeneration(id: string | null) {
   return useQuery({
     queryKey: ["generation", id],
@@ -31,8 +26,8 @@ export function useGeneration(id: string | null) {
 
 /**
  * One request's page, as OpenRouter's activity rows open: by the id the buyer holds (chatcmpl-… or resp_…), what
- * GET /v1/generations/{id} says of it: model, the offer and the supplier that served it, the tokens claimed, counted
- * and billed, the cost and its split, latency, finish, the key and its journal entry.
+ * GET /v1/generations/{id} says of it (under the id the buyer was given): model, the offer and the supplier that served
+ * it, the tokens claimed, counted by svc and billed, the cost and its split, latency, finish, the key and its journal entry.
  */
 export function GenerationDialog({ id, onClose }: { id: string | null; onClose: () => void }) {
   const generation = useGeneration(id);
@@ -55,6 +50,7 @@ export function GenerationDialog({ id, onClose }: { id: string | null; onClose: 
 function GenerationFacts({ generation: g }: { generation: Generation }) {
   const d = g.usage.cost_details;
   const claimed = (n: number | null) => (n === null ? "not reported" : formatInteger(n));
+  const counted = (n: number | null) => (n === null ? "not kept" : formatInteger(n));
   const facts: { label: React.ReactNode; value: React.ReactNode }[] = [
     {
       label: "Generation id",
@@ -65,16 +61,27 @@ function GenerationFacts({ generation: g }: { generation: Generation }) {
         </span>
       ),
     },
-    { label: "As a Responses API id", value: <span className="font-mono text-xs break-all">{responseIdOf(g.id)}</span> },
+    ...(g.completion_id !== g.id
+      ? [{ label: "Completion id", value: <span className="font-mono text-xs break-all">{g.completion_id}</span> }]
+      : []),
     { label: "Time", value: formatDateTime(g.created_at) },
     { label: "Model", value: <span className="font-mono text-xs">{g.model}</span> },
     { label: "Offer", value: <span className="font-mono text-xs break-all">{g.offer_id}</span> },
-    { label: "Supplier", value: <span className="font-mono text-xs break-all">{g.supplier_id}</span> },
+    {
+      label: "Supplier",
+      value: (
+        <>
+          {g.supplier_name !== null && <>{g.supplier_name} · </>}
+          <span className="font-mono text-xs break-all">{g.supplier_id}</span>
+        </>
+      ),
+    },
     {
       label: "Tokens in",
       value: (
         <>
-          {formatInteger(d.billed_prompt_tokens)} billed · {claimed(d.claimed_prompt_tokens)} claimed
+          {formatInteger(d.billed_prompt_tokens)} billed · {claimed(d.claimed_prompt_tokens)} claimed · {counted(d.counted_prompt_tokens)}{" "}
+          counted by svc
           {d.billed_cached_tokens !== null && (
             <>
               {" "}
@@ -88,11 +95,25 @@ function GenerationFacts({ generation: g }: { generation: Generation }) {
       label: "Tokens out",
       value: (
         <>
-          {formatInteger(d.billed_completion_tokens)} billed · {claimed(d.claimed_completion_tokens)} claimed
-          {d.billed_reasoning_tokens !== null && <> · {formatInteger(d.billed_reasoning_tokens)} reasoning</>}
+          {formatInteger(d.billed_completion_tokens)} billed · {claimed(d.claimed_completion_tokens)} claimed ·{" "}
+          {counted(d.counted_completion_tokens)} counted by svc
         </>
       ),
     },
+    ...(d.billed_reasoning_tokens !== null || d.claimed_reasoning_tokens !== null
+      ? [
+          {
+            label: "Reasoning",
+            value: (
+              <>
+                {d.billed_reasoning_tokens === null ? "none" : formatInteger(d.billed_reasoning_tokens)} billed ·{" "}
+                {claimed(d.claimed_reasoning_tokens)} claimed
+                {d.reasoning_tokens_bound !== null && <> · at most {formatInteger(d.reasoning_tokens_bound)} accepted</>}
+              </>
+            ),
+          },
+        ]
+      : []),
     {
       label: "Counting",
       value: d.usage_estimated ? (

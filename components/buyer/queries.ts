@@ -1,12 +1,12 @@
 "use client";
 
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
-import type { AccountProfile, DailySpend, DailySpendList, UsagePage } from "@/lib/account/schemas";
+import type { AccountProfile, DailySpend, DailySpendList, RefusalList, UsagePage } from "@/lib/account/schemas";
 import type { ApiKeyList, ApiKeyView, CreatedApiKey } from "@/lib/auth/schemas";
 import type { ModelList, ModelListing } from "@/lib/market/schemas";
 import { api } from "@/lib/browser/api";
 
-export type { AccountProfile, ApiKeyView, CreatedApiKey, DailySpend, ModelListing, UsagePage };
+export type { AccountProfile, ApiKeyView, CreatedApiKey, DailySpend, ModelListing, RefusalList, UsagePage };
 
 export const accountKey = ["account"] as const;
 export const apiKeysKey = ["api-keys"] as const;
@@ -42,4 +42,15 @@ export function useDailySpend(days: number) {
 
 export function useModels() {
   return useQuery({ queryKey: ["models"], queryFn: () => api<ModelList>("/v1/models"), staleTime: 30_000 });
+}
+
+export const refusalsKey = ["refusals"] as const;
+
+/** Requests the account's keys were refused over the last 24 hours (per key by reason, and the latest minutes). */
+export function useRefusals() {
+  return useQuery({
+    queryKey: refusalsKey,
+    queryFn: () => api<RefusalList>("/v1/account/usage/refusals?hours=24"),
+    refetchInterval: 15_000,
+  });
 }

@@ -12,6 +12,7 @@ import { MarketQuality } from "@/components/docs/market-quality";
 import { ProbesGuide } from "@/components/docs/probes-guide";
 import { ProviderPreferencesGuide } from "@/components/docs/provider-preferences";
 import { StreamingGuide } from "@/components/docs/streaming-guide";
+import { SupplierGuide } from "@/components/docs/supplier-guide";
 import { deployment, env } from "@/lib/env";
 import { listModels } from "@/lib/market/models";
 import { ERROR_STATUS } from "@/lib/http/errors";
@@ -69,13 +70,22 @@ export const DOCS_PAGES: DocsPage[] = [
     id: "quality",
     title: "Measured quality and declarations",
     lead: () => "What real traffic measured of each offer, and what its supplier declares about it (the supplier's word).",
-    render: () => <MarketQuality minRequests={env.QUALITY_MIN_REQUESTS} refreshMs={env.QUALITY_REFRESH_MS} />,
+    render: () => (
+      <MarketQuality minRequests={env.QUALITY_MIN_REQUESTS} minSources={env.QUALITY_MIN_SOURCES} refreshMs={env.QUALITY_REFRESH_MS} />
+    ),
   },
   {
     id: "probes",
     title: "Fidelity probes",
     lead: () => "The platform buys a few deterministic requests from every offer and flags those that do not serve what they claim.",
     render: () => <ProbesGuide />,
+  },
+  {
+    id: "suppliers",
+    title: "Selling capacity (suppliers)",
+    lead: () =>
+      "Put a vLLM, llama.cpp or Ollama server, or a hosted OpenAI-compatible API, on the market: what each declaration means, and posting an offer with the API or the dashboard.",
+    render: ({ facts }) => <SupplierGuide facts={facts} />,
   },
   {
     id: "errors",

@@ -181,8 +181,10 @@ console.log((await runner.run(agent, "What is the weather in Paris?")).finalOutp
         />
       </div>
       <p>
-        The answer&apos;s <C>id</C> is <C>resp_…</C>; <C>X-Svc-Generation-Id</C> is its generation&apos;s id (<C>chatcmpl-</C> and the same
-        random part) for <C>GET /v1/generations/{"{id}"}</C>. From the CLI: <C>npm run agent -- chat &quot;Hello&quot; --responses</C>.
+        The answer&apos;s <C>id</C> is <C>resp_…</C>; <C>X-Svc-Generation-Id</C> is its completion&apos;s id (<C>chatcmpl-</C> and the same
+        random part). Either finds it: <C>GET /v1/generations/{"{id}"}</C> and <C>GET /v1/account/usage?id=</C> take both, and the
+        generation record, the usage list, the dashboard and the ledger CSV show it under the <C>resp_…</C> id you were given. From the CLI:{" "}
+        <C>npm run agent -- chat &quot;Hello&quot; --responses</C>.
       </p>
     </>
   );
@@ -312,14 +314,17 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         it reported none: <C>usage_estimated</C>, svc counted), <C>billed_reasoning_tokens</C> beside the upstream&apos;s{" "}
         <C>claimed_reasoning_tokens</C> (within the completion tokens; null when it reported no reasoning), and <C>usage_disputed</C> when
         the claim went beyond the tolerance of svc&apos;s own count, or its reasoning beyond the bound, and svc&apos;s count (or the bound)
-        was billed instead. Use the exact strings for accounting; the number can round.
+        was billed instead. svc&apos;s own count stands beside them: <C>counted_prompt_tokens</C>, <C>counted_completion_tokens</C> (the
+        billable reply, within the <C>max_tokens</C> forwarded) and <C>reasoning_tokens_bound</C> (hidden reasoning cannot be counted, only
+        bounded: the most svc accepts for that answer; null when reasoning is not billed). Use the exact strings for accounting; the number
+        can round.
       </p>
       <p>
         The answer&apos;s <C>id</C> (also the header <C>X-Svc-Generation-Id</C>) finds its record later: <C>GET /v1/generations/{"{id}"}</C>{" "}
         with any live API key of your account (or signed in, from the dashboard) returns the model, the offer and the supplier&apos;s public
-        id (<C>sup_…</C>, a pseudonym: never a wallet) that served it, the same <C>usage</C> and <C>cost_details</C>, <C>finish_reason</C>,
-        the upstream&apos;s latency and the total, the key that made it and the journal entry id. Another account&apos;s id answers 404, as
-        an unknown one does; a malformed one 400.
+        id (<C>sup_…</C>, a pseudonym: never a wallet) and display name that served it, the same <C>usage</C> and <C>cost_details</C>,{" "}
+        <C>finish_reason</C>, the upstream&apos;s latency and the total, the key that made it and the journal entry id. Another
+        account&apos;s id answers 404, as an unknown one does; a malformed one 400.
       </p>
       <SubHeading id="prompt-caching">Prompt caching</SubHeading>
       <p>
@@ -385,6 +390,12 @@ export function PricingGuide({ facts }: { facts: DeploymentFacts }) {
         flight included), <C>limit_reset</C>, <C>limit_resets_at</C>, its <C>usage</C> in total and <C>usage_daily</C>, <C>usage_weekly</C>,{" "}
         <C>usage_monthly</C> (UTC, from its clears), its max price, expiry and rate limit, inside <C>{'{"object":"key","data":{…}}'}</C>:
         OpenRouter&apos;s field names for its key endpoint, with money as USDC strings.
+      </p>
+      <p>
+        When an agent stops, ask why: <C>GET /v1/account/usage/refusals</C> lists the requests each key was refused in the last <C>hours</C>{" "}
+        (402 for the balance or the key&apos;s limit, 429 for the rate and stream limits, 503 when no offer could serve it), counted per key
+        by reason with the latest message, beside the served requests of <C>GET /v1/account/usage</C>. The key itself can read its own
+        (Bearer); the dashboard&apos;s Usage page shows every key&apos;s.
       </p>
       <CodeBlock
         title="A daily budget, and what the key sees"

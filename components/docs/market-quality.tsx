@@ -1,10 +1,11 @@
 /** The docs on market quality as svc measures it from real traffic, and on what suppliers declare about their offers. */
 import { C } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
-import { BUCKET_MS, KEEP_BUCKETS, LATENCY_BIN_LOWER_BOUNDS, WINDOWS } from "@/lib/market/quality/figures";
+import { BUCKET_MS, KEEP_BUCKETS, LATENCY_BIN_LOWER_BOUNDS, SAMPLES_PER_SOURCE_HOUR, WINDOWS } from "@/lib/market/quality/figures";
+import { ANSWER_CHECK_MIN_CHECKED, CHECK_WINDOW_DAYS, DEMOTE_FACTOR, DEMOTE_MARGIN } from "@/lib/market/quality/answer-checks";
 import { MAX_CACHE_RETENTION_SECONDS, MAX_DECLARED_TOKENS, MIN_CACHE_RETENTION_SECONDS, QUANTIZATIONS } from "@/lib/supply/schemas";
 
-export function MarketQuality({ minRequests, refreshMs }: { minRequests: number; refreshMs: number }) {
+export function MarketQuality({ minRequests, minSources, refreshMs }: { minRequests: number; minSources: number; refreshMs: number }) {
   const bucketMinutes = BUCKET_MS / 60_000;
   const recent = WINDOWS["1h"];
   const day = WINDOWS["24h"];
@@ -20,11 +21,12 @@ export function MarketQuality({ minRequests, refreshMs }: { minRequests: number;
       <SubHeading id="quality-measured">Measured from real traffic</SubHeading>
       <ul className="ml-5 list-disc space-y-1">
         <li>
-          A <strong>forward</strong> is a buyer&apos;s request sent to the offer&apos;s upstream that was either answered and billed, or
-          failed by the supplier&apos;s fault: unreachable, its key refused, an HTTP error other than 400, 413 and 422, an unusable answer,
-          a timeout or an oversized answer the request does not explain (see Billing and offer health). Not forwards of the offer&apos;s:
-          failures the request explains, a wait for a connection of svc&apos;s own, and the upstream&apos;s 400, 413 and 422 (the
-          buyer&apos;s errors). An answer whose claimed usage was out of bounds was still answered and billed: it counts as an answer.
+          A <strong>forward</strong> is a buyer&apos;s request (or a probe of the platform&apos;s) sent to the offer&apos;s upstream that
+          was either answered and billed, or failed by the supplier&apos;s fault: unreachable, its key refused, an HTTP error other than
+          400, 413 and 422, an unusable answer, a timeout or an oversized answer the request does not explain (see Billing and offer
+          health). Not forwards of the offer&apos;s: failures the request explains, a wait for a connection of svc&apos;s own, and the
+          upstream&apos;s 400, 413 and 422 (the buyer&apos;s errors). An answer whose claimed usage was out of bounds was still answered and
+          billed: it counts as an answer.
         </li>
         <li>
           <strong>Success rate</strong>: answers billed / forwards. <strong>Dispute rate</strong>: answers whose claimed usage exceeded
@@ -32,8 +34,8 @@ export function MarketQuality({ minRequests, refreshMs }: { minRequests: number;
         </li>
         <li>
           <strong>Latency</strong> p50 and p95: the upstream&apos;s time from the forward sent to the answer read, over answered forwards
-          (not svc&apos;s own time, not probes). It is kept as a histogram of fixed bins whose bounds grow by √2 (
-          {LATENCY_BIN_LOWER_BOUNDS[0]} ms, {LATENCY_BIN_LOWER_BOUNDS[1]} ms, {LATENCY_BIN_LOWER_BOUNDS[2]} ms … up to{" "}
+          (not svc&apos;s own time). It is kept as a histogram of fixed bins whose bounds grow by √2 ({LATENCY_BIN_LOWER_BOUNDS[0]} ms,{" "}
+          {LATENCY_BIN_LOWER_BOUNDS[1]} ms, {LATENCY_BIN_LOWER_BOUNDS[2]} ms … up to{" "}
           {LATENCY_BIN_LOWER_BOUNDS.at(-1)!.toLocaleString("en-US")} ms), so a percentile is exact to its bin (within about 41%) and placed
           inside it by rank.
         </li>
@@ -43,8 +45,18 @@ export function MarketQuality({ minRequests, refreshMs }: { minRequests: number;
         <li>
           Two rolling <strong>windows</strong>, counted in whole {bucketMinutes}-minute buckets: <C>1h</C> is the current bucket and the{" "}
           {recent - 1} before it (the last {recent * bucketMinutes - bucketMinutes} to {recent * bucketMinutes} minutes), <C>24h</C> the
-          current and the {day - 1} before it. A window with fewer than <strong>{minRequests}</strong> forwards (<C>min_requests</C>) says{" "}
-          <C>sufficient: false</C> and shows no figures (null) rather than noise.
+          current and the {day - 1} before it. A window with fewer than <strong>{minRequests}</strong> forwards (<C>min_requests</C>), or
+          with forwards from fewer than <strong>{minSources}</strong> sources (<C>min_sources</C>), says <C>sufficient: false</C> and shows
+          no figures (null) rather than noise.
+        </li>
+        <li>
+          <strong>Nobody can buy a figure.</strong> Only traffic the supplier does not control is measured. A request from the offer&apos;s
+          own supplier (its account, which pays for every key it holds) is served and billed as any other, and never measured. A buyer
+          account weighs at most <strong>{SAMPLES_PER_SOURCE_HOUR}</strong> forwards per offer and hour: its further forwards that hour are
+          served and billed, not measured, so a handful of accounts trading with an offer cannot move its median or its throughput. The
+          platform&apos;s fidelity probes, which a supplier cannot tell from buyers, are measured with buyers&apos; traffic as one more
+          source, without that bound. A window&apos;s <C>sources</C> are the distinct buyer accounts (and the probes, as one) it measured;
+          its <C>requests</C> count only measured forwards.
         </li>
         <li>
           The clear records each batch of answers in the statement that bills them, and a supplier&apos;s failure is recorded with the
@@ -66,6 +78,16 @@ export function MarketQuality({ minRequests, refreshMs }: { minRequests: number;
         not checked: a request&apos;s regular expression is not run over a supplier&apos;s text). Each offer&apos;s counts over the last 7
         days are on the offers list as <C>answer_checks</C>: checked, failed, by how (<C>invalid_json</C>, <C>unknown_tool</C>,{" "}
         <C>schema_mismatch</C>), and the error rate. A stream cut short is not checked.
+      </p>
+      <p>
+        Routing reads them. An offer&apos;s <strong>error rate</strong> is its failed / checked tool calls and strict json_schema answers
+        over the last {CHECK_WINDOW_DAYS} days, once at least <strong>{ANSWER_CHECK_MIN_CHECKED}</strong> were checked (<C>error_rate</C> in{" "}
+        <C>answer_checks</C>; null before). It stands <strong>well above</strong> its model&apos;s median (the median of the rates of the
+        model&apos;s offers that have one) when it is at least {Math.round(DEMOTE_MARGIN * 100)} points above it and at least{" "}
+        {DEMOTE_FACTOR} times it. Such an offer is <strong>demoted</strong> (<C>demoted: true</C>): a request that sends tools or a
+        json_schema response format is routed to it only after every other offer that can take it, whatever its price or the request&apos;s
+        sort; a request without either is routed as before. <C>provider.sort: &quot;quality&quot;</C> asks for the lowest error rate first
+        (offers without one after those with). Both are read from the routing snapshot, refreshed with the measured figures.
       </p>
 
       <SubHeading id="quality-declared">Declared by the supplier</SubHeading>

@@ -154,9 +154,9 @@ export function ProbesGuide() {
             post or change is answered (each probe within {Math.max(1, Math.round(env.PROBE_PROBATION_SPREAD_MS / 1000))} s here), so an
             honest offer is routable seconds later. An offer that fails is flagged and stays off the book whatever the flag policy below (it
             never served). When the platform cannot pay for probes (its probe funds are empty, or the day&apos;s budget is spent) the offer
-            is listed as <C>unverified</C> and serves: buyers see the difference and can keep to checked offers by listing them in{" "}
-            <C>provider.only</C>. A flagged offer whose supplier changes its key while probes cannot run stays flagged. An upstream that
-            answers nothing leaves the offer verifying until a round gets an answer.
+            is listed as <C>unverified</C> and serves: buyers see the difference and can keep to checked offers with{" "}
+            <C>provider.require_verified: true</C> (only offers whose probes passed). A flagged offer whose supplier changes its key while
+            probes cannot run stays flagged. An upstream that answers nothing leaves the offer verifying until a round gets an answer.
           </>
         ) : (
           "On this deployment probation is off: a new or changed offer serves at once and is probed by the next round."

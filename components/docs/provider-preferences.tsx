@@ -11,11 +11,12 @@ import {
   MAX_PROVIDER_IDS,
   PROVIDER_SORTS,
 } from "@/lib/market/provider-schemas";
+import { ANSWER_CHECK_MIN_CHECKED, CHECK_WINDOW_DAYS as ANSWER_CHECK_WINDOW_DAYS } from "@/lib/market/quality/answer-checks";
 
 const FIELDS: [string, string][] = [
   [
     "sort",
-    `${PROVIDER_SORTS.join(" | ")}. price (the default): cheapest first. latency: lowest measured median upstream latency first. throughput: highest measured output tokens per second first. Offers without enough traffic to be measured come after those with figures. Offers that tie are ordered by price-time priority (price, then posting time).`,
+    `${PROVIDER_SORTS.join(" | ")}. price (the default): cheapest first. latency: lowest measured median upstream latency first. throughput: highest measured output tokens per second first. quality: lowest answer-check error rate first (tool calls and strict json_schema answers that failed their schema, over the last ${ANSWER_CHECK_WINDOW_DAYS} days, from at least ${ANSWER_CHECK_MIN_CHECKED} checked answers). Offers without enough traffic to be measured come after those with figures. Offers that tie are ordered by price-time priority (price, then posting time).`,
   ],
   [
     "only",
@@ -33,6 +34,10 @@ const FIELDS: [string, string][] = [
   [
     "max_price",
     `{prompt, completion}, USD per 1M tokens (0 to ${MAX_PRICE_USD_PER_MTOK}), either optional: an offer qualifies when 1M tokens at the model's list price and its price cost at most that. It applies beside your max price in cents per diem (X-Svc-Max-Cents), never instead of it.`,
+  ],
+  [
+    "require_verified",
+    "true: route only to offers whose fidelity probes passed (probe.status passing on GET /v1/market/models/{id}/offers). Offers not probed yet, offers posted while probes could not run (unverified), offers in probation (verifying) and flagged offers are excluded. false (the default): any offer on the book.",
   ],
   [
     "preferred_max_latency",
@@ -115,10 +120,10 @@ curl ${origin}/v1/chat/completions -H "Authorization: Bearer $SVC_API_KEY" -H 'c
       </p>
       <p>
         When your preferences leave no offer, the 503 says which one did, with the usual <C>X-Svc-*</C> headers:{" "}
-        <C>no_offer_matches_provider_only</C>, <C>_ignore</C>, <C>_quantizations</C>, <C>_data_collection</C> or <C>_max_price</C> (the last
-        filter, in that order, that left nothing), and <C>param</C> names it. <C>no_offer_fits_request</C> means the offers left declare
-        smaller limits than the request&apos;s worst case, and <C>no_offer_passing_probes</C> that those within your max price are off the
-        book after failing a fidelity probe.
+        <C>no_offer_matches_provider_only</C>, <C>_ignore</C>, <C>_quantizations</C>, <C>_data_collection</C>, <C>_cancelled_billing</C>,{" "}
+        <C>_max_price</C> or <C>_require_verified</C> (the last filter, in that order, that left nothing), and <C>param</C> names it.{" "}
+        <C>no_offer_fits_request</C> means the offers left declare smaller limits than the request&apos;s worst case, and{" "}
+        <C>no_offer_passing_probes</C> that those within your max price are off the book after failing a fidelity probe.
       </p>
     </>
   );

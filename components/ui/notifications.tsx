@@ -15,6 +15,10 @@ export type Notice = { key: string; tone: "success" | "error" | "info"; title: s
 let notices: (Notice & { id: number })[] = [];
 /** The server has no notices: one constant array, as useSyncExternalStore needs a cached getServerSnapshot. */
 const NO_NOTICES: typeof notices = [];
+/** useSyncExternalStore's getServerSnapshot: the same array on every call (React errors on every page load otherwise). */
+export const serverNotices = () => NO_NOTICES;
+/** useSyncExternalStore's getSnapshot: the same array until a notice changes. */
+export const currentNotices = () => notices;
 let nextId = 1;
 const listeners = new Set<() => void>();
 
@@ -37,8 +41,8 @@ function useNotices() {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    () => notices,
-    () => NO_NOTICES,
+    currentNotices,
+    serverNotices,
   );
 }
 

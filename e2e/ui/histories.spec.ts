@@ -20,6 +20,8 @@ import { deviceOf, VIEWPORTS } from "../fixtures/pages";
  */
 const TRADER = 8;
 const MODEL = "mistral-31-24b";
+/** A model someone else sells in the stack (the demo supplier), bought between MODEL's requests. */
+const OTHER_MODEL = "llama-3.3-70b";
 const SCREENSHOTS = "test-results/screenshots";
 
 type Trader = { session: SvcSession; offerId: string; requests: number };
@@ -88,6 +90,11 @@ async function expectNoSeriousAxeViolations(page: Page) {
 
 const today = () => new Date().toISOString().slice(0, 10);
 const microsOfWire = (decimal: string) => BigInt(decimal.replace(".", ""));
+/** "$1.234500" as shown → micro-dollars. */
+const usdTextMicros = (text: string) => {
+  const [whole, fraction = ""] = text.replace(/[^\d.]/g, "").split(".");
+  return BigInt(whole!) * 1_000_000n + BigInt(fraction.padEnd(6, "0").slice(0, 6));
+};
 /** The page's way of showing an amount: every digit it has, at least two decimals ("$0.00012", "$1.50"). */
 const shownUsd = (micros: bigint) => {
   const abs = micros < 0n ? -micros : micros;
@@ -155,6 +162,51 @@ for (const device of VIEWPORTS) {
         await expectNoSeriousAxeViolations(page);
         mkdirSync(SCREENSHOTS, { recursive: true });
         await page.screenshot({ path: `${SCREENSHOTS}/history-grouped-${name}.png`, fullPage: true });
+      } finally {
+        await delistAll(trader.session);
+      }
+    });
+
+    test("interleaved models: each balance shown is its own line's, the lines chain, one precision per column", async ({ page }) => {
+      const trader = await seedTrader(2);
+      try {
+        // Requests to two models, alternating, with a top-up between: their day groups interleave in time.
+        const { key } = await trader.session.createKey({ name: "histories interleaved" });
+        const client = bearerClient(key);
+        for (const model of [MODEL, OTHER_MODEL, MODEL]) {
+          await client.chat.completions.create({ model, messages: [{ role: "user", content: "One line" }], max_tokens: 20 });
+          if (model === OTHER_MODEL) await trader.session.topUp("1");
+        }
+        await useTestWallet(page, TRADER);
+        await signInThroughUi(page);
+        // A desktop opens every day's group of requests, so each of its lines shows its balance; a phone reads the rows that
+        // show one of their own (today's top-ups: a day's requests to one model are one group there).
+        await page.goto(name === "desktop" ? "/dashboard/history?type=usage" : "/dashboard/history");
+        await expect(history(page)).toBeVisible();
+        if (name === "desktop") {
+          const closed = history(page).getByRole("button", { expanded: false });
+          while ((await closed.count()) > 0) await closed.first().click();
+        }
+
+        // The prepaid ledger's lines chain: each balance is the one before it plus the line's amount.
+        const lines = (await ledgerLines(trader.session, "")).filter((l) => l.ledger === "balance");
+        for (let i = 0; i + 1 < lines.length; i++) {
+          expect(microsOfWire(lines[i]!.balance_after)).toBe(microsOfWire(lines[i + 1]!.balance_after) + microsOfWire(lines[i]!.amount));
+        }
+        const chained = new Set(lines.map((l) => microsOfWire(l.balance_after)));
+        // "prepaid" is its own span, after the figure: its parent holds both.
+        const shown = (await history(page).getByText("prepaid", { exact: true }).locator("..").allTextContents()).map((t) =>
+          t.replace(/\s*prepaid$/, "").trim(),
+        );
+        expect(shown.length).toBeGreaterThanOrEqual(name === "desktop" ? 5 : 2);
+        // One number of decimals down each column, and every balance shown is a line's own balance after, never a group's.
+        const decimals = (texts: string[]) => new Set(texts.map((t) => /\.(\d+)$/.exec(t.replace(/[^\d.]/g, ""))?.[1]?.length));
+        expect(decimals(shown)).toEqual(new Set([6]));
+        for (const text of shown) expect(chained).toContain(usdTextMicros(text));
+        if (name === "desktop") {
+          const amounts = await history(page).locator("tbody td:nth-child(3)").allTextContents();
+          expect(decimals(amounts.map((t) => t.trim()).filter(Boolean))).toEqual(new Set([6]));
+        }
       } finally {
         await delistAll(trader.session);
       }

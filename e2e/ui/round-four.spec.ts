@@ -8,7 +8,7 @@ import { bearerClient, SvcSession } from "../fixtures/api";
 import { platformAccounts, usdcBalance, usdcTransfers } from "../fixtures/chain";
 import { expect, test } from "../fixtures/index";
 import { usdTextToMicros } from "../fixtures/money";
-import { deviceOf, VIEWPORTS } from "../fixtures/pages";
+import { deviceOf, SIGNED_IN_PAGES, VIEWPORTS } from "../fixtures/pages";
 import { APP_ORIGIN, E2E_WALLETS, UPSTREAM_URL } from "../fixtures/stack";
 
 /**
@@ -306,6 +306,20 @@ for (const viewport of VIEWPORTS) {
 
 test.describe("lows", () => {
   test.use({ wallet: "buyer" });
+
+  test("the dashboard's pages load and hydrate without an error in the console", async ({ signedInPage: page }) => {
+    const errors: string[] = [];
+    page.on("console", (message) => {
+      // A refused fetch is logged by the browser itself (the session probe's 401 on a signed-out check): not the app's error.
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text());
+    });
+    page.on("pageerror", (error) => errors.push(error.message));
+    for (const path of SIGNED_IN_PAGES) {
+      await page.goto(path);
+      await expect(page.getByRole("main")).toBeVisible();
+    }
+    expect(errors).toEqual([]);
+  });
 
   test("a declined payment signature is no red failure, nothing is sent, and focus stays on the form", async ({ signedInPage: page }) => {
     const topUp = page.getByRole("form", { name: "Top up" });

@@ -75,6 +75,33 @@ async function leaveUsdc(index: number, micros: bigint) {
   await expect.poll(() => usdcBalance(account.address)).toBe(micros);
 }
 
+/** Sends `micros` USDC to a dev account from dev account 3 (where leaveUsdc sends the rest). */
+async function giveUsdc(index: number, micros: bigint) {
+  const from = privateKeyToAccount(ANVIL_DEV_ACCOUNTS[3].privateKey);
+  const before = await usdcBalance(ANVIL_DEV_ACCOUNTS[index].address);
+  const client = createWalletClient({
+    account: from,
+    chain: { ...base, rpcUrls: { default: { http: [RPC_URL] } } },
+    transport: http(RPC_URL),
+  });
+  await client.writeContract({
+    address: BASE_USDC_ADDRESS,
+    abi: erc20Abi,
+    functionName: "transfer",
+    args: [ANVIL_DEV_ACCOUNTS[index].address, micros],
+  });
+  await expect.poll(() => usdcBalance(ANVIL_DEV_ACCOUNTS[index].address)).toBe(before + micros);
+}
+
+/** The top-up POSTs that carried a signed payment. */
+function collectSignedTopUps(page: Page): string[] {
+  const signed: string[] = [];
+  page.on("request", (request) => {
+    if (request.url().endsWith("/v1/x402/top-up") && request.headers()["payment-signature"]) signed.push(request.url());
+  });
+  return signed;
+}
+
 for (const viewport of VIEWPORTS) {
   test.describe(`${viewport.name} ${viewport.width}×${viewport.height}`, () => {
     test.use({
@@ -252,6 +279,31 @@ for (const viewport of VIEWPORTS) {
       await expect(warning).toHaveCount(0);
       await expect(topUp.getByRole("button", { name: "Top up $2.00" })).toBeEnabled();
       expect(await seriousAxeViolations(page, "/dashboard wallet short")).toEqual([]);
+    });
+
+    test("2 a wallet drained after the form read it: said once, as the warning, never also as a failure", async ({ page }) => {
+      await leaveUsdc(OTHER, 2_000_000n);
+      await useTestWallet(page, OTHER);
+      await signInThroughUi(page);
+      const topUp = page.getByRole("form", { name: "Top up" });
+      await expect(topUp.getByText(/^Paying from 0x.* · holds \$2\.00 USDC$/)).toBeVisible();
+      await topUp.getByLabel("Amount (USD)").fill("2");
+      const pay = topUp.getByRole("button", { name: "Top up $2.00" });
+      await expect(pay).toBeEnabled();
+      // The wallet spends elsewhere before the payment is signed: the form still shows what it read.
+      await leaveUsdc(OTHER, 1_000_000n);
+      const signed = collectSignedTopUps(page);
+      await pay.click();
+
+      const warning = topUp.getByRole("status").filter({ hasText: "Not enough USDC in your wallet" });
+      await expect(warning).toContainText("Your wallet holds $1.00 USDC, less than $2.00");
+      await expect(topUp.getByText("Top-up failed")).toHaveCount(0);
+      await expect(topUp.getByRole("alert")).toHaveCount(0);
+      await expect(topUp.getByText(/holds \$1\.00 USDC, less than/)).toHaveCount(1);
+      await expect(pay).toBeDisabled();
+      expect(signed).toEqual([]);
+      // Put back what the next width's tests expect to find (the drained USDC went to dev account 3).
+      await giveUsdc(OTHER, 1_000_000n);
     });
 
     test("11 a rejected sign-in signature puts focus back on Sign in", async ({ page }) => {

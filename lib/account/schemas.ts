@@ -63,7 +63,8 @@ export const BalanceSchema = component(
 export type BalanceView = z.output<typeof BalanceSchema>;
 
 const UsageItemSchema = z.object({
-  id: z.string(),
+  id: z.string().describe("The id the buyer was given: chatcmpl-… from chat completions, resp_… from POST /v1/responses"),
+  completion_id: z.string().describe("The completion's own id (chatcmpl-…, X-Svc-Generation-Id); the same as id for a chat completion"),
   created_at: Timestamp,
   key: z.object({ id: z.string(), name: z.string(), prefix: z.string() }),
   model: z.string(),
@@ -83,6 +84,7 @@ const UsageItemSchema = z.object({
 export type UsageItem = z.output<typeof UsageItemSchema>;
 
 export const UsagePageSchema = component("UsagePage", pageOf(UsageItemSchema));
+
 export type UsagePage = z.output<typeof UsagePageSchema>;
 
 export const DailyQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(365).default(30) });
@@ -92,3 +94,63 @@ export type DailySpend = z.output<typeof DailySpendSchema>;
 
 export const DailySpendListSchema = component("DailySpendList", listOf(DailySpendSchema));
 export type DailySpendList = z.output<typeof DailySpendListSchema>;
+
+export const RefusalsQuery = z.strictObject({
+  hours: z.coerce.number().int().min(1).max(168).default(24).describe("How far back, in hours (1 to 168; refusals are kept 7 days)"),
+  key_id: z.uuid().optional().describe("Only this key's refusals (one of the account's keys)"),
+});
+export type RefusalsQueryInput = z.infer<typeof RefusalsQuery>;
+
+const RefusedKey = z.object({ id: z.string(), name: z.string(), prefix: z.string() });
+const RefusalStatus = z.number().int().describe("The HTTP status the request was answered: 402, 429 or 503");
+const RefusalCode = z
+  .string()
+  .describe("The error code it was answered (see /docs/errors), e.g. spend_limit_exceeded, rate_limited, no_capacity");
+const RefusalMessage = z.string().describe("What the latest of them was told (the error's message, cut to 500 characters)");
+
+export const RefusalListSchema = component(
+  "RefusalList",
+  z
+    .object({
+      object: z.literal("refusals"),
+      since: Timestamp.describe("The start of the window (a whole minute)"),
+      total: z.number().int().describe("Requests refused in the window, every key"),
+      by_key: z
+        .array(
+          z.object({
+            key: RefusedKey,
+            total: z.number().int(),
+            last_at: Timestamp.describe("The key's latest refusal"),
+            reasons: z
+              .array(
+                z.object({
+                  status: RefusalStatus,
+                  code: RefusalCode,
+                  count: z.number().int(),
+                  last_at: Timestamp,
+                  last_message: RefusalMessage,
+                }),
+              )
+              .describe("Counted by reason, most first"),
+          }),
+        )
+        .describe("Each key that was refused in the window, latest first"),
+      recent: z
+        .array(
+          z.object({
+            minute: Timestamp.describe("The UTC minute these refusals fell in"),
+            key: RefusedKey,
+            status: RefusalStatus,
+            code: RefusalCode,
+            count: z.number().int().describe("How many in that minute"),
+            last_at: Timestamp,
+            last_message: RefusalMessage,
+          }),
+        )
+        .describe("The latest minutes with refusals, one row per key and reason, newest first (at most 50)"),
+    })
+    .describe(
+      "Requests the account's keys were refused (402, 429, 503), per key by reason; served requests are GET /v1/account/usage. A 429 of the per-address limits, before the key is read, is not counted.",
+    ),
+);
+export type RefusalList = z.output<typeof RefusalListSchema>;

@@ -1,17 +1,32 @@
 import "server-only";
+import { z } from "zod";
 import { db } from "@/lib/db/client";
-import { decodeCursor, encodeCursor } from "@/lib/pagination";
+import { decodeCursor, encodeCursor, PageQuery } from "@/lib/pagination";
 import { formatMicros } from "@/lib/money";
+import { completionIdOf, givenIdOf } from "@/lib/wire";
 import type { DailySpendList, UsagePage } from "@/lib/account/schemas";
+
+/** GET /v1/account/usage: a page, or only the completion an id names (either id the buyer may hold). */
+export const UsageQuery = PageQuery.extend({
+  id: z
+    .string()
+    .regex(/^(chatcmpl-|resp_)[A-Za-z0-9]{1,64}$/, "must be a completion id (chatcmpl-…) or a response id (resp_…)")
+    .optional()
+    .describe("Only the completion with this id: its chatcmpl-…, or the resp_… of a POST /v1/responses answer"),
+});
 
 const CURSOR = /^(\d{1,15}):(chatcmpl-[A-Za-z0-9]{1,64})$/;
 
-/** One page of the account's completions, newest first (the completions index is (account_id, created_at)). */
-export async function listUsage(accountId: string, page: { cursor?: string; limit: number }): Promise<UsagePage> {
+/**
+ * One page of the account's completions, newest first (the completions index is (account_id, created_at)), each under
+ * the id its buyer was given (resp_… for a POST /v1/responses answer); with `id`, only the completion it names.
+ */
+export async function listUsage(accountId: string, page: { cursor?: string; limit: number; id?: string }): Promise<UsagePage> {
   const before = page.cursor ? decodeCursor(page.cursor, CURSOR) : null;
   const rows = await db.completion.findMany({
     where: {
       accountId,
+      ...(page.id !== undefined && { id: completionIdOf(page.id) }),
       ...(before && {
         OR: [{ createdAt: { lt: new Date(Number(before[1])) } }, { createdAt: new Date(Number(before[1])), id: { lt: before[2] } }],
       }),
@@ -21,7 +36,8 @@ export async function listUsage(accountId: string, page: { cursor?: string; limi
     include: { clear: true, apiKey: { select: { id: true, name: true, prefix: true } } },
   });
   const data = rows.slice(0, page.limit).map((c) => ({
-    id: c.id,
+    id: givenIdOf(c.id, c.responsesApi),
+    completion_id: c.id,
     created_at: c.createdAt.toISOString(),
     key: c.apiKey,
     model: c.modelId,

@@ -83,6 +83,7 @@ export const ERROR_STATUS = {
   no_offer_matches_provider_data_collection: 503,
   no_offer_matches_provider_cancelled_billing: 503,
   no_offer_matches_provider_max_price: 503,
+  no_offer_matches_provider_require_verified: 503,
   no_offer_fits_request: 503,
   no_offer_passing_probes: 503,
   // A chat request carrying svc's own hop header: an offer whose upstream is svc itself.

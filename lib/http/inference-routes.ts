@@ -156,12 +156,13 @@ export function responsesRoute(version: ApiVersion): RouteHandler {
           body: chat,
           apiKey,
           requestedMaxPriceCents,
+          surface: "responses",
           format: { kind: "responses", request: body },
           renderError: errorBody,
           headers: ignoredFieldsHeader(ignoredResponsesFields(body)),
         });
       }
-      const { completion, cost } = await completeChat({ body: chat, apiKey, requestedMaxPriceCents });
+      const { completion, cost } = await completeChat({ body: chat, apiKey, requestedMaxPriceCents, surface: "responses" });
       return ok(toResponse(body, completion), {
         ...costHeaders(cost, completion.id),
         ...ignoredFieldsHeader(ignoredResponsesFields(body)),

@@ -6,6 +6,7 @@ import "server-only";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { attachReadBody } from "@/lib/http/body";
 import { closeLingering } from "@/lib/http/connections";
+import { env } from "@/lib/env";
 import { AppError } from "@/lib/errors";
 import { jsonBodyText } from "@/lib/http/responses";
 
@@ -146,7 +147,9 @@ function urlOf(incoming: IncomingMessage): URL {
  * body is piped as it is produced (a stream's events reach the client as they are made, never buffered whole):
  * headers go out at once, each chunk waits for the socket to drain what it holds (so a client that reads slowly
  * slows the producer, which holds at most one chunk), and a client that hangs up cancels the body's stream, which is
- * how its producer learns it (lib/router/stream.ts).
+ * how its producer learns it (lib/router/stream.ts). A client that reads nothing for STREAM_STALL_MS while a chunk
+ * waits has its connection closed (then the same cancel): a stalled reader holds a socket and its buffers for a
+ * bounded time, even after the producer has finished.
  */
 export async function writeWebResponse(outgoing: ServerResponse, res: Response): Promise<void> {
   outgoing.statusCode = res.status;
@@ -177,13 +180,22 @@ async function pipeBody(body: ReadableStream<Uint8Array>, outgoing: ServerRespon
       const { done, value } = await reader.read();
       if (done || gone) break;
       if (!outgoing.write(value)) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          outgoing.once("drain", resolve);
+        let stall: ReturnType<typeof setTimeout> | undefined;
+        const drained = await new Promise<boolean>((resolve) => {
+          wake = () => resolve(true);
+          stall = setTimeout(() => resolve(false), env.STREAM_STALL_MS);
+          outgoing.once("drain", wake);
         });
+        clearTimeout(stall);
         outgoing.off("drain", wake!);
         wake = undefined;
         if (gone) break;
+        if (!drained) {
+          // The client has read nothing for STREAM_STALL_MS: it is gone as far as this answer is concerned. Closing
+          // the connection is what frees what it holds here and tells the body's producer (its cancel).
+          outgoing.destroy();
+          break;
+        }
       }
     }
     if (!gone) outgoing.end();

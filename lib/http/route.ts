@@ -1,6 +1,7 @@
 import "server-only";
 import type { z } from "zod";
 import { assertSameSiteRequest, readAuthorization, readSessionCookie } from "@/lib/auth/request-credentials";
+import { isKeyRefusal, noteRefusal } from "@/lib/account/refusals";
 import { getApiKeyForCompletion, getApiKeyOrThrow, type ApiKeyContext } from "@/lib/auth/api-key-auth";
 import { randomHexId } from "@/lib/auth/tokens";
 import { getSessionOrThrow, type SessionContext } from "@/lib/auth/sessions";
@@ -79,12 +80,15 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     let response: Response;
     let rateHeaders: Record<string, string> = {};
     const ip = clientIp(req, env.TRUST_PROXY_HOPS);
+    // The key a bearer route authenticated: its refusals (402, 429, 503) are counted for it (lib/account/refusals.ts).
+    let bearer: ApiKeyContext | undefined;
     try {
       const write = options.rateLimit === "write" || !SAFE_METHODS.has(req.method);
       if (limited) rateHeaders = await enforceRateLimits(preAuthRules(ip, { write, bearer: options.auth === "bearer" }));
       const auth = await authenticate(options.auth, req).catch(async (error: unknown) => {
         throw limited && error instanceof AppError && errorStatus(error) === 401 ? await countFailedAuthentication(ip, error) : error;
       });
+      if ("apiKey" in auth) bearer = auth.apiKey;
       if (limited) {
         const who = {
           apiKeyId: "apiKey" in auth ? auth.apiKey?.apiKeyId : "caller" in auth ? (auth.caller?.apiKeyId ?? undefined) : undefined,
@@ -109,6 +113,15 @@ export function route<A extends AuthMode, B extends Schema = undefined, Q extend
     } catch (error) {
       response = errorResponse(error, requestId, req);
       context.errorCode = error instanceof AppError ? error.code : isDatabaseUnavailable(error) ? "service_unavailable" : "internal_error";
+      if (bearer && error instanceof AppError && isKeyRefusal(response.status, error.code)) {
+        noteRefusal({
+          apiKeyId: bearer.apiKeyId,
+          accountId: bearer.accountId,
+          status: response.status,
+          code: error.code,
+          message: error.message,
+        });
+      }
     }
     for (const [name, value] of Object.entries(rateHeaders)) if (!response.headers.has(name)) response.headers.set(name, value);
     response.headers.set("x-request-id", requestId);
@@ -169,7 +182,7 @@ async function authenticate(mode: AuthMode, req: Request) {
   if (authorization.present) {
     throw new AppError(
       "session_required",
-      "This route needs a signed-in wallet session (the svc_session cookie); API keys are accepted only by POST /v1/chat/completions, POST /v1/responses, GET /v1/key, GET /v1/account/balance and GET /v1/generations/{id}.",
+      "This route needs a signed-in wallet session (the svc_session cookie); API keys are accepted only by POST /v1/chat/completions, POST /v1/responses, GET /v1/key, GET /v1/account/balance, GET /v1/account/usage/refusals and GET /v1/generations/{id}.",
     );
   }
   // Session mutations must come from our own origin (the cookie is SameSite=Lax; this closes the rest).

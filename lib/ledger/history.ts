@@ -2,6 +2,7 @@ import "server-only";
 import { db, Prisma } from "@/lib/db/client";
 import { decodeCursor, encodeCursor, PAGE_DEFAULT } from "@/lib/pagination";
 import { formatMicros } from "@/lib/money";
+import { givenIdOf } from "@/lib/wire";
 import type { LedgerFilter, LedgerItem, LedgerPage } from "@/lib/ledger/schemas";
 
 /**
@@ -29,6 +30,8 @@ export type LedgerRow = {
   model_id: string | null;
   offer_id: string | null;
   generation_id: string | null;
+  /** The generation answered POST /v1/responses: its id as the buyer was given it is resp_… (givenIdOf). */
+  responses_api: boolean | null;
   balance_after: bigint;
   count: bigint;
 };
@@ -59,7 +62,10 @@ export function toItem(r: LedgerRow): LedgerItem {
     balance_after: formatMicros(BigInt(r.balance_after)),
     model: r.model_id,
     offer: r.ledger_kind === "supplier" ? r.offer_id : null,
-    generation_id: r.ledger_kind === "buyer" && Number(r.count) === 1 ? r.generation_id : null,
+    generation_id:
+      r.ledger_kind === "buyer" && Number(r.count) === 1 && r.generation_id !== null
+        ? givenIdOf(r.generation_id, r.responses_api === true)
+        : null,
     count: Number(r.count),
   };
 }
@@ -73,7 +79,8 @@ export async function readLedgerRows(
   const lines = Prisma.sql`
     SELECT jl.id AS line_id, jl.ledger_account_id, je.id::text AS entry_id, je.kind::text AS kind, la.kind::text AS ledger_kind,
            jl.amount_micros, je.created_at, COALESCE(je.tx_hash, w.tx_hash, p.tx_hash) AS tx_hash,
-           COALESCE(c.model_id, pr.model_id) AS model_id, COALESCE(c.offer_id, pr.offer_id)::text AS offer_id, c.completion_id AS generation_id
+           COALESCE(c.model_id, pr.model_id) AS model_id, COALESCE(c.offer_id, pr.offer_id)::text AS offer_id, c.completion_id AS generation_id,
+           (SELECT gc.responses_api FROM completions gc WHERE gc.id = c.completion_id) AS responses_api
     ${filteredLines(
       ownerId,
       filter,
@@ -99,7 +106,7 @@ export async function readLedgerRows(
       ),
       shown AS (
         SELECT k.line_id, k.ledger_account_id, k.entry_id, k.kind, k.ledger_kind, g.amount_micros, k.created_at,
-               k.tx_hash, k.model_id, k.offer_id, k.generation_id, g.count
+               k.tx_hash, k.model_id, k.offer_id, k.generation_id, k.responses_api, g.count
         FROM groups g JOIN keyed k ON k.line_id = g.line_id
       )`
     : Prisma.sql`
@@ -123,7 +130,7 @@ export async function readLedgerRows(
       JOIN journal_lines jl ON jl.ledger_account_id = s.ledger_account_id AND jl.id >= s.lo
     )
     SELECT s.line_id, s.entry_id, s.kind, s.ledger_kind, s.amount_micros, s.created_at, s.tx_hash, s.model_id, s.offer_id,
-           s.generation_id, s.count, a.balance_after::bigint AS balance_after
+           s.generation_id, s.responses_api, s.count, a.balance_after::bigint AS balance_after
     FROM shown s JOIN after a ON a.id = s.line_id
     ORDER BY s.line_id DESC`;
 }

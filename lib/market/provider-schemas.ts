@@ -7,11 +7,14 @@
  *
  * - Filters (an offer that fails one is not routed to): `only`, `ignore` (offer ids or supplier public ids `sup_…`),
  *   `quantizations`, `data_collection: "deny"` (no offer that retains or trains on prompts), `max_price` (USD per 1M
- *   prompt / completion tokens at the model's list price and the offer's price, beside the max price in cents per diem).
+ *   prompt / completion tokens at the model's list price and the offer's price, beside the max price in cents per diem),
+ *   `require_verified: true` (only offers whose fidelity probes passed: not unprobed, unverified or flagged ones).
  * - Order: `preferred_max_latency` and `preferred_min_throughput` put the offers that meet them first (soft: they never
  *   exclude; an offer without measured figures does not meet them), then `sort` (`price`, the default; `latency`,
- *   lowest median first; `throughput`, highest first; offers without figures after those with), then price-time
- *   priority (price, posting time, id), which also decides every tie.
+ *   lowest median first; `throughput`, highest first; `quality`, lowest answer-check error rate first; offers without
+ *   figures after those with), then price-time priority (price, posting time, id), which also decides every tie. A
+ *   request that uses tools or a json_schema format routes to an offer demoted for its answer checks only after every
+ *   other (lib/market/quality/answer-checks.ts), whatever the preferences.
  * - Cache affinity (issue 40): a request whose prompt prefix svc sent an offer that caches prompts, within its
  *   retention, is ordered by effective price (the cached part at the model's cache-read price), the offer holding the
  *   prefix first among equals; `cache_affinity: false` orders by posted price alone (billing is verified either way).
@@ -23,7 +26,7 @@
 import { z } from "zod";
 import { QUANTIZATIONS } from "@/lib/supply/schemas";
 
-export const PROVIDER_SORTS = ["price", "latency", "throughput"] as const;
+export const PROVIDER_SORTS = ["price", "latency", "throughput", "quality"] as const;
 export const DATA_COLLECTION = ["allow", "deny"] as const;
 /** The most ids `only` and `ignore` may each list. */
 export const MAX_PROVIDER_IDS = 64;
@@ -57,10 +60,10 @@ const UsdPerMTok = z
 
 const providerFields = (id: z.ZodType<string>) => ({
   sort: z
-    .enum(PROVIDER_SORTS, { error: 'must be "price", "latency" or "throughput"' })
+    .enum(PROVIDER_SORTS, { error: 'must be "price", "latency", "throughput" or "quality"' })
     .nullish()
     .describe(
-      "price (the default): cheapest first; latency: lowest measured median upstream latency first; throughput: highest measured output tokens per second first. Offers without figures come after those with; ties keep price-time priority",
+      "price (the default): cheapest first; latency: lowest measured median upstream latency first; throughput: highest measured output tokens per second first; quality: lowest answer-check error rate first (tool calls and strict json_schema answers that failed their schema). Offers without figures come after those with; ties keep price-time priority",
     ),
   only: IdList(1, id).nullish().describe("Route only to these offers, or to offers of these suppliers"),
   ignore: IdList(0, id).nullish().describe("Never route to these offers, nor to offers of these suppliers"),
@@ -101,6 +104,12 @@ const providerFields = (id: z.ZodType<string>) => ({
     .max(MAX_PREFERRED_THROUGHPUT_TPS, `must be at most ${MAX_PREFERRED_THROUGHPUT_TPS}`)
     .nullish()
     .describe("Tokens per second: offers whose measured output throughput is at least this come first (soft: never excludes)"),
+  require_verified: z
+    .boolean()
+    .nullish()
+    .describe(
+      "true: route only to offers whose fidelity probes passed (probe.status passing on the offers list), never to one that is unprobed, unverified (posted while probes could not run), verifying or flagged; false, the default: any offer on the book",
+    ),
   cache_affinity: z
     .boolean()
     .nullish()
@@ -126,6 +135,7 @@ export type ProviderPreferences = {
   data_collection?: (typeof DATA_COLLECTION)[number];
   cancelled_billing?: (typeof DATA_COLLECTION)[number];
   max_price?: { prompt?: number; completion?: number };
+  require_verified?: boolean;
   preferred_max_latency?: number;
   preferred_min_throughput?: number;
   cache_affinity?: boolean;
@@ -164,5 +174,13 @@ export function preferencesOrNull(p: ProviderPreferences | null | undefined): Pr
 }
 
 /** The fields whose filter can leave no offer, in the order the reservation checks them (svc_offer_preference_miss). */
-export const PREFERENCE_FILTERS = ["only", "ignore", "quantizations", "data_collection", "cancelled_billing", "max_price"] as const;
+export const PREFERENCE_FILTERS = [
+  "only",
+  "ignore",
+  "quantizations",
+  "data_collection",
+  "cancelled_billing",
+  "max_price",
+  "require_verified",
+] as const;
 export type PreferenceFilter = (typeof PREFERENCE_FILTERS)[number];

@@ -202,8 +202,16 @@ export type PoolSummary = z.output<typeof PoolSummarySchema>;
 
 /** One rolling window of measurements from real traffic (not probes). */
 export const MeasuredWindowSchema = z.object({
-  requests: z.number().int().describe("Forwards in the window: answers billed plus failures that were the supplier's"),
-  sufficient: z.boolean().describe("At least the minimum sample; when false every figure below is null rather than noise"),
+  requests: z
+    .number()
+    .int()
+    .describe(
+      "Forwards measured in the window: answers billed plus failures that were the supplier's, never its own accounts' and at most a few per buyer account and hour",
+    ),
+  sources: z.number().int().describe("Distinct buyer accounts (the platform's probes counting as one) whose forwards the window measured"),
+  sufficient: z
+    .boolean()
+    .describe("At least the minimum sample of forwards and of sources; when false every figure below is null rather than noise"),
   success_rate: z.number().min(0).max(1).nullable().describe("Answers billed / forwards (4 decimals)"),
   dispute_rate: z.number().min(0).max(1).nullable().describe("Answers whose claimed usage exceeded svc's count / answers (4 decimals)"),
   latency_ms: z
@@ -244,7 +252,24 @@ export const ModelOfferSchema = z.object({
   declared: DeclaredSchema,
   measured: z.object({ "1h": MeasuredWindowSchema, "24h": MeasuredWindowSchema }),
   answer_checks: z
-    .object({ window_days: z.number().int(), tool_calls: AnswerCheckFiguresSchema, json_schema: AnswerCheckFiguresSchema })
+    .object({
+      window_days: z.number().int(),
+      tool_calls: AnswerCheckFiguresSchema,
+      json_schema: AnswerCheckFiguresSchema,
+      error_rate: z
+        .number()
+        .min(0)
+        .max(1)
+        .nullable()
+        .describe(
+          "Both kinds' failed / checked (4 decimals), once enough answers were checked; null before. provider.sort quality orders by it",
+        ),
+      demoted: z
+        .boolean()
+        .describe(
+          "Routing's latest snapshot puts it last for requests with tools or a json_schema format: its error rate stands well above the median of a model it serves",
+        ),
+    })
     .describe(
       "Live traffic's answers checked against their requests after they were served: each tool call parses, names a sent tool and satisfies its schema; each strict json_schema answer satisfies its schema",
     ),
@@ -259,7 +284,11 @@ export const ModelOfferListSchema = component(
     model: z.string(),
     as_of: Timestamp,
     list_price: ListPrice,
-    min_requests: z.number().int().describe("The sample a window needs before its figures are shown"),
+    min_requests: z.number().int().describe("The forwards a window needs before its figures are shown"),
+    min_sources: z
+      .number()
+      .int()
+      .describe("The distinct sources (buyer accounts; the probes as one) a window needs before its figures are shown"),
     data: z.array(ModelOfferSchema).describe("Each live offer (active; flagged ones included, marked): cheapest first, then oldest"),
   }),
 );

@@ -13,6 +13,7 @@ import { failure, judgeAnswer, judgeHttpFailure, judgeUsage, bounded } from "@/l
 import type { ProbeFailure } from "@/lib/supply/probe-evidence";
 import { releaseProbe, reserveProbe, settleProbe, sweepStaleProbes, type ProbeRecord } from "@/lib/probes/payment";
 import { metrics } from "@/lib/ops/metrics";
+import { recordProbeForward } from "@/lib/market/quality/measurements";
 import { newRequestContext, runInRequestContext } from "@/lib/ops/request-context";
 import { allowedClaim, billingRules, billUsage, outputCap, PromptMeter } from "@/lib/upstream/metering";
 import { parseUpstreamAnswer } from "@/lib/upstream/answer";
@@ -319,8 +320,11 @@ async function sendProbe(
 
   // Under a request id of the router's form, as a buyer's forward is (lib/upstream/client.ts forwardHeaders).
   const context = { ...newRequestContext(), requestId: `req_${randomHexId(12)}`, offerId: target.offerId };
+  const sentAt = performance.now();
   const outcome = await runInRequestContext(context, () => callUpstream(target.baseUrl, upstreamKey(target.keyCiphertext), request));
+  const latencyMs = performance.now() - sentAt;
   if (outcome.kind !== "answer") {
+    await recordProbeForward(target.offerId, null);
     const record: ProbeRecord =
       outcome.kind === "outage"
         ? { ...UNANSWERED, httpStatus: outcome.status }
@@ -341,6 +345,8 @@ async function sendProbe(
     finishReason: outcome.answer.finishReason,
     httpStatus: 200,
   };
+  // Measured with buyers' forwards (#37): the supplier cannot tell a probe from a buyer, so its answer is a fair sample.
+  await recordProbeForward(target.offerId, { latencyMs, completionTokens: billed.completionTokens });
   const settled = await settleProbe(runId, billed, record);
   if (settled) {
     report.chargedMicros += settled.chargeMicros;

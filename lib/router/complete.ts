@@ -133,6 +133,8 @@ export type CompletionInput = {
   /** The max price the request itself asks for (X-Svc-Max-Cents), if any. */
   requestedMaxPriceCents: number | null;
   apiKey: ApiKeyContext;
+  /** Which API the buyer called: its answer's id is chatcmpl-… (chat, the default) or resp_… (responses). */
+  surface?: "chat" | "responses";
   now?: () => Date;
 };
 
@@ -146,6 +148,8 @@ export type ReservedCompletion = {
   rules: BillingRules;
   sizing: PromptSizing;
   reservation: ReservedOk;
+  /** Which API the buyer called (CompletionInput.surface). */
+  surface: "chat" | "responses";
   /** The prompt's prefix chain (lib/router/prompt-prefixes.ts); null when it is shorter than one block. */
   prefixes: PromptPrefix[] | null;
   /** performance.now() at the request's arrival. */
@@ -193,7 +197,20 @@ export async function reserveCompletion(input: CompletionInput): Promise<Reserve
       now,
     });
     meter.start();
-    return { body, model, forwarded, meter, rules, sizing, reservation, prefixes, startedAt, now, clock };
+    return {
+      body,
+      model,
+      forwarded,
+      meter,
+      rules,
+      sizing,
+      reservation,
+      prefixes,
+      surface: input.surface ?? "chat",
+      startedAt,
+      now,
+      clock,
+    };
   } catch (error) {
     meter.cancel();
     throw error;
@@ -245,6 +262,8 @@ export async function billAndClear(input: {
       finishReason: answer.finishReason,
       endReason: input.endReason ?? "completed",
       streamed: input.streamed ?? false,
+      responsesApi: reserved.surface === "responses",
+      counted: usage.counted,
       claimedCachedTokens: answer.usage?.cachedTokens ?? null,
       sentCachedTokens,
       prefixHashes: reservation.cachesPrompts ? prefixHashes(prefixes) : null,
@@ -476,6 +495,7 @@ export function responseBody(input: {
         claimedReasoningTokens: usage.claimed?.reasoningTokens ?? null,
         usageEstimated: usage.claimed === null,
         usageDisputed: usage.disputed,
+        counted: usage.counted,
         billedCachedTokens: clear.cachedTokens,
         claimedCachedTokens: usage.claimed?.cachedTokens ?? null,
       }),

@@ -26,6 +26,8 @@ export function costFields(
     claimedReasoningTokens: number | null;
     usageEstimated: boolean;
     usageDisputed: boolean;
+    /** svc's own count beside the claim (null on completions cleared before it was kept). */
+    counted: { promptTokens: number | null; completionTokens: number | null; reasoningBoundTokens: number | null };
     billedCachedTokens: number | null;
     claimedCachedTokens: number | null;
   },
@@ -46,6 +48,9 @@ export function costFields(
       claimed_completion_tokens: clamp(tokens.claimedCompletionTokens),
       billed_reasoning_tokens: tokens.billedReasoningTokens,
       claimed_reasoning_tokens: clamp(tokens.claimedReasoningTokens),
+      counted_prompt_tokens: clamp(tokens.counted.promptTokens),
+      counted_completion_tokens: clamp(tokens.counted.completionTokens),
+      reasoning_tokens_bound: clamp(tokens.counted.reasoningBoundTokens),
       billed_cached_tokens: tokens.billedCachedTokens,
       claimed_cached_tokens: clamp(tokens.claimedCachedTokens),
       usage_estimated: tokens.usageEstimated,

@@ -85,7 +85,12 @@ export class EventStream {
     clearTimeout(timer);
     if (stalled && !this.closed) {
       this.gone();
-      this.close();
+      // Errored, not closed: whichever writer serves the body ends the response as cut short, not as whole.
+      try {
+        this.controller.error(new Error("the client read nothing for too long"));
+      } catch {
+        // Already cancelled by the client.
+      }
     }
     return !this.closed;
   }

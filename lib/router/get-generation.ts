@@ -1,5 +1,7 @@
 /**
- * GET /v1/generations/{id}: one completion of the caller's account as it was cleared. A malformed id is a 400 (it
+ * GET /v1/generations/{id}: one completion of the caller's account as it was cleared, found by either id the buyer may
+ * hold (chatcmpl-…, or resp_… for a POST /v1/responses answer) and shown under the one it was given, with svc's own
+ * token count beside the claimed and billed ones and the supplier's display name. A malformed id is a 400 (it
  * cannot be any completion's); an unknown id and another account's id are the same 404, found by the same one
  * statement (the completion's primary key, then its account compared), so neither the answer nor its timing tells
  * whether another account's completion exists.
@@ -8,7 +10,7 @@ import "server-only";
 import { db } from "@/lib/db/client";
 import { AppError } from "@/lib/errors";
 import { costFields } from "@/lib/router/cost-details";
-import { completionIdOf } from "@/lib/router/responses-translation";
+import { completionIdOf, givenIdOf } from "@/lib/wire";
 import { COMPLETION_ID_PATTERN, type CompletionEnd, type Generation } from "@/lib/router/schemas";
 import { supplierPublicId } from "@/lib/supply/public-id";
 
@@ -18,6 +20,11 @@ type Row = {
   model_id: string;
   offer_id: string;
   supplier_id: string;
+  supplier_name: string | null;
+  responses_api: boolean;
+  counted_prompt_tokens: number | null;
+  counted_completion_tokens: number | null;
+  reasoning_bound_tokens: number | null;
   finish_reason: string | null;
   end_reason: CompletionEnd;
   streamed: boolean;
@@ -53,7 +60,8 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
     });
   }
   const [row] = await db.$queryRaw<Row[]>`
-    SELECT c.id, c.created_at, c.model_id, c.offer_id::text, o.supplier_id::text, c.finish_reason, c.end_reason, c.streamed,
+    SELECT c.id, c.created_at, c.model_id, c.offer_id::text, o.supplier_id::text, sa.display_name AS supplier_name,
+           c.responses_api, c.counted_prompt_tokens, c.counted_completion_tokens, c.reasoning_bound_tokens, c.finish_reason, c.end_reason, c.streamed,
            c.prompt_tokens, c.completion_tokens, c.claimed_prompt_tokens, c.claimed_completion_tokens,
            c.reasoning_tokens, c.claimed_reasoning_tokens, c.cached_tokens, c.claimed_cached_tokens, c.usage_estimated, c.usage_disputed, c.latency_ms, c.total_latency_ms,
            cl.price_cents, cl.burn_micro_diem, cl.charge_micros, cl.supplier_micros, cl.fee_micros,
@@ -63,15 +71,18 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
     JOIN journal_entries je ON je.clear_id = cl.id
     JOIN api_keys k ON k.id = c.api_key_id
     JOIN offers o ON o.id = c.offer_id
+    JOIN accounts sa ON sa.id = o.supplier_id
     WHERE c.id = ${id} AND c.account_id = ${accountId}::uuid`;
   if (!row) throw new AppError("not_found", "No such generation on your account.");
   return {
-    id: row.id,
+    id: givenIdOf(row.id, row.responses_api),
+    completion_id: row.id,
     object: "generation",
     created_at: row.created_at.toISOString(),
     model: row.model_id,
     offer_id: row.offer_id,
     supplier_id: supplierPublicId(row.supplier_id),
+    supplier_name: row.supplier_name,
     finish_reason: row.finish_reason as Generation["finish_reason"],
     usage: {
       prompt_tokens: row.prompt_tokens,
@@ -96,6 +107,11 @@ export async function getGeneration(accountId: string, requestedId: string): Pro
           claimedReasoningTokens: row.claimed_reasoning_tokens,
           usageEstimated: row.usage_estimated,
           usageDisputed: row.usage_disputed,
+          counted: {
+            promptTokens: row.counted_prompt_tokens,
+            completionTokens: row.counted_completion_tokens,
+            reasoningBoundTokens: row.reasoning_bound_tokens,
+          },
           billedCachedTokens: row.cached_tokens,
           claimedCachedTokens: row.claimed_cached_tokens,
         },

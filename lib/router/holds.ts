@@ -77,6 +77,10 @@ export type ClearInput = {
   claimedCachedTokens?: number | null;
   sentCachedTokens?: number | null;
   prefixHashes?: string | null;
+  /** The buyer was given a POST /v1/responses response, resp_… (completions.responses_api); default false. */
+  responsesApi?: boolean;
+  /** svc's own count beside the claim (completions.counted_*, reasoning_bound_tokens); null on each when not known. */
+  counted?: { promptTokens: number; completionTokens: number; reasoningBoundTokens: number | null };
   now?: Date;
 };
 
@@ -176,6 +180,10 @@ export const CLEAR_ITEM_FIELDS = [
   "claimed_cached_tokens",
   "sent_cached_tokens",
   "prefix_hashes",
+  "responses_api",
+  "counted_prompt_tokens",
+  "counted_completion_tokens",
+  "reasoning_bound_tokens",
 ] as const;
 
 function clearItem(i: ClearInput): Record<(typeof CLEAR_ITEM_FIELDS)[number], CompositeField> {
@@ -198,6 +206,10 @@ function clearItem(i: ClearInput): Record<(typeof CLEAR_ITEM_FIELDS)[number], Co
     claimed_cached_tokens: i.claimedCachedTokens ?? null,
     sent_cached_tokens: i.sentCachedTokens ?? null,
     prefix_hashes: i.prefixHashes ?? null,
+    responses_api: i.responsesApi ?? false,
+    counted_prompt_tokens: i.counted?.promptTokens ?? null,
+    counted_completion_tokens: i.counted?.completionTokens ?? null,
+    reasoning_bound_tokens: i.counted?.reasoningBoundTokens ?? null,
   };
 }
 

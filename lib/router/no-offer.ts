@@ -31,7 +31,7 @@ type Diagnosis = {
  * causes are told apart: no_offer_supports_<feature> (offers are posted, but none serves a feature the request uses),
  * no_offer_matches_provider_<filter> (the buyer's provider preferences, merged from the request, the key and the
  * account, exclude every offer that serves it: the furthest filter any offer reached, in svc_offer_preference_miss's
- * order only, ignore, quantizations, data_collection, cancelled_billing, max_price), no_offer_fits_request (the offers left declare a
+ * order only, ignore, quantizations, data_collection, cancelled_billing, max_price, require_verified), no_offer_fits_request (the offers left declare a
  * smaller context or output cap than this request's worst case), no_offer_at_or_below_max (nothing posted at or
  * below the max), no_offer_passing_probes (offers at or below the max are all off the book after a failed fidelity
  * probe), no_healthy_supplier (they are all cooling down after upstream failures), no_capacity (healthy listed offers
@@ -58,12 +58,13 @@ export async function noOfferError(input: {
   const { tools, json_schema, vision } = input.features;
   const day = input.now.toISOString().slice(0, 10);
   const prefs = input.preferences === null ? null : JSON.stringify(input.preferences);
+  const filters = [...PREFERENCE_FILTERS];
   const [d] = await db.$queryRaw<Diagnosis[]>`
     WITH o AS (
       SELECT o.price_cents, o.probe_delisted,
              svc_offer_preference_miss(${prefs}::jsonb, o.id, o.supplier_id, o.quantization::text, o.retains_prompts,
                                        o.trains_on_prompts, o.bills_cancelled_in_full, o.price_cents, m.input_micro_diem_per_mtok,
-                                       m.output_micro_diem_per_mtok) AS miss,
+                                       m.output_micro_diem_per_mtok, o.probe_status::text) AS miss,
              svc_offer_fits_request(o.context_tokens, o.max_output_tokens, ${input.promptTokens}::int, ${input.outputTokens}::int) AS fits,
              svc_offer_healthy(o.unhealthy_until, ${input.now}::timestamptz) AS healthy,
              svc_offer_remaining_micro_diem(o.daily_capacity_micro_diem, d.burned_micro_diem, d.held_micro_diem) AS remaining,
@@ -85,9 +86,7 @@ export async function noOfferError(input: {
     SELECT COUNT(*) AS posted, COUNT(*) FILTER (WHERE serves) AS serving,
            bool_or(supports_tools) AS any_tools, bool_or(supports_json_schema) AS any_json_schema, bool_or(supports_vision) AS any_vision,
            MIN(price_cents) FILTER (WHERE serves)::int AS cheapest_posted,
-           (ARRAY['only', 'ignore', 'quantizations', 'data_collection', 'cancelled_billing', 'max_price'])[
-             MAX(array_position(ARRAY['only', 'ignore', 'quantizations', 'data_collection', 'cancelled_billing', 'max_price'], miss)) FILTER (WHERE serves)
-           ] AS preference_miss,
+           (${filters}::text[])[MAX(array_position(${filters}::text[], miss)) FILTER (WHERE serves)] AS preference_miss,
            COUNT(*) FILTER (WHERE serves AND miss IS NULL) AS chosen,
            COUNT(*) FILTER (WHERE eligible) AS fitting,
            COUNT(*) FILTER (WHERE eligible AND price_cents <= ${input.maxPriceCents}) AS at_or_below,
@@ -177,6 +176,7 @@ const PREFERENCE_WORDING: Record<PreferenceFilter, string> = {
   data_collection: "declares that it neither retains prompts nor trains on them (provider.data_collection: deny)",
   cancelled_billing: "stops billing when a stream's client hangs up (provider.cancelled_billing: deny)",
   max_price: "is within provider.max_price (USD per 1M tokens)",
+  require_verified: "has passed its fidelity probes (provider.require_verified: true)",
 };
 
 /** The buyer's provider preferences leave no offer: the furthest filter any offer reached names the cause. */

@@ -19,7 +19,8 @@
  */
 import "server-only";
 import type { ResponseObject, ResponseOutputItem, ResponsesRequest } from "@/lib/router/responses-schemas";
-import { responseEnvelope, responseIdOf, toResponse } from "@/lib/router/responses-translation";
+import { responseEnvelope, toResponse } from "@/lib/router/responses-translation";
+import { responseIdOf } from "@/lib/wire";
 import type { ChatCompletionResponse } from "@/lib/router/schemas";
 
 /** What one chat chunk adds to the answer (the first choice's delta), as the stream engine reads it. */

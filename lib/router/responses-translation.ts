@@ -16,22 +16,11 @@
 import "server-only";
 import type { ChatCompletionRequest, ChatCompletionResponse } from "@/lib/router/schemas";
 import type { ResponseObject, ResponseOutputItem, ResponsesInputItem, ResponsesRequest } from "@/lib/router/responses-schemas";
+import { responseIdOf } from "@/lib/wire";
 
 type ChatMessage = ChatCompletionRequest["messages"][number];
 type AssistantMessage = Extract<ChatMessage, { role: "assistant" }>;
 type TextParts = { type: "text"; text: string }[];
-
-const COMPLETION_PREFIX = "chatcmpl-";
-
-/** The response's id for a completion's: `resp_` and the same random part (the generation stays findable by it). */
-export function responseIdOf(completionId: string): string {
-  return `resp_${completionId.startsWith(COMPLETION_PREFIX) ? completionId.slice(COMPLETION_PREFIX.length) : completionId}`;
-}
-
-/** The completion behind a response's id (`resp_…` → `chatcmpl-…`); any other id as it is. */
-export function completionIdOf(id: string): string {
-  return id.startsWith("resp_") ? `${COMPLETION_PREFIX}${id.slice("resp_".length)}` : id;
-}
 
 // ─── request ─────────────────────────────────────────────────────────────────
 

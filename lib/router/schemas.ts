@@ -402,6 +402,25 @@ export const CostDetailsSchema = component(
       .int()
       .nullable()
       .describe("The reasoning tokens the upstream reported (completion_tokens_details.reasoning_tokens); null when it reported none"),
+    counted_prompt_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe("svc's own count of the prompt (its tokenizer, the messages and tools sent); null on completions from before it was kept"),
+    counted_completion_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "svc's own count of the billable reply (content, refusal, visible reasoning, and tool calls when tools were sent), at most the max_tokens forwarded; null as above",
+      ),
+    reasoning_tokens_bound: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "Hidden reasoning cannot be counted, only bounded: the most reasoning svc accepts for this answer (the request's reasoning budget, and what an answer of counted_completion_tokens makes plausible); null when the model does not bill reasoning or the request did not ask for it",
+      ),
     billed_cached_tokens: z
       .number()
       .int()
@@ -490,7 +509,10 @@ export { COMPLETION_ENDS, type CompletionEnd } from "@/lib/wire";
 export const GenerationSchema = component(
   "Generation",
   z.object({
-    id: z.string().describe("The completion's id (chatcmpl-…), as its answer's id and X-Svc-Generation-Id"),
+    id: z
+      .string()
+      .describe("The id the buyer was given: the answer's id, chatcmpl-… from chat completions, resp_… from POST /v1/responses"),
+    completion_id: z.string().describe("The completion's own id (chatcmpl-…, X-Svc-Generation-Id); the same as id for a chat completion"),
     object: z.literal("generation"),
     created_at: Timestamp.describe("When it was cleared"),
     model: z.string(),
@@ -498,6 +520,7 @@ export const GenerationSchema = component(
     supplier_id: z
       .string()
       .describe("The supplier's public id (sup_…): the same for every offer of one supplier; neither its wallet nor its account"),
+    supplier_name: z.string().nullable().describe("The name the supplier chose (PATCH /v1/account display_name); null = none"),
     finish_reason: z
       .enum(["stop", "length", "tool_calls", "content_filter"])
       .nullable()

@@ -72,7 +72,8 @@ export type FailureReport = {
   cause?: FailureCause;
   /**
    * The failure ended a forward of real traffic (lib/router/complete.ts forwardOnce): it is also measured, as a forward
-   * the offer did not answer (offer_stats, lib/market/quality), in the same statement. Not set by a report about an
+   * the offer did not answer (offer_stats, lib/market/quality), in the same statement, when svc_offer_stats_counted
+   * measures it (a buyer's, not the supplier's own, within the buyer's hourly share). Not set by a report about an
    * answer that was billed (a claim out of bounds): that forward was answered.
    */
   forward?: boolean;
@@ -135,7 +136,9 @@ export async function reportUpstreamFailure(
     ), measured AS (
       -- After the offer's row (cur locks it): the clear, too, locks offers before offer_stats.
       INSERT INTO "offer_stats" AS s ("offer_id", "bucket", "forwards")
-      SELECT d."id", svc_offer_stats_bucket(${now}::timestamptz), 1 FROM decided d WHERE ${forward}::boolean
+      SELECT d."id", svc_offer_stats_bucket(${now}::timestamptz), 1 FROM decided d
+      WHERE CASE WHEN ${forward}::boolean
+                 THEN (svc_offer_stats_counted(ARRAY[d."id"], ARRAY[${accountId}::uuid], ${now}::timestamptz))[1] ELSE false END
       ON CONFLICT ("offer_id", "bucket") DO UPDATE SET "forwards" = s."forwards" + 1
     )
     UPDATE "offers" o SET

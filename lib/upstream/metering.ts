@@ -113,17 +113,12 @@ export function plausibleReasoning(answerTokens: number, reasoning: ReasoningRul
   return Math.max(reasoning.floorTokens, answerTokens * REASONING_TOKENS_PER_ANSWER_TOKEN);
 }
 
-/** The smallest count of the reply that makes `claimed` reasoning tokens plausible (counting can stop there). */
-function answerTokensFor(claimed: number, reasoning: ReasoningRules): number {
-  return claimed <= reasoning.floorTokens ? 0 : Math.ceil(claimed / REASONING_TOKENS_PER_ANSWER_TOKEN);
-}
-
 /** The largest claim accepted as is against our count of `ours` tokens (0 for 0). */
 export function allowedClaim(ours: number): number {
   return ours + Math.max(Math.ceil((ours * USAGE_TOLERANCE_PERCENT) / 100), Math.min(ours, USAGE_TOLERANCE_FLOOR_TOKENS));
 }
 
-/** The smallest count of ours that accepts `claim` (counting can stop there). allowedClaim is increasing. */
+/** The smallest count of ours that accepts `claim`: the tolerance's inverse (allowedClaim is increasing). */
 export function minCountAccepting(claim: number): number {
   let n = Math.max(0, Math.floor((claim * 100) / (100 + USAGE_TOLERANCE_PERCENT)) - USAGE_TOLERANCE_FLOOR_TOKENS);
   while (allowedClaim(n) < claim) n += 1;
@@ -262,6 +257,12 @@ export type BilledUsage = {
    * health); null when it is not.
    */
   outOfBounds: string | null;
+  /**
+   * svc's own count, shown beside the claim on the generation record: the prompt, the billable reply (within the
+   * max_tokens forwarded), and the most hidden reasoning accepted for this answer (null when reasoning is not billed:
+   * hidden reasoning cannot be counted, only bounded).
+   */
+  counted: { promptTokens: number; completionTokens: number; reasoningBoundTokens: number | null };
 };
 
 /** Hidden reasoning a request pays for: its budget and the floor of what an answer makes plausible. */
@@ -331,14 +332,14 @@ export async function billUsage(
   // Billable hidden reasoning is checked against its bound; the rest of the completion claim is what our count checks.
   const claimedReasoning = claim && reasoning ? Math.min(claim.reasoningTokens ?? 0, claim.completionTokens) : 0;
   const claimedVisible = claim ? claim.completionTokens - claimedReasoning : 0;
-  // Counting the reply stops where the answer is settled: at max_tokens, or where our count both accepts the visible
-  // claim and makes the reasoning claim plausible.
-  const limit =
-    claim && claimedVisible <= allowedClaim(maxOutputTokens)
-      ? Math.min(maxOutputTokens, Math.max(minCountAccepting(claimedVisible), reasoning ? answerTokensFor(claimedReasoning, reasoning) : 0))
-      : maxOutputTokens;
-  const [oursPrompt, counted] = await Promise.all([meter.count(), empty ? 0 : countReplyTokens(reply, { limit })]);
+  // The reply is counted whole, up to max_tokens (beyond it nothing is billed): the generation record shows svc's count
+  // beside the claim (#37), so counting no longer stops where the claim is accepted.
+  const [oursPrompt, counted] = await Promise.all([meter.count(), empty ? 0 : countReplyTokens(reply, { limit: maxOutputTokens })]);
   const oursCompletion = Math.min(counted, maxOutputTokens);
+  const budget = reasoning ? Math.min(reasoning.budgetTokens, maxOutputTokens) : 0;
+  const plausible = reasoning ? plausibleReasoning(oursCompletion, reasoning) : 0;
+  const reasoningBound = Math.min(budget, plausible);
+  const ours = { promptTokens: oursPrompt, completionTokens: oursCompletion, reasoningBoundTokens: reasoning ? reasoningBound : null };
   if (!claim) {
     return {
       promptTokens: oursPrompt,
@@ -348,12 +349,10 @@ export async function billUsage(
       claimed: null,
       disputed: false,
       outOfBounds: null,
+      counted: ours,
     };
   }
   const promptBound = promptClaimBound(meter.bounds);
-  const budget = reasoning ? Math.min(reasoning.budgetTokens, maxOutputTokens) : 0;
-  const plausible = reasoning ? plausibleReasoning(oursCompletion, reasoning) : 0;
-  const reasoningBound = Math.min(budget, plausible);
   const reasoningOk = claimedReasoning <= reasoningBound;
   const outOfBounds =
     claim.promptTokens > promptBound
@@ -382,6 +381,7 @@ export async function billUsage(
     claimed: claim,
     disputed: !promptOk || !completionInBounds || !visibleOk || !reasoningOk,
     outOfBounds,
+    counted: ours,
   };
 }
 

@@ -20,7 +20,9 @@
 -- completions.latency_ms; total_latency_ms is the request's own, from its arrival to this clear's submission.
 -- claimed_reasoning_tokens is the upstream's reasoning claim (any size, stored clamped; NULL: none reported),
 -- reasoning_tokens the reasoning tokens billed, within completion_tokens (20261202000000_reasoning_claims). end_reason
--- and streamed say how the answer ended and whether it was streamed (completions.end_reason, .streamed).
+-- and streamed say how the answer ended and whether it was streamed (completions.end_reason, .streamed);
+-- responses_api whether the buyer was given a resp_ id, and counted_* / reasoning_bound_tokens svc's own count beside
+-- the claim (20261216020000_completion_record; stored clamped).
 -- Prompt caching (issue 40): the prompt tokens billed at the hold's cache-read price are svc_cached_prompt_tokens (the
 -- larger of the upstream's claim and svc's figure of the prefix it sent that offer within its retention; none when the
 -- hold has no cache price: the offer does not cache), answered as cached_tokens (NULL when the offer does not cache);
@@ -245,6 +247,7 @@ BEGIN
       SELECT c.*, i.completion_id, i.prompt_tokens, i.completion_tokens, i.usage_estimated, i.latency_ms,
              i.claimed_prompt_tokens, i.claimed_completion_tokens, i.usage_disputed, i.total_latency_ms,
              i.finish_reason, i.claimed_reasoning_tokens, i.reasoning_tokens, i.end_reason, i.streamed,
+             i.responses_api, i.counted_prompt_tokens, i.counted_completion_tokens, i.reasoning_bound_tokens,
              i.claimed_cached_tokens, b.account AS buyer, svc_uuid_v7() AS clear_id, svc_uuid_v7() AS entry_id
       FROM unnest(c_n, c_hold, c_account, c_key, c_offer, c_model, c_price, c_burn, c_charge, c_share, c_fee, c_supplier, c_cached)
         AS c(n, hold_id, account_id, api_key_id, offer_id, model_id, price, burn, charge, share, fee, supplier, cached)
@@ -256,7 +259,9 @@ BEGIN
                                  "prompt_tokens", "completion_tokens", "usage_estimated", "latency_ms", "created_at",
                                  "claimed_prompt_tokens", "claimed_completion_tokens", "usage_disputed",
                                  "total_latency_ms", "finish_reason", "claimed_reasoning_tokens", "reasoning_tokens",
-                                 "end_reason", "streamed", "cached_tokens", "claimed_cached_tokens")
+                                 "end_reason", "streamed", "responses_api", "counted_prompt_tokens",
+                                 "counted_completion_tokens", "reasoning_bound_tokens", "cached_tokens",
+                                 "claimed_cached_tokens")
       SELECT t.completion_id, t.hold_id, t.account_id, t.api_key_id, t.offer_id, t.model_id,
              t.prompt_tokens, t.completion_tokens, t.usage_estimated, t.latency_ms, p_now,
              -- LEAST ignores NULL: a missing claim must stay NULL, not become the column's largest value.
@@ -264,7 +269,11 @@ BEGIN
              CASE WHEN t.claimed_completion_tokens IS NOT NULL THEN LEAST(t.claimed_completion_tokens, 2147483647) END,
              t.usage_disputed, t.total_latency_ms, left(t.finish_reason, 32),
              CASE WHEN t.claimed_reasoning_tokens IS NOT NULL THEN LEAST(t.claimed_reasoning_tokens, 2147483647) END,
-             t.reasoning_tokens, t.end_reason::completion_end, t.streamed, t.cached,
+             t.reasoning_tokens, t.end_reason::completion_end, t.streamed, COALESCE(t.responses_api, false),
+             CASE WHEN t.counted_prompt_tokens IS NOT NULL THEN LEAST(t.counted_prompt_tokens, 2147483647) END,
+             CASE WHEN t.counted_completion_tokens IS NOT NULL THEN LEAST(t.counted_completion_tokens, 2147483647) END,
+             CASE WHEN t.reasoning_bound_tokens IS NOT NULL THEN LEAST(t.reasoning_bound_tokens, 2147483647) END,
+             t.cached,
              CASE WHEN t.claimed_cached_tokens IS NOT NULL THEN LEAST(t.claimed_cached_tokens, 2147483647) END
       FROM item t
     ),
@@ -304,8 +313,8 @@ BEGIN
     PERFORM svc_record_offer_success(c_offer, p_now);
 
     -- 8. Quality, last (after the offers: the failure report locks an offer's row before its stats row): each answer
-    --    measured into its offer's 5-minute bucket.
-    PERFORM svc_record_offer_answers(c_offer, c_latency, c_tokens, c_disputed, p_now);
+    --    measured into its offer's 5-minute bucket, by its buyer (its own supplier's are not measured).
+    PERFORM svc_record_offer_answers(c_offer, c_account, c_latency, c_tokens, c_disputed, p_now);
   END IF;
 
   -- One row per item.

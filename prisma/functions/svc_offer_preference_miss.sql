@@ -4,7 +4,8 @@
 -- may be listed), 'quantizations' (its declared quantization must be listed), 'data_collection' ('deny' excludes an
 -- offer that retains or trains on prompts), 'cancelled_billing' ('deny' excludes an offer declaring that its upstream
 -- bills a cancelled stream in full, streaming.bills_cancelled_in_full), 'max_price' (USD per 1M tokens: the charge for 1M prompt, or completion,
--- tokens at the model's list price and the offer's price, svc_charge_micros, within it). The reservation routes only
+-- tokens at the model's list price and the offer's price, svc_charge_micros, within it), 'require_verified' (true:
+-- the offer's probe_status must be 'passing'; an unprobed, unverified, verifying or flagged offer misses it). The reservation routes only
 -- to offers it returns NULL for (svc_reserve_batch); the 503's diagnosis names the last filter that left no offer
 -- (lib/router/no-offer.ts). sort and the soft preferences only order offers; require_parameters and allow_fallbacks
 -- change nothing here.
@@ -18,7 +19,8 @@ CREATE OR REPLACE FUNCTION "svc_offer_preference_miss"(
   p_bills_cancelled_in_full boolean,
   p_price_cents integer,
   p_input_micro_diem_per_mtok bigint,
-  p_output_micro_diem_per_mtok bigint
+  p_output_micro_diem_per_mtok bigint,
+  p_probe_status text
 ) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -34,5 +36,6 @@ AS $$
     WHEN svc_charge_micros(p_input_micro_diem_per_mtok, p_price_cents) > (p_prefs -> 'max_price' ->> 'prompt')::numeric * 1000000
       OR svc_charge_micros(p_output_micro_diem_per_mtok, p_price_cents) > (p_prefs -> 'max_price' ->> 'completion')::numeric * 1000000
       THEN 'max_price'
+    WHEN p_prefs -> 'require_verified' = 'true'::jsonb AND p_probe_status IS DISTINCT FROM 'passing' THEN 'require_verified'
   END
 $$;

@@ -12,7 +12,9 @@
 -- allow_fallbacks) runs the default statement, unchanged. Otherwise offers must meet them
 -- (svc_offer_preference_miss) and are ordered by the soft preferences (offers meeting preferred_max_latency and
 -- preferred_min_throughput first; an offer without figures does not meet them), then by the sort (offer_quality:
--- latency ascending, throughput descending, no figures last), then, as always, price-time priority. The request's
+-- latency ascending, throughput descending, quality by answer_error_rate ascending, no figures last), then, as always,
+-- price-time priority. A request that uses tools or a json_schema format always takes the preferences statement, and
+-- offers demoted for their answer checks (offer_quality.answer_demoted) come last for it (#37). The request's
 -- own offer ids must name offers: 'invalid_provider_id' (refused_param, refused_value) otherwise, before anything is
 -- held (its supplier ids were checked before the statement: lib/market/provider-ids.ts). Every offer must serve the request's size as it declares it
 -- (svc_offer_fits_request). A 'no_offer' row carries the merged preferences, for the 503's diagnosis.
@@ -152,6 +154,12 @@ BEGIN
         v_prefs := NULL;
       END IF;
     END IF;
+    -- A request that constrains its answer (tools, a json_schema format) routes to offers demoted for their answer
+    -- checks last (offer_quality.answer_demoted, #37): through the statement that reads the routing snapshot.
+    IF v_prefs IS NULL AND (p_tools[i] OR p_json_schema[i]) THEN
+      v_prefs := '{}'::jsonb;
+      v_sort := 'price';
+    END IF;
     v_max_latency_ms := (v_prefs ->> 'preferred_max_latency')::numeric * 1000;
     v_min_tps := (v_prefs ->> 'preferred_min_throughput')::numeric;
 
@@ -219,12 +227,14 @@ BEGIN
           AND svc_offer_fits_request(o."context_tokens", o."max_output_tokens", p_prompt_tokens[i], p_output_tokens[i])
           AND svc_offer_preference_miss(v_prefs, o."id", o."supplier_id", o."quantization"::text, o."retains_prompts",
                                         o."trains_on_prompts", o."bills_cancelled_in_full", o."price_cents", v_model.input,
-                                        v_model.output) IS NULL
+                                        v_model.output, o."probe_status"::text) IS NULL
         ORDER BY
+          CASE WHEN (p_tools[i] OR p_json_schema[i]) AND q."answer_demoted" THEN 1 ELSE 0 END,
           (CASE WHEN v_max_latency_ms IS NOT NULL AND NOT COALESCE(q."latency_p50_ms" <= v_max_latency_ms, false) THEN 1 ELSE 0 END
            + CASE WHEN v_min_tps IS NOT NULL AND NOT COALESCE(q."throughput_tps" >= v_min_tps, false) THEN 1 ELSE 0 END),
           CASE WHEN v_sort = 'latency' THEN q."latency_p50_ms" END ASC NULLS LAST,
           CASE WHEN v_sort = 'throughput' THEN q."throughput_tps" END DESC NULLS LAST,
+          CASE WHEN v_sort = 'quality' THEN q."answer_error_rate" END ASC NULLS LAST,
           CASE WHEN v_affinity THEN svc_effective_prompt_micros(p_prompt_tokens[i], CASE WHEN o."caches_prompts" THEN (v_sent -> o."id"::text ->> 1)::bigint END,
                                                                 v_model.input, v_model.cache_read, o."price_cents") END,
           CASE WHEN v_affinity AND o."caches_prompts" AND v_sent ? o."id"::text THEN 0 ELSE 1 END,

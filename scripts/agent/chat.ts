@@ -21,7 +21,7 @@ export type ChatOptions = {
   /** Stream the answer through /v2 (stream: true), each piece of text handed to onText as it arrives. */
   stream?: boolean;
   onText?: (text: string) => void;
-  /** provider.sort: price, latency or throughput (the server checks it). */
+  /** provider.sort: price, latency, throughput or quality (the server checks it). */
   sort?: string;
   /** provider.only: offer ids or supplier ids (sup_…), comma-separated. */
   only?: string;

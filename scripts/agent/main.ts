@@ -32,7 +32,7 @@ Commands
   key [--api-key svc_…]         What the API key itself sees (GET /v1/key): its limit, what remains of it and
                                 when it resets, its usage today, this week, this month and in all, its rate limit.
   chat "<prompt>" [--model M] [--max-cents C] [--max-tokens N] [--api-key svc_…] [--responses] [--stream]
-       [--sort price|latency|throughput] [--only ID,ID…]
+       [--sort price|latency|throughput|quality] [--only ID,ID…]
                                 One completion with the openai client at {base}/v1; prints the answer, then
                                 its cost (usage.cost_details; --json has them all), price, burn, balance and
                                 its generation id. --responses asks through POST /v1/responses (the Responses

@@ -15,6 +15,7 @@ import { postEntry } from "@/lib/ledger/post-entry";
 import { PLATFORM_LEDGER_ACCOUNT_ID } from "@/lib/ledger/system-accounts";
 import { seedAccount } from "./factories";
 import { seedBuyerBalance } from "./ledger-factories";
+import { DEMO_OFFERS } from "../../prisma/seed";
 
 /** A catalog model only this test uses (other files run in parallel on the same database). */
 export async function seedPrivateModel(
@@ -28,6 +29,7 @@ export async function seedPrivateModel(
     supportsVision: boolean;
     billsReasoning: boolean;
     maxOutputTokens: number;
+    contextTokens: number;
   }> = {},
 ) {
   return db.model.create({
@@ -37,7 +39,7 @@ export async function seedPrivateModel(
       inputMicroDiemPerMTok: overrides.inputMicroDiemPerMTok ?? 700_000n,
       outputMicroDiemPerMTok: overrides.outputMicroDiemPerMTok ?? 2_800_000n,
       cacheReadMicroDiemPerMTok: overrides.cacheReadMicroDiemPerMTok ?? null,
-      contextTokens: 32_768,
+      contextTokens: overrides.contextTokens ?? 32_768,
       maxOutputTokens: overrides.maxOutputTokens ?? 4_096,
       supportsTools: overrides.supportsTools ?? false,
       supportsJsonSchema: overrides.supportsJsonSchema ?? false,
@@ -226,4 +228,28 @@ export async function seedMarketOn(upstream: { url: string; apiKey: string }, op
     features: { tools: options.tools ?? false },
   });
   return { model, offer };
+}
+
+/**
+ * The stock dev market's offers (prisma/seed.ts DEMO_OFFERS: prices, capacities and declarations) on one model, on
+ * `upstream`, which answers as `upstreamModel`: for tests of what the docs promise on the dev stack.
+ */
+export async function seedDemoOffers(
+  modelId: string,
+  upstream: { url: string; apiKey: string },
+  options: { upstreamModel: string; features?: SeedOfferOptions["features"] },
+) {
+  const offers = [];
+  for (const demo of DEMO_OFFERS) {
+    const offer = await seedOffer({
+      models: [{ id: modelId, upstreamModel: options.upstreamModel }],
+      priceCents: demo.priceCents,
+      dailyCapacityMicroDiem: BigInt(demo.dailyCapacityDiem) * 1_000_000n,
+      upstreamBaseUrl: upstream.url,
+      upstreamApiKey: upstream.apiKey,
+      ...(options.features && { features: options.features }),
+    });
+    offers.push(await db.offer.update({ where: { id: offer.id }, data: demo.declared }));
+  }
+  return offers;
 }

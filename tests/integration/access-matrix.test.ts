@@ -48,6 +48,8 @@ function expectedAccess(method: string, pattern: string): Access | undefined {
   if (pattern === "/v1/generations/[id]") return method === "GET" ? "key_or_session" : undefined;
   // Issue 39: an agent reads its account's balance with its key (before calling or topping up); the dashboard with its session.
   if (pattern === "/v1/account/balance") return method === "GET" ? "key_or_session" : undefined;
+  // Issue 38: an agent reads why its key was refused (its own refusals only); the dashboard every key's.
+  if (pattern === "/v1/account/usage/refusals") return method === "GET" ? "key_or_session" : undefined;
   // Issue 22: a key describes itself through its own credential (OpenRouter's GET /api/v1/key).
   if (pattern === "/v1/key") return method === "GET" ? "bearer" : undefined;
   if (PUBLIC_PATHS.has(pattern) || isUnder(pattern, "/v1/market")) return "public";

@@ -5,7 +5,8 @@
  * picks an operation and then valid, boundary or garbage values for its method, path, query, headers and body, with
  * no credentials, the right ones, or wrong ones. The property: no answer is a 5xx, every error answer has the API's
  * error shape, every answer to a request sent as its operation documents (its method, on its path) has a status that
- * operation lists, with an error code listed under that status, and the ledger invariants hold afterwards
+ * operation lists, with an error code listed under that status and only headers of the API's own (X-Svc-*, X-RateLimit-*,
+ * Retry-After, PAYMENT-*, Allow, X-Request-Id, X-Balance-Remaining) that it lists there, and the ledger invariants hold afterwards
  * (tests/setup/each-file.ts checks them after the test).
  *
  * The world is built so that no valid request has a legitimate reason for a 5xx: the models the generator calls
@@ -69,6 +70,8 @@ type Operation = {
   body?: JsonSchema;
   /** The statuses the operation documents, each with the error codes it lists under it. */
   responses: Record<string, string[]>;
+  /** The headers it documents under each status (lower case). */
+  headers: Record<string, string[]>;
 };
 type OpenApi = {
   paths: Record<
@@ -79,7 +82,7 @@ type OpenApi = {
         "x-svc-auth": Operation["auth"];
         parameters?: (Parameter | { $ref: string })[];
         requestBody?: { content: { "application/json": { schema: JsonSchema } } };
-        responses: Record<string, { "x-svc-error-codes"?: string[] }>;
+        responses: Record<string, { "x-svc-error-codes"?: string[]; headers?: Record<string, unknown> }>;
       }
     >
   >;
@@ -95,9 +98,15 @@ function operationsOf(doc: OpenApi): Operation[] {
       params: (op.parameters ?? []).map((p) => ("$ref" in p ? doc.components.parameters[p.$ref.split("/").pop()!] : p)),
       body: op.requestBody?.content["application/json"].schema,
       responses: Object.fromEntries(Object.entries(op.responses).map(([status, r]) => [status, r["x-svc-error-codes"] ?? []])),
+      headers: Object.fromEntries(
+        Object.entries(op.responses).map(([status, r]) => [status, Object.keys(r.headers ?? {}).map((h) => h.toLowerCase())]),
+      ),
     })),
   );
 }
+
+/** Headers that are the API's own (described in its document), not HTTP's or the server's plumbing. */
+const OWN_HEADER = /^(x-svc-|x-ratelimit-|x-balance-|x-request-id$|payment-|retry-after$|allow$)/;
 
 // ─── the world the requests run in ───────────────────────────────────────────
 
@@ -318,7 +327,7 @@ function garbage(rng: Rng, depth = 0): unknown {
 // ─── requests ────────────────────────────────────────────────────────────────
 
 type Plan = { op: Operation; method: string; path: string; headers: Record<string, string>; body?: Buffer };
-type Answer = { status: number; body: string; contentType: string };
+type Answer = { status: number; body: string; contentType: string; headers: string[] };
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "PROPFIND"];
 
@@ -445,6 +454,7 @@ function send(baseUrl: string, p: Plan): Promise<Answer> {
             status: res.statusCode ?? 0,
             body: Buffer.concat(chunks).toString("utf8"),
             contentType: String(res.headers["content-type"] ?? ""),
+            headers: Object.keys(res.headers),
           }),
         );
       },
@@ -603,6 +613,11 @@ function checkAnswer(p: Plan, answer: Answer): string | null {
   }
   if (sentAsDocumented(p) && !(String(answer.status) in p.op.responses))
     return `${answer.status}, a status its OpenAPI operation does not list`;
+  if (sentAsDocumented(p)) {
+    const undocumented = answer.headers.filter((h) => OWN_HEADER.test(h) && !p.op.headers[String(answer.status)]!.includes(h));
+    if (undocumented.length > 0)
+      return `${answer.status} with ${undocumented.join(", ")}, which its OpenAPI operation does not list under ${answer.status}`;
+  }
   return null;
 }
 

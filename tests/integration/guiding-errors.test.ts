@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROVIDER_EXAMPLE } from "@/components/docs/provider-preferences";
 import { db } from "@/lib/db/client";
 import { suggestModelId } from "@/lib/market/model-suggestion";
-import { DEMO_OFFERS } from "../../prisma/seed";
 import { completion, startCannedUpstream, type CannedUpstream } from "../helpers/canned-upstream";
 import { readError } from "../helpers/http";
-import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
+import { seedDemoOffers, seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { startRouteServer, type RouteServer } from "../helpers/route-server";
 import { buyerBalance, callCompletions, seedBuyer } from "../helpers/router-factories";
 
@@ -175,17 +174,7 @@ describe("a 503 under the request's own provider preferences", () => {
 describe("the docs' provider-preferences example", () => {
   it("routes on a market posted as the stock dev market's offers are (not a 503)", async () => {
     const model = await seedPrivateModel();
-    const offers = [];
-    for (const demo of DEMO_OFFERS) {
-      const offer = await seedOffer({
-        models: [{ id: model.id, upstreamModel: "canned-model" }],
-        priceCents: demo.priceCents,
-        dailyCapacityMicroDiem: BigInt(demo.dailyCapacityDiem) * 1_000_000n,
-        upstreamBaseUrl: canned.url,
-        upstreamApiKey: canned.apiKey,
-      });
-      offers.push(await db.offer.update({ where: { id: offer.id }, data: demo.declared }));
-    }
+    const offers = await seedDemoOffers(model.id, canned, { upstreamModel: "canned-model" });
     const buyer = await seedBuyer(1_000_000n);
     canned.answer({ status: 200, body: completion({ content: "Hello" }) });
 

@@ -2,7 +2,8 @@
  * The market that knows quality (#23), end to end in one market: four real HTTP upstreams serve one model and differ
  * as providers do: a cheap slow one, a pricier fast one, a flaky one that keeps prompts, and the cheapest of all, which
  * serves another model under the name. Nothing is written to the measurement tables by hand: the figures come from the
- * traffic this test sends, the routing snapshot from the refresh job's function, the flag from a probe round.
+ * traffic this test sends (a crowd of buyers, and the probes, which are measured with them), the routing snapshot from
+ * the refresh job's function, the flag from a probe round.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as offersRoute } from "@/app/v1/market/models/[id]/offers/route";
@@ -23,7 +24,9 @@ import { callCompletions, seedBuyer } from "../helpers/router-factories";
 const SLOW_MS = 250;
 const upstreams: ReferenceUpstream[] = [];
 let model: { id: string };
-let key: string;
+/** The buyers, taken in turn: each asks an offer at most once in a row of ten (a crowd, as measured figures need). */
+let keys: string[];
+let turn = 0;
 const offers = {} as Record<"slow" | "fast" | "flaky" | "substituting", { id: string; supplierId: string }>;
 
 async function offerOn(mode: UpstreamMode, priceCents: number, declared: { quantization: "fp8" | "bf16" | "unknown"; keeps: boolean }) {
@@ -45,7 +48,7 @@ async function offerOn(mode: UpstreamMode, priceCents: number, declared: { quant
 
 function chat(provider?: unknown) {
   return callCompletions(
-    key,
+    keys[turn++ % keys.length],
     {
       model: model.id,
       messages: [{ role: "user", content: "Which provider answers?" }],
@@ -77,7 +80,7 @@ beforeAll(async () => {
   offers.slow = await offerOn(`latency:${SLOW_MS}`, 70, { quantization: "fp8", keeps: false });
   offers.flaky = await offerOn("flaky:2", 90, { quantization: "unknown", keeps: true });
   offers.fast = await offerOn("ok", 110, { quantization: "bf16", keeps: false });
-  ({ key } = await seedBuyer(100_000_000n));
+  keys = (await Promise.all(Array.from({ length: 10 }, () => seedBuyer(100_000_000n)))).map((b) => b.key);
 });
 
 afterAll(async () => {
@@ -111,16 +114,33 @@ describe("a market that routes by more than price", () => {
 
     const list = await published();
     const [slow, fast, flaky] = [list.get(offers.slow.id)!, list.get(offers.fast.id)!, list.get(offers.flaky.id)!];
+    // The first test's probe round is measured too: each probe a forward, answered when its upstream answered.
+    const probes = async (offer: { id: string }) => {
+      const runs = await db.probeRun.findMany({ where: { offerId: offer.id }, select: { httpStatus: true } });
+      return { sent: runs.length, answered: runs.filter((r) => r.httpStatus === 200).length };
+    };
+    const [slowProbes, fastProbes, flakyProbes] = [await probes(offers.slow), await probes(offers.fast), await probes(offers.flaky)];
     // The slow offer also served the first test's last request.
-    expect(slow.measured["1h"]).toMatchObject({ requests: perOffer + 1, sufficient: true, success_rate: 1 });
-    expect(fast.measured["1h"]).toMatchObject({ requests: perOffer, sufficient: true, success_rate: 1 });
-    expect(flaky.measured["1h"]).toMatchObject({ requests: perOffer, sufficient: true, success_rate: 0.5 });
+    expect(slow.measured["1h"]).toMatchObject({ requests: perOffer + 1 + slowProbes.sent, sufficient: true, success_rate: 1 });
+    expect(fast.measured["1h"]).toMatchObject({ requests: perOffer + fastProbes.sent, sufficient: true, success_rate: 1 });
+    const flakyForwards = perOffer + flakyProbes.sent;
+    expect(flaky.measured["1h"]).toMatchObject({
+      requests: flakyForwards,
+      sufficient: true,
+      success_rate: Math.round(((perOffer / 2 + flakyProbes.answered) / flakyForwards) * 10_000) / 10_000,
+    });
     // Percentiles are read back from a histogram: the slow one's median is at least the lower bound of its delay's bin.
     expect(slow.measured["1h"].latency_ms!.p50).toBeGreaterThanOrEqual(binRange(latencyBin(SLOW_MS)).lower);
     expect(fast.measured["1h"].latency_ms!.p50).toBeLessThan(slow.measured["1h"].latency_ms!.p50);
     expect(fast.measured["1h"].throughput_tps!).toBeGreaterThan(slow.measured["1h"].throughput_tps!);
     // The substitute served one buyer's request before it was caught: too few to say.
-    expect(list.get(offers.substituting.id)!.measured["1h"]).toMatchObject({ requests: 1, sufficient: false, latency_ms: null });
+    const substituting = list.get(offers.substituting.id)!.measured["1h"];
+    expect(substituting).toMatchObject({
+      requests: 1 + (await probes(offers.substituting)).sent,
+      sources: 2,
+      sufficient: false,
+      latency_ms: null,
+    });
 
     await refreshOfferQuality();
     // The default is still the cheapest. Between the slow and the fast one, sorting by latency or throughput picks the

@@ -2,14 +2,15 @@
  * Market quality measured from real traffic (issue 23): several reference upstreams serve one model as real providers
  * differ (a fast one, a slow one, a flaky one, one that overbills), known traffic goes through POST
  * /v1/chat/completions, and GET /v1/market/models/{id}/offers must publish exactly what that traffic did; the refresh
- * job's routing snapshot (offer_quality) must agree with it.
+ * job's routing snapshot (offer_quality) must agree with it. The traffic comes from a crowd of buyers, as a market's
+ * does: at most SAMPLES_PER_SOURCE_HOUR forwards of one buyer account per offer and hour are measured (#37).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as offersRoute } from "@/app/v1/market/models/[id]/offers/route";
 import { db } from "@/lib/db/client";
 import { env } from "@/lib/env";
 import { clearMarketCache } from "@/lib/market/cache";
-import { binRange, KEEP_BUCKETS, latencyBin, statsBucket, WINDOWS } from "@/lib/market/quality/figures";
+import { binRange, KEEP_BUCKETS, latencyBin, SAMPLES_PER_SOURCE_HOUR, statsBucket, WINDOWS } from "@/lib/market/quality/figures";
 import { refreshOfferQuality } from "@/lib/market/quality/refresh";
 import type { MeasuredWindowView, ModelOfferList, ModelOfferView } from "@/lib/market/schemas";
 import { chargeMicros, formatMicros } from "@/lib/money";
@@ -29,6 +30,10 @@ let inflating: ReferenceUpstream;
 let model: Awaited<ReturnType<typeof seedPrivateModel>>;
 let toolModel: Awaited<ReturnType<typeof seedPrivateModel>>;
 let buyer: Awaited<ReturnType<typeof seedBuyer>>;
+/** The crowd the measured traffic comes from, taken in turn: 22 requests in a row ask none of them more than 3 times. */
+let crowd: Awaited<ReturnType<typeof seedBuyer>>[];
+let turn = 0;
+const nextBuyer = () => crowd[turn++ % crowd.length];
 type Offer = Awaited<ReturnType<typeof seedOffer>>;
 const offers: Record<"fast" | "slow" | "flaky" | "inflating" | "sparse", Offer> = {} as never;
 
@@ -56,6 +61,8 @@ beforeAll(async () => {
   offers.inflating = await on(inflating, 90);
   offers.sparse = await on(fast, 95);
   buyer = await seedBuyer(100_000_000n);
+  crowd = await Promise.all(Array.from({ length: 8 }, () => seedBuyer(100_000_000n)));
+  expect(SAMPLES_PER_SOURCE_HOUR).toBeGreaterThanOrEqual(3);
 });
 
 afterAll(async () => {
@@ -70,7 +77,7 @@ async function only(offer: Offer) {
   await db.offer.update({ where: { id: offer.id }, data: { status: "active" } });
 }
 
-const ask = () => callCompletions(buyer.key, { model: model.id, messages: [hello], max_tokens: 16 });
+const ask = () => callCompletions(nextBuyer().key, { model: model.id, messages: [hello], max_tokens: 16 });
 
 async function sequential(n: number): Promise<number[]> {
   const statuses: number[] = [];
@@ -178,6 +185,7 @@ describe("the offers list publishes what real traffic measured", () => {
 
       expect(list.get(offers.sparse.id)!.measured[window]).toEqual({
         requests: 3,
+        sources: 3,
         sufficient: false,
         success_rate: null,
         dispute_rate: null,
@@ -240,7 +248,7 @@ describe("concurrent answers and failures on one offer", () => {
       const statuses = await Promise.all(
         Array.from(
           { length: 12 },
-          async () => (await callCompletions(buyer.key, { model: m.id, messages: [hello], max_tokens: 16 })).status,
+          async () => (await callCompletions(nextBuyer().key, { model: m.id, messages: [hello], max_tokens: 16 })).status,
         ),
       );
       expect(statuses.sort()).toEqual([...Array(8).fill(200), ...Array(4).fill(502)]);
@@ -308,6 +316,7 @@ describe("GET /v1/market/models/{id}/offers", () => {
       model: m.id,
       list_price: { input_diem_per_mtok: "0.700000", output_diem_per_mtok: "2.800000" },
       min_requests: 10,
+      min_sources: 5,
     });
     expect(body.data.map((o) => o.id)).toEqual([flagged.id, cheap.id, older.id, newer.id]);
     expect(body.data.map((o) => o.id)).not.toContain(paused.id);
@@ -352,8 +361,8 @@ describe("GET /v1/market/models/{id}/offers", () => {
     });
     expect(c.usd_per_mtok).toEqual({ prompt: "0.560000", completion: "2.240000", cached_prompt: null });
     expect(o.measured).toEqual({
-      "1h": { requests: 0, sufficient: false, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null },
-      "24h": { requests: 0, sufficient: false, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null },
+      "1h": { requests: 0, sources: 0, sufficient: false, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null },
+      "24h": { requests: 0, sources: 0, sufficient: false, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null },
     });
     expect(new Date(o.created_at).getTime()).toBeLessThan(new Date(body.data[3].created_at).getTime());
 

@@ -174,6 +174,18 @@ describe("the description matches the routes", () => {
     expect(parsed.success, parsed.error?.message).toBe(true);
   });
 
+  it.each(OPERATIONS.filter((o) => o.docs.responses.some((r) => r.status < 300 && r.schema)))(
+    "$method $path: shows a success example its own response schema accepts",
+    (spec) => {
+      for (const r of spec.docs.responses.filter((x) => x.status < 300 && x.schema)) {
+        const example = operationOf(DOC, spec)!.responses[String(r.status)]!.content?.["application/json"]?.example;
+        expect(example, `${r.status} example`).toBeDefined();
+        const parsed = r.schema!.safeParse(example);
+        expect(parsed.success, `${r.status}: ${parsed.error?.message} in ${JSON.stringify(example).slice(0, 300)}`).toBe(true);
+      }
+    },
+  );
+
   it.each(OPERATIONS)("$method $path: each error-only status shows an example of an error it lists", (spec) => {
     for (const [status, answer] of Object.entries(operationOf(DOC, spec)!.responses)) {
       const codes = answer["x-svc-error-codes"] ?? [];
@@ -217,6 +229,7 @@ describe("the description matches the routes", () => {
       "no_offer_matches_provider_data_collection",
       "no_offer_matches_provider_cancelled_billing",
       "no_offer_matches_provider_max_price",
+      "no_offer_matches_provider_require_verified",
       "no_offer_fits_request",
       "no_offer_passing_probes",
     ]);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { pgPool } from "@/lib/db/pool";
-import { LATENCY_BIN_LOWER_BOUNDS, LATENCY_BINS, latencyBin, statsBucket } from "@/lib/market/quality/figures";
+import { LATENCY_BIN_LOWER_BOUNDS, LATENCY_BINS, latencyBin, SAMPLES_PER_SOURCE_HOUR, statsBucket } from "@/lib/market/quality/figures";
 import { prng } from "../helpers/prng";
 
 // eslint-disable-next-line no-restricted-properties -- test knobs, read once here
@@ -49,5 +49,10 @@ describe("the measurement rules in SQL and their TypeScript mirrors (lib/market/
     // The clear writes svc_latency_bin(max) + 1 elements: the mirror's bin count.
     const { rows: top } = await pgPool().query<{ bin: number }>("SELECT svc_latency_bin(9223372036854775807) AS bin");
     expect(top[0].bin + 1).toBe(LATENCY_BINS);
+  });
+
+  it("the forwards of one buyer account measured per offer and hour", async () => {
+    const { rows } = await pgPool().query<{ cap: number }>("SELECT svc_quality_source_cap() AS cap");
+    expect(rows[0].cap).toBe(SAMPLES_PER_SOURCE_HOUR);
   });
 });

@@ -107,8 +107,9 @@ describe("the openai SDK's responses", () => {
     // The response's own id finds its generation, as the completion's does.
     const byResponseId = await fetch(`${app.url}/v1/generations/${data.id}`, { headers: { authorization: `Bearer ${buyer.key}` } });
     expect(byResponseId.status).toBe(200);
-    const generation = (await byResponseId.json()) as { id: string; usage: { cost_details: { charge: string } } };
-    expect(generation.id).toBe(generationId);
+    const generation = (await byResponseId.json()) as { id: string; completion_id: string; usage: { cost_details: { charge: string } } };
+    // Shown under the id the buyer was given, with the completion's own beside it.
+    expect(generation).toMatchObject({ id: data.id, completion_id: generationId });
     expect(generation.usage.cost_details.charge).toBe(formatMicros(charge));
   });
 

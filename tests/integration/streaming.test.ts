@@ -9,11 +9,13 @@ import { ChatOpenAI } from "@langchain/openai";
 import { Agent, OpenAIProvider, Runner, setTracingDisabled } from "@openai/agents";
 import { createOpenRouter } from "@openrouter/ai-sdk-provider";
 import { streamText } from "ai";
+import { request, type IncomingMessage } from "node:http";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { db } from "@/lib/db/client";
 import { formatMicros, parseMicros } from "@/lib/money";
 import { takeStreamSlot } from "@/lib/router/stream-slots";
+import { REFERENCE_MODELS } from "../../scripts/reference-upstream/catalog";
 import { startReferenceUpstream, type ReferenceUpstream } from "../../scripts/reference-upstream/server";
 import { seedOffer, seedPrivateModel } from "../helpers/market-factories";
 import { startAppProcess } from "../helpers/app-process";
@@ -291,6 +293,72 @@ describe("what each ending costs, cleared once", () => {
     expect(record).toMatchObject({ end: "client_cancelled", streamed: true });
     await expect.poll(() => ways.paced.cancelledCount()).toBeGreaterThan(cancelled);
   });
+
+  it(
+    "a client that stops reading: its stream ends after STREAM_STALL_MS as client_cancelled, billed for what had arrived, the upstream stopped",
+    { timeout: 60_000 },
+    async () => {
+      // An answer far larger than what the sockets' kernel buffers absorb (~4 MiB each way on loopback), sent at once.
+      const longOutput = { ...REFERENCE_MODELS[0], id: "long-output", contextTokens: 700_000, maxOutputTokens: 600_000 };
+      const fast = await startReferenceUpstream({ defaultMode: "long:600000+pace:0", models: [longOutput] });
+      try {
+        const model = await seedPrivateModel({ maxOutputTokens: 600_000, contextTokens: 700_000 });
+        await seedOffer({
+          models: [{ id: model.id, upstreamModel: longOutput.id }],
+          priceCents: 90,
+          dailyCapacityMicroDiem: 100_000_000n,
+          upstreamBaseUrl: fast.url,
+          upstreamApiKey: fast.apiKey,
+        });
+        const buyer = await seedBuyer(5n * ONE_USDC);
+        const before = await buyerBalance(buyer.id);
+        const cancelled = fast.cancelledCount();
+
+        // node:http's client stops reading its socket when paused: the reader a stalled agent or a frozen tab is.
+        const body = JSON.stringify({ model: model.id, messages: hello, max_tokens: 600_000, stream: true });
+        const { id, res } = await new Promise<{ id: string; res: IncomingMessage }>((resolve, reject) => {
+          const req = request(
+            `${app.url}/v2/chat/completions`,
+            { method: "POST", headers: { authorization: `Bearer ${buyer.key}`, "content-type": "application/json" } },
+            (res) => {
+              expect(res.statusCode).toBe(200);
+              res.once("data", () => res.pause());
+              resolve({ id: res.headers["x-svc-generation-id"] as string, res });
+            },
+          );
+          req.on("error", reject);
+          req.end(body);
+        });
+
+        // svc gives up on the reader once it has read nothing for STREAM_STALL_MS (3 s in the tests), not before.
+        const clear = await clearOf(id, 30_000);
+        expect(clear).not.toBeNull();
+        const record = await (await fetch(`${app.url}/v2/generations/${id}`, { headers: { authorization: `Bearer ${buyer.key}` } })).json();
+        expect(record).toMatchObject({ end: "client_cancelled", streamed: true });
+        // What had arrived from the upstream when the reader stalled: more than nothing, bounded by the buffers, far
+        // from the whole answer (the upstream was stopped, not read to the end for nobody).
+        expect(record.usage.completion_tokens).toBeGreaterThan(0);
+        expect(record.usage.completion_tokens).toBeLessThan(600_000 / 2);
+        await expect.poll(() => fast.cancelledCount()).toBeGreaterThan(cancelled);
+        const after = await settled(buyer.id);
+        expect(after.held).toBe(0n);
+        expect(before.balance - after.balance).toBe(clear!.chargeMicros);
+        // svc closed the connection rather than keep a socket and its buffers for a reader that may never come back:
+        // reading again, the client gets what the kernel held, then the end of an incomplete body (never a [DONE]).
+        let tail = "";
+        res.setEncoding("utf8");
+        res.on("data", (text: string) => (tail = (tail + text).slice(-200)));
+        const closed = new Promise<void>((resolve) => res.on("close", resolve));
+        res.on("error", () => undefined); // "aborted": the body ended before its end
+        res.resume();
+        await closed;
+        expect(res.complete).toBe(false);
+        expect(tail).not.toContain("[DONE]");
+      } finally {
+        await fast.stop();
+      }
+    },
+  );
 
   it("an upstream that dies mid-stream: an error event, what arrived billed by svc's count, a failure in the offer's health", async () => {
     const { model, offer, buyer } = await market(ways.dies);

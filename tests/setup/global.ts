@@ -74,6 +74,8 @@ export default async function setup(_project: TestProject) {
     UPSTREAM_TIMEOUT_MS: "6000",
     // Above the streaming tests' 12-second first token, below a test's timeout.
     STREAM_IDLE_TIMEOUT_MS: "20000",
+    // A stalled reader's test waits this long; a client that reads never fills svc's buffer (the kernel's hold MiBs).
+    STREAM_STALL_MS: "3000",
     // A probe round's random waits between probes (not a burst in production) would only slow the tests down.
     PROBE_SPREAD_MS: "0",
     PROBE_PROBATION_SPREAD_MS: "0",

@@ -35,13 +35,16 @@ describe("a window's figures", () => {
     const sums = {
       ...emptySums(),
       forwards: 9,
+      sources: 5,
       answers: 9,
       latencyMsSum: 900n,
       completionTokens: 90n,
       histogram: histogramOf(Array(9).fill(100)),
     };
-    expect(windowFigures(sums, 10)).toEqual({
+    const min = { requests: 10, sources: 5 };
+    expect(windowFigures(sums, min)).toEqual({
       requests: 9,
+      sources: 5,
       sufficient: false,
       success_rate: null,
       dispute_rate: null,
@@ -49,18 +52,22 @@ describe("a window's figures", () => {
       throughput_tps: null,
     });
     const enough = { ...sums, forwards: 12, answers: 9, disputed: 1 };
-    expect(windowFigures(enough, 10)).toMatchObject({
+    expect(windowFigures(enough, min)).toMatchObject({
       requests: 12,
+      sources: 5,
       sufficient: true,
       success_rate: 0.75,
       dispute_rate: 0.1111,
       throughput_tps: 100,
     });
+    // Enough forwards from too few sources (buyer accounts; the probes as one) is not a figure either.
+    expect(windowFigures({ ...enough, sources: 4 }, min)).toMatchObject({ requests: 12, sources: 4, sufficient: false, latency_ms: null });
   });
 
   it("say nothing of latency, disputes or throughput when no forward was answered", () => {
-    expect(windowFigures({ ...emptySums(), forwards: 10 }, 10)).toEqual({
+    expect(windowFigures({ ...emptySums(), forwards: 10, sources: 5 }, { requests: 10, sources: 5 })).toEqual({
       requests: 10,
+      sources: 5,
       sufficient: true,
       success_rate: 0,
       dispute_rate: null,

@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { parseInput } from "@/lib/http/body";
 import { ResponsesRequest } from "@/lib/router/responses-schemas";
-import { responseIdOf, toChatRequest, toResponse } from "@/lib/router/responses-translation";
+import { toChatRequest, toResponse } from "@/lib/router/responses-translation";
+import { responseIdOf } from "@/lib/wire";
 import { ChatCompletionRequest, type ChatCompletionResponse } from "@/lib/router/schemas";
 
 const parse = (body: unknown) => parseInput(ResponsesRequest, body, "body");
@@ -186,6 +187,9 @@ const cost = {
     claimed_completion_tokens: 5,
     billed_reasoning_tokens: null,
     claimed_reasoning_tokens: null,
+    counted_prompt_tokens: 10,
+    counted_completion_tokens: 5,
+    reasoning_tokens_bound: null,
     billed_cached_tokens: null,
     claimed_cached_tokens: null,
     usage_estimated: false,

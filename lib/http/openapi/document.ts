@@ -12,6 +12,7 @@ import type { AppErrorCode } from "@/lib/errors";
 import { ERROR_STATUS, ErrorBodySchema, errorTypeForStatus } from "@/lib/http/errors";
 import type { AuthMode } from "@/lib/http/route-types";
 import { ERROR_DESCRIPTIONS, guardErrors } from "@/lib/http/openapi/errors";
+import { exampleFromSchema } from "@/lib/http/openapi/examples";
 import { REQUEST_HEADERS, RESPONSE_HEADERS, type ResponseHeaderName } from "@/lib/http/openapi/headers";
 import { listOperations, type ApiRoute, type HttpMethod, type Operation } from "@/lib/http/openapi/operation";
 import { component, componentRegistry } from "@/lib/wire";
@@ -277,6 +278,20 @@ function describeOperation(op: Operation): OpenApiOperation {
   };
 }
 
+/** Each success answer's example, made from its schema (lib/http/openapi/examples.ts), where the route gave none. */
+function addSuccessExamples(paths: OpenApiDocument["paths"], schemas: Record<string, JsonSchema>) {
+  const resolve = (ref: string) => schemas[ref.replace("#/components/schemas/", "")];
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      for (const [status, answer] of Object.entries(operation.responses)) {
+        const json = answer.content?.["application/json"];
+        if (!json || json.example !== undefined || !status.startsWith("2")) continue;
+        json.example = exampleFromSchema(json.schema, resolve);
+      }
+    }
+  }
+}
+
 export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocument {
   const paths: OpenApiDocument["paths"] = {};
   for (const op of listOperations(routes)) {
@@ -288,6 +303,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
     ...(schemas.Error ?? toJsonSchema(ErrorBodySchema, "output")),
     "x-svc-error-descriptions": ERROR_DESCRIPTIONS,
   };
+  addSuccessExamples(paths, schemas);
   return {
     openapi: "3.1.0",
     info: {
@@ -296,7 +312,7 @@ export function buildOpenApiDocument(routes: readonly ApiRoute[]): OpenApiDocume
       summary: "The open inference marketplace: OpenAI-compatible chat completions paid in USDC on Base.",
       description:
         "Public routes need nothing; session routes need the svc_session cookie from Sign-In with Ethereum (GET /auth/nonce, POST /auth/verify); " +
-        "POST /v1/chat/completions, POST /v1/responses and GET /v1/key need an svc_ API key as a Bearer token; GET /v1/account/balance and GET /v1/generations/{id} take either. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
+        "POST /v1/chat/completions, POST /v1/responses and GET /v1/key need an svc_ API key as a Bearer token; GET /v1/account/balance, GET /v1/account/usage/refusals and GET /v1/generations/{id} take either. Money is USDC and capacity is diem, both as decimal strings with 6 places; " +
         'prices are integer cents per diem (100 = list price). Every error is {"error":{"message","type","code"}} and every answer carries X-Request-Id. ' +
         `A JSON body is at most ${env.MAX_BODY_BYTES} bytes (413 payload_too_large), nests objects and arrays at most ${env.MAX_JSON_DEPTH} levels deep ` +
         `(400 json_too_deep) and holds at most ${env.MAX_JSON_VALUES} values (400 json_too_many_values). ` +

@@ -85,6 +85,8 @@ export const ERROR_DESCRIPTIONS = {
     "Your provider preferences leave no offer: every offer left bills a cancelled stream in full (provider.cancelled_billing: deny).",
   no_offer_matches_provider_max_price:
     "Your provider preferences leave no offer: every offer left charges more per 1M tokens than provider.max_price.",
+  no_offer_matches_provider_require_verified:
+    "Your provider preferences leave no offer: none left has passed its fidelity probes (provider.require_verified: true); unprobed, unverified, verifying and flagged offers are excluded.",
   no_offer_fits_request:
     "The offers left declare a smaller context or output cap than this request's worst case (its prompt and max_tokens, or the model's output cap without max_tokens).",
   no_offer_passing_probes: "Every offer at or below your max price is off the book after failing a fidelity probe.",

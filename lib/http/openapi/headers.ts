@@ -83,7 +83,7 @@ export const RESPONSE_HEADERS = {
   SvcErrorCode: {
     name: "X-Svc-Error-Code",
     description:
-      "Why no offer could take the request: no_offer_at_or_below_max, no_capacity, no_healthy_supplier, no_offer_passing_probes, no_offer_fits_request, no_offer_supports_<feature> or no_offer_matches_provider_<preference> (only, ignore, quantizations, data_collection, max_price).",
+      "Why no offer could take the request: no_offer_at_or_below_max, no_capacity, no_healthy_supplier, no_offer_passing_probes, no_offer_fits_request, no_offer_supports_<feature> or no_offer_matches_provider_<preference> (only, ignore, quantizations, data_collection, cancelled_billing, max_price, require_verified).",
     schema: { type: "string" },
   },
   SvcBuyerMaxCents: {

@@ -10,8 +10,13 @@
  *   from a histogram of fixed log-scale bins (exact to the bin, interpolated inside it); throughput = completion
  *   tokens / seconds of upstream latency, over answers.
  * - Windows are whole 5-minute buckets: "1h" is the current bucket and the 11 before it (55 to 60 minutes of
- *   traffic), "24h" the current and the 287 before it. A window with fewer than QUALITY_MIN_REQUESTS forwards is not
- *   sufficient: its figures are null.
+ *   traffic), "24h" the current and the 287 before it. A window with fewer than QUALITY_MIN_REQUESTS forwards, or
+ *   measured from fewer than QUALITY_MIN_SOURCES sources, is not sufficient: its figures are null.
+ * - Nobody can buy a figure (#37): only traffic the supplier does not control is measured. A forward by the offer's own
+ *   supplier (its account, which pays for all its keys) is never measured, and a buyer account's forwards to one offer
+ *   are measured up to SAMPLES_PER_SOURCE_HOUR per hour (svc_offer_stats_counted); the platform's probes are measured
+ *   too, as one source, uncapped. A source is a buyer account or the probes; a window's sources are those measured in
+ *   the hours its buckets fall in.
  *
  * Pure: the SQL rules it mirrors live in prisma/functions/svc_offer_stats_bucket.sql and svc_latency_bin.sql
  * (tests/integration/quality-rules.test.ts holds each pair together).
@@ -23,6 +28,15 @@ export const BUCKET_MS = 5 * 60_000;
 /** Buckets per window, the current one included. */
 export const WINDOWS = { "1h": 12, "24h": 288 } as const;
 export type WindowName = keyof typeof WINDOWS;
+/** The most forwards of one buyer account measured per offer and hour: the mirror of svc_quality_source_cap. */
+export const SAMPLES_PER_SOURCE_HOUR = 3;
+/** The source the platform's probes are measured as (svc_offer_stats_counted: uncapped). */
+export const PROBE_SOURCE_ID = "00000000-0000-0000-0000-000000000000";
+/** The hour of a stats bucket (offer_stat_sources.hour). */
+export function statsHour(bucket: number): number {
+  return Math.floor(bucket / 12);
+}
+
 /** Measurements older than this are deleted by the refresh job: an offer holds at most 576 buckets. */
 export const KEEP_BUCKETS = 2 * 288;
 
@@ -84,6 +98,8 @@ export function histogramQuantile(counts: readonly number[], q: number): number 
 /** What a window's buckets add up to. */
 export type WindowSums = {
   forwards: number;
+  /** Distinct sources measured in the window's hours. */
+  sources: number;
   answers: number;
   disputed: number;
   latencyMsSum: bigint;
@@ -93,7 +109,7 @@ export type WindowSums = {
 };
 
 export function emptySums(): WindowSums {
-  return { forwards: 0, answers: 0, disputed: 0, latencyMsSum: 0n, completionTokens: 0n, histogram: [] };
+  return { forwards: 0, sources: 0, answers: 0, disputed: 0, latencyMsSum: 0n, completionTokens: 0n, histogram: [] };
 }
 
 function ratio(n: number, d: number, decimals: number): number | null {
@@ -102,18 +118,21 @@ function ratio(n: number, d: number, decimals: number): number | null {
   return Math.round((n / d) * scale) / scale;
 }
 
-/** A window's published figures: null (and not sufficient) below the minimum sample of forwards. */
-export function windowFigures(sums: WindowSums, minRequests: number): MeasuredWindowView {
-  const sufficient = sums.forwards >= minRequests;
+/** The minimum sample a window's figures need. */
+export type MinSample = { requests: number; sources: number };
+
+/** A window's published figures: null (and not sufficient) below the minimum sample of forwards or of sources. */
+export function windowFigures(sums: WindowSums, min: MinSample): MeasuredWindowView {
+  const sufficient = sums.forwards >= min.requests && sums.sources >= min.sources;
+  const counts = { requests: sums.forwards, sources: sums.sources, sufficient };
   if (!sufficient) {
-    return { requests: sums.forwards, sufficient, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null };
+    return { ...counts, success_rate: null, dispute_rate: null, latency_ms: null, throughput_tps: null };
   }
   const p50 = histogramQuantile(sums.histogram, 0.5);
   const p95 = histogramQuantile(sums.histogram, 0.95);
   const latencySeconds = Number(sums.latencyMsSum) / 1000;
   return {
-    requests: sums.forwards,
-    sufficient,
+    ...counts,
     success_rate: Math.min(1, ratio(sums.answers, sums.forwards, 4)!),
     dispute_rate: ratio(sums.disputed, sums.answers, 4),
     latency_ms: p50 === null || p95 === null ? null : { p50, p95 },

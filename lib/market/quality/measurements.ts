@@ -1,10 +1,21 @@
 import "server-only";
 import { db, Prisma } from "@/lib/db/client";
-import { emptySums, LATENCY_BINS, statsBucket, windowStart, type WindowName, type WindowSums } from "@/lib/market/quality/figures";
+import { log } from "@/lib/log";
+import {
+  emptySums,
+  LATENCY_BINS,
+  PROBE_SOURCE_ID,
+  statsBucket,
+  statsHour,
+  windowStart,
+  type WindowName,
+  type WindowSums,
+} from "@/lib/market/quality/figures";
 
 /**
  * The 1 h and 24 h windows of offers' measurements (offer_stats), summed in one query: per offer and window the
- * counts, and the latency histogram added bin by bin. `offerIds` null reads every offer measured in the last 24 h
+ * counts, the latency histogram added bin by bin, and the distinct sources measured in the hours the window's buckets
+ * fall in (offer_stat_sources). `offerIds` null reads every offer measured in the last 24 h
  * (the refresh job); the offers list passes the model's offers.
  */
 export async function readWindowSums(offerIds: readonly string[] | null, now: Date): Promise<Map<string, Record<WindowName, WindowSums>>> {
@@ -24,6 +35,7 @@ export async function readWindowSums(offerIds: readonly string[] | null, now: Da
       /** Histogram elements (1-based: element k counts bin k − 1) with their summed counts. */
       bins: number[];
       counts: number[];
+      sources: number;
     }[]
   >`
     WITH b AS MATERIALIZED (
@@ -47,15 +59,25 @@ export async function readWindowSums(offerIds: readonly string[] | null, now: Da
     ), hs AS (
       SELECT h.offer_id, h.win, array_agg(h.k::int ORDER BY h.k) AS bins, array_agg(h.n ORDER BY h.k) AS counts
       FROM h GROUP BY h.offer_id, h.win
+    ), src AS (
+      SELECT s.offer_id, COUNT(DISTINCT s.source_id)::int AS all_day,
+             COUNT(DISTINCT s.source_id) FILTER (WHERE s.hour >= ${statsHour(from1h)}::int)::int AS recent
+      FROM offer_stat_sources s
+      WHERE s.hour BETWEEN ${statsHour(from24h)}::int AND ${statsHour(to)}::int
+        AND s.offer_id IN (SELECT DISTINCT t.offer_id FROM t)
+      GROUP BY s.offer_id
     )
     SELECT t.offer_id::text AS offer_id, t.win, t.forwards, t.answers, t.disputed, t.latency_ms_sum, t.completion_tokens,
-           COALESCE(hs.bins, '{}') AS bins, COALESCE(hs.counts, '{}') AS counts
-    FROM t LEFT JOIN hs ON hs.offer_id = t.offer_id AND hs.win = t.win`;
+           COALESCE(hs.bins, '{}') AS bins, COALESCE(hs.counts, '{}') AS counts,
+           COALESCE(CASE WHEN t.win = '1h' THEN src.recent ELSE src.all_day END, 0) AS sources
+    FROM t LEFT JOIN hs ON hs.offer_id = t.offer_id AND hs.win = t.win
+    LEFT JOIN src ON src.offer_id = t.offer_id`;
   const sums = new Map<string, Record<WindowName, WindowSums>>();
   for (const r of rows) {
     const offer = sums.get(r.offer_id) ?? { "1h": emptySums(), "24h": emptySums() };
     offer[r.win] = {
       forwards: r.forwards,
+      sources: r.sources,
       answers: r.answers,
       disputed: r.disputed,
       latencyMsSum: r.latency_ms_sum,
@@ -73,4 +95,32 @@ function dense(bins: number[], counts: number[]): number[] {
     if (k >= 1 && k <= LATENCY_BINS) histogram[k - 1] += counts[i];
   });
   return histogram;
+}
+
+/**
+ * A probe's forward, measured as buyers' are (#37): answered (its upstream latency and the completion tokens billed)
+ * into the offer's bucket by svc_record_offer_answers, or unanswered (an outage, a failed HTTP answer) as a forward
+ * alone. The probes are one source (PROBE_SOURCE_ID), not capped. Never throws: a lost measurement is logged.
+ */
+export async function recordProbeForward(
+  offerId: string,
+  answer: { latencyMs: number; completionTokens: number } | null,
+  now: Date = new Date(),
+): Promise<void> {
+  try {
+    if (answer) {
+      await db.$executeRaw`
+        SELECT svc_record_offer_answers(ARRAY[${offerId}::uuid], ARRAY[${PROBE_SOURCE_ID}::uuid],
+                                        ARRAY[${Math.max(0, Math.round(answer.latencyMs))}::bigint],
+                                        ARRAY[${answer.completionTokens}::bigint], ARRAY[false], ${now}::timestamptz)`;
+    } else {
+      await db.$executeRaw`
+        INSERT INTO offer_stats AS s (offer_id, bucket, forwards)
+        SELECT ${offerId}::uuid, svc_offer_stats_bucket(${now}::timestamptz), 1
+        WHERE (svc_offer_stats_counted(ARRAY[${offerId}::uuid], ARRAY[${PROBE_SOURCE_ID}::uuid], ${now}::timestamptz))[1]
+        ON CONFLICT (offer_id, bucket) DO UPDATE SET forwards = s.forwards + 1`;
+    }
+  } catch (error) {
+    log.warn("probe measurement not recorded", { offerId, error });
+  }
 }

@@ -63,6 +63,7 @@ type OfferRow = {
   max_output_tokens: number | null;
   streams: boolean;
   bills_cancelled_in_full: boolean;
+  answer_demoted: boolean;
   caches_prompts: boolean;
   cache_retention_seconds: number;
 } & ProbeColumns;
@@ -74,9 +75,11 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
            ${onBookCondition(now)} AS on_book, o.quantization::text AS quantization, o.retains_prompts, o.trains_on_prompts,
            o.context_tokens, o.max_output_tokens, o.streams, o.bills_cancelled_in_full,
            o.caches_prompts, o.cache_retention_seconds, o.probe_status::text AS "probeStatus", o.probe_delisted AS "probeDelisted",
-           o.probed_at AS "probedAt", o.probe_flagged_at AS "probeFlaggedAt", o.probe_flag_reason AS "probeFlagReason"
+           o.probed_at AS "probedAt", o.probe_flagged_at AS "probeFlaggedAt", o.probe_flag_reason AS "probeFlagReason",
+           COALESCE(q.answer_demoted, false) AS answer_demoted
     FROM offers o
     JOIN accounts a ON a.id = o.supplier_id
+    LEFT JOIN offer_quality q ON q.offer_id = o.id
     JOIN offer_models om ON om.offer_id = o.id AND om.model_id = ${model.id}
     LEFT JOIN offer_days d ON d.offer_id = o.id AND d.day = ${utcDayKey(now)}::date
     WHERE o.status = 'active'
@@ -84,13 +87,14 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
     LIMIT ${MAX_MODEL_OFFERS}`;
   const ids = rows.map((r) => r.id);
   const [sums, probes, checks] = await Promise.all([readWindowSums(ids, now), probeViews(rows), readAnswerChecks(ids, now)]);
-  const min = env.QUALITY_MIN_REQUESTS;
+  const min = { requests: env.QUALITY_MIN_REQUESTS, sources: env.QUALITY_MIN_SOURCES };
   return {
     object: "list",
     model: model.id,
     as_of: now.toISOString(),
     list_price: formatListPrice(model),
-    min_requests: min,
+    min_requests: min.requests,
+    min_sources: min.sources,
     data: rows.map((o) => {
       const measured = sums.get(o.id);
       return {
@@ -122,7 +126,7 @@ async function computeModelOffers(model: CatalogEntry, now: Date): Promise<Model
           "1h": windowFigures(measured?.["1h"] ?? emptySums(), min),
           "24h": windowFigures(measured?.["24h"] ?? emptySums(), min),
         },
-        answer_checks: checks.get(o.id)!,
+        answer_checks: { ...checks.get(o.id)!, demoted: o.answer_demoted },
         probe: probes.get(o.id)!,
       };
     }),

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { RefusalsPanel } from "@/components/buyer/refusals-panel";
 import { SpendChartPanel } from "@/components/buyer/spend-chart";
 import { UsagePanel } from "@/components/buyer/usage-table";
 
@@ -9,6 +10,7 @@ export default function UsagePage() {
     <div className="flex flex-col gap-6">
       <SpendChartPanel />
       <UsagePanel />
+      <RefusalsPanel />
     </div>
   );
 }

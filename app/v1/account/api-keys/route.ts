@@ -19,7 +19,7 @@ export const POST = route(
         "A Bearer key for POST /v1/chat/completions, with an optional max price cap and spend limit. The secret is returned only here.",
       requestExample: { name: "my-agent", max_price_cents: 90, spend_limit: "2.00", limit_reset: "daily" },
       responses: [response(201, CreatedApiKeySchema, "The key, with its secret `key` (shown once).")],
-      errors: ["invalid_amount"],
+      errors: ["invalid_amount", "amount_out_of_range"],
     },
   },
   async ({ session, body }) => created(await createApiKey(session.accountId, body), { "cache-control": "no-store" }),

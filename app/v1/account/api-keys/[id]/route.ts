@@ -35,7 +35,7 @@ export const PATCH = route(
       pathParams: { id: "The key's id (UUID)." },
       requestExample: { spend_limit: "5.00", limit_reset: "weekly" },
       responses: [response(200, ApiKeySchema, "The key as edited.")],
-      errors: ["not_found", "conflict", "invalid_amount"],
+      errors: ["not_found", "conflict", "invalid_amount", "amount_out_of_range"],
     },
   },
   async ({ session, params, body }) => ok(await updateApiKey(session.accountId, params.id, body)),
