@@ -3,7 +3,7 @@ import { C } from "@/components/docs/code-block";
 import { SubHeading } from "@/components/docs/doc-section";
 import { BUCKET_MS, KEEP_BUCKETS, LATENCY_BIN_LOWER_BOUNDS, SAMPLES_PER_SOURCE_HOUR, WINDOWS } from "@/lib/market/quality/figures";
 import { ANSWER_CHECK_MIN_CHECKED, CHECK_WINDOW_DAYS, DEMOTE_FACTOR, DEMOTE_MARGIN } from "@/lib/market/quality/answer-checks";
-import { QUANTIZATIONS, MAX_DECLARED_TOKENS } from "@/lib/supply/schemas";
+import { MAX_CACHE_RETENTION_SECONDS, MAX_DECLARED_TOKENS, MIN_CACHE_RETENTION_SECONDS, QUANTIZATIONS } from "@/lib/supply/schemas";
 
 export function MarketQuality({ minRequests, minSources, refreshMs }: { minRequests: number; minSources: number; refreshMs: number }) {
   const bucketMinutes = BUCKET_MS / 60_000;
@@ -111,6 +111,14 @@ export function MarketQuality({ minRequests, minSources, refreshMs }: { minReque
           <C>context_tokens</C>, <C>max_output_tokens</C>: limits the upstream serves below the model&apos;s own (1 to{" "}
           {MAX_DECLARED_TOKENS.toLocaleString("en-US")}; <C>null</C> in a PATCH goes back to the model&apos;s). The offers list shows, per
           model, the smaller of the declared limit and the model&apos;s: svc never forwards more than the model allows.
+        </li>
+        <li>
+          <C>prompt_caching</C>: <C>caches_prompts</C> (the upstream caches prompt prefixes: vLLM&apos;s, SGLang&apos;s or llama.cpp&apos;s
+          prefix cache, a provider&apos;s prompt cache) and <C>retention_seconds</C>, the least time it keeps one after it was last sent,{" "}
+          {MIN_CACHE_RETENTION_SECONDS} to {MAX_CACHE_RETENTION_SECONDS.toLocaleString("en-US")} seconds, 300 unless said. On such an offer
+          the cached prompt tokens are billed at the model&apos;s cache-read price: the larger of what the upstream reports and what svc
+          itself sent the offer within that time (so a supplier gains nothing by under-reporting), and svc keeps a session on the offer
+          while its effective price is the best (Router and pricing: prompt caching).
         </li>
         <li>
           Set them with <C>POST /v1/supply/offers</C> and change them with <C>PATCH /v1/supply/offers/{"{id}"}</C> like the rest of the
