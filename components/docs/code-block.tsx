@@ -24,11 +24,7 @@ export function CodeBlock({ code, title, language }: { code: string; title?: str
 
 /** Inline code. */
 export function C({ children }: { children: React.ReactNode }) {
-  return (
-    <code className="rounded bg-zinc-100 px-1 py-0.5 font-mono text-[0.85em] text-zinc-800 dark:bg-zinc-800 dark:text-zinc-200">
-      {children}
-    </code>
-  );
+  return <code className="code-inline">{children}</code>;
 }
 
 /** Text whose `backticked` parts are inline code (descriptions in the OpenAPI document use that convention). */

@@ -108,14 +108,8 @@ function useOpenAtAnchor(anchor: string) {
 function Disclosure({ anchor, summary, children }: { anchor: string; summary: string; children: () => ReactNode }) {
   const [open, setOpen] = useOpenAtAnchor(anchor);
   return (
-    <details
-      open={open}
-      onToggle={(event) => setOpen(event.currentTarget.open)}
-      className="group mt-3 rounded-md border border-zinc-100 dark:border-zinc-800"
-    >
-      <summary className="cursor-pointer rounded-md px-3 py-1.5 text-xs font-medium text-zinc-700 select-none hover:bg-zinc-50 dark:text-zinc-300 dark:hover:bg-zinc-800/60">
-        {summary}
-      </summary>
+    <details open={open} onToggle={(event) => setOpen(event.currentTarget.open)} className="group disclosure">
+      <summary className="disclosure-summary">{summary}</summary>
       {open && <div className="px-3 pb-3">{children()}</div>}
     </details>
   );

@@ -312,6 +312,8 @@ test("two instances on one database: concurrent top-ups and withdrawals get dist
       "offer-quality",
       "payment-reconcile",
       "probe-round",
+      "prompt-prefix-sweeper",
+      "refusal-prune",
       "withdrawal-reconcile",
     ]);
     // Fidelity probes cost money and keep their own interval (6 h): the fleet ran one round between the two instances.
