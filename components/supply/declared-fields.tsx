@@ -1,5 +1,6 @@
 "use client";
 
+import { useId } from "react";
 import { Field, inputClass } from "@/components/ui/field";
 import { QUANTIZATIONS, type DeclaredView } from "@/lib/supply/schemas";
 import { MAX_CACHE_RETENTION_SECONDS, MAX_DECLARED_TOKENS, MIN_CACHE_RETENTION_SECONDS } from "@/lib/supply/schemas";
@@ -96,6 +97,7 @@ export function DeclaredFields({
 }) {
   const set = <K extends keyof DeclaredDraft>(key: K, value: DeclaredDraft[K]) => onChange({ ...draft, [key]: value });
   const problems = showProblems ? dataPolicyProblem(draft) : null;
+  const cachingHint = useId();
   return (
     <fieldset className="flex flex-col gap-3">
       <legend className="text-sm font-medium">What you declare</legend>
@@ -164,16 +166,23 @@ export function DeclaredFields({
         />
       </div>
       <div className="grid gap-3 text-sm sm:grid-cols-2">
-        <label className="flex items-center gap-2 self-end">
-          <input
-            type="checkbox"
-            name="caches_prompts"
-            className="size-4 accent-emerald-600"
-            checked={draft.cachesPrompts}
-            onChange={(e) => set("cachesPrompts", e.target.checked)}
-          />
-          The upstream caches prompt prefixes (cached tokens are billed at the model&apos;s cache price)
-        </label>
+        <div className="flex flex-col gap-1 self-end">
+          <label className="flex items-center gap-2">
+            <input
+              type="checkbox"
+              name="caches_prompts"
+              aria-describedby={cachingHint}
+              className="size-4 accent-emerald-600"
+              checked={draft.cachesPrompts}
+              onChange={(e) => set("cachesPrompts", e.target.checked)}
+            />
+            The upstream caches prompt prefixes
+          </label>
+          {/* A hint, not the label: the label stays short, and apart from the form's Price field for assistive tech. */}
+          <p id={cachingHint} className="text-xs text-zinc-600 dark:text-zinc-400">
+            Cached tokens are billed at the model&apos;s cache price.
+          </p>
+        </div>
         {draft.cachesPrompts && (
           <Field
             label="Keeps a prefix at least"
