@@ -87,9 +87,11 @@ async function main() {
     LOG_LEVEL: env.LOG_LEVEL ?? "warn",
     // Specs post offers and buy on them at once: probation (a probe set before a new offer serves) would race them.
     PROBE_PROBATION: "false",
-    // The specs' traffic comes from one agent account: a quality window from one source shows figures here (the rule
-    // that it takes QUALITY_MIN_SOURCES accounts is tested in tests/integration/quality-nobody-can-buy.test.ts).
+    // The specs' traffic comes from one agent account: a quality window from one source shows figures here (the rules
+    // that keep figures from being bought are tested in tests/integration/quality-nobody-can-buy.test.ts) ...
     QUALITY_MIN_SOURCES: "1",
+    // ... and one source counts at most 3 forwards per offer an hour (svc_quality_source_cap), so 3 make a window.
+    QUALITY_MIN_REQUESTS: "3",
     // Every browser and API test comes from 127.0.0.1 and a few accounts: keep the per-IP and per-account limits out of the way.
     RATE_LIMIT_WRITES_PER_IP_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_IP_PER_MINUTE ?? "100000",
     RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE: env.RATE_LIMIT_WRITES_PER_ACCOUNT_PER_MINUTE ?? "100000",
