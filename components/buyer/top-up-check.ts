@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { api } from "@/lib/browser/api";
+import { walletRecord } from "@/lib/browser/wallet-record";
 import type { SentAuthorization } from "@/lib/browser/x402-payer";
 import type { TopUpStatusView } from "@/lib/payments/schemas";
 
@@ -12,35 +13,13 @@ import type { TopUpStatusView } from "@/lib/payments/schemas";
  */
 export type UnconfirmedTopUp = SentAuthorization & { micros: string; wallet: string };
 
-const STORAGE_PREFIX = "svc.top-up.unconfirmed.";
-const storageKey = (wallet: string) => `${STORAGE_PREFIX}${wallet.toLowerCase()}`;
-
-export function saveUnconfirmedTopUp(record: UnconfirmedTopUp) {
-  try {
-    localStorage.setItem(storageKey(record.wallet), JSON.stringify(record));
-  } catch {
-    // Storage full or denied: the page still asks svc while it is open.
-  }
-}
-
-export function loadUnconfirmedTopUp(wallet: string): UnconfirmedTopUp | null {
-  try {
-    const raw = localStorage.getItem(storageKey(wallet));
-    if (!raw) return null;
-    const record = JSON.parse(raw) as UnconfirmedTopUp;
-    return /^0x[0-9a-fA-F]{64}$/.test(record.nonce) && Number.isFinite(record.validBefore) && /^\d+$/.test(record.micros) ? record : null;
-  } catch {
-    return null;
-  }
-}
-
-export function clearUnconfirmedTopUp(wallet: string) {
-  try {
-    localStorage.removeItem(storageKey(wallet));
-  } catch {
-    // nothing stored
-  }
-}
+const stored = walletRecord<UnconfirmedTopUp>(
+  "svc.top-up.unconfirmed.",
+  (record) => /^0x[0-9a-fA-F]{64}$/.test(record.nonce) && Number.isFinite(record.validBefore) && /^\d+$/.test(record.micros),
+);
+export const saveUnconfirmedTopUp = stored.save;
+export const loadUnconfirmedTopUp = stored.load;
+export const clearUnconfirmedTopUp = stored.clear;
 
 export type TopUpVerdict =
   | { state: "checking"; received: boolean }

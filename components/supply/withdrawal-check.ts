@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { api } from "@/lib/browser/api";
+import { walletRecord } from "@/lib/browser/wallet-record";
 import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
 
 /**
@@ -11,32 +12,13 @@ import type { WithdrawalList, WithdrawalView } from "@/lib/payments/schemas";
  */
 export type UnconfirmedWithdrawal = { key: string; amount: string; wallet: string };
 
-const storageKey = (wallet: string) => `svc.withdrawal.unconfirmed.${wallet.toLowerCase()}`;
-
-export function saveUnconfirmedWithdrawal(record: UnconfirmedWithdrawal) {
-  try {
-    localStorage.setItem(storageKey(record.wallet), JSON.stringify(record));
-  } catch {
-    // Storage denied: the page still asks svc while it is open.
-  }
-}
-
-export function loadUnconfirmedWithdrawal(wallet: string): UnconfirmedWithdrawal | null {
-  try {
-    const record = JSON.parse(localStorage.getItem(storageKey(wallet)) ?? "null") as UnconfirmedWithdrawal | null;
-    return record && /^[A-Za-z0-9._:-]{1,100}$/.test(record.key) && /^\d+(\.\d+)?$/.test(record.amount) ? record : null;
-  } catch {
-    return null;
-  }
-}
-
-export function clearUnconfirmedWithdrawal(wallet: string) {
-  try {
-    localStorage.removeItem(storageKey(wallet));
-  } catch {
-    // nothing stored
-  }
-}
+const stored = walletRecord<UnconfirmedWithdrawal>(
+  "svc.withdrawal.unconfirmed.",
+  (record) => /^[A-Za-z0-9._:-]{1,100}$/.test(record.key) && /^\d+(\.\d+)?$/.test(record.amount),
+);
+export const saveUnconfirmedWithdrawal = stored.save;
+export const loadUnconfirmedWithdrawal = stored.load;
+export const clearUnconfirmedWithdrawal = stored.clear;
 
 export function newIdempotencyKey(): string {
   return `wd-${crypto.randomUUID()}`;
